@@ -162,6 +162,18 @@ CREATE TABLE chain_nonces (
 );
 
 -- The simulated chains: an outside chain whose state happens to live in our database, so it survives restarts.
+CREATE TABLE sim_wallets (
+  chain                text PRIMARY KEY,
+  address              text NOT NULL,
+  initial_usdc_micros  bigint NOT NULL,
+  created_at           timestamptz NOT NULL
+);
+
+CREATE TABLE sim_broadcast_tries (
+  tx_id  text PRIMARY KEY,
+  tries  integer NOT NULL
+);
+
 CREATE TABLE sim_transactions (
   tx_id           text PRIMARY KEY,
   chain           text NOT NULL,

@@ -1,0 +1,78 @@
+// Builds the Fastify app (tests use inject()); server.ts owns listening and shutdown.
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppContext } from '../core/context.js';
+import { registerMerchantAuth } from './auth.js';
+import { errorResponseSchema, registerErrorHandling, sendError } from './errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { healthRoutes, type Readiness } from './routes/health.js';
+import { paymentIntentRoutes } from './routes/payment-intents.js';
+import { quoteRoutes } from './routes/quotes.js';
+import { routesDebugRoutes } from './routes/routes-debug.js';
+import { webhookRoutes } from './routes/webhooks.js';
+
+/** Request bodies are small JSON documents; anything larger is refused with 413. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface AppOptions {
+  /** Serve the merchant API and /health. */
+  merchant: boolean;
+  /** Serve /admin/*. */
+  admin: boolean;
+  readiness: Readiness;
+}
+
+export async function buildApp(ctx: AppContext, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log.child({ component: 'http' }) as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Bodies are validated as sent: "10" is not an amount. Defaults come from our code, not from the schema.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    return503OnClosing: true,
+    maxParamLength: 256,
+    // Errors the router raises before any route runs (bad URL encoding, over-long parameters) use our body too.
+    frameworkErrors: (error, _request, reply) => {
+      const status = error.statusCode === 414 ? 414 : 400;
+      return sendError(reply, status, status === 414 ? 'URI_TOO_LONG' : 'INVALID_REQUEST', error.message);
+    },
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+  });
+  app.addSchema(errorResponseSchema);
+  // JSON only: a text/plain body is refused with 415 rather than parsed into a string.
+  app.removeContentTypeParser('text/plain');
+  // An empty body with a JSON content type means "no body" (POST /webhooks/test), not malformed JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return parseJson(request, body.toString(), done);
+  });
+  registerErrorHandling(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'stableroute', version: '0.1.0', description: 'USDC payout orchestration on Ethereum and Solana' },
+      components: {
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
+      },
+    },
+  });
+
+  if (options.merchant) {
+    healthRoutes(app, ctx, options.readiness);
+    await app.register(async (merchantScope) => {
+      registerMerchantAuth(merchantScope, ctx);
+      quoteRoutes(merchantScope, ctx);
+      paymentIntentRoutes(merchantScope, ctx);
+      routesDebugRoutes(merchantScope, ctx);
+      webhookRoutes(merchantScope, ctx);
+    });
+  } else {
+    healthRoutes(app, ctx, options.readiness);
+  }
+  if (options.admin) await app.register(async (adminScope) => adminRoutes(adminScope, ctx));
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}

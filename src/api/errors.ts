@@ -1,0 +1,103 @@
+// One error handler for every route: every error leaves as {statusCode, error, message, code}. Client mistakes get a
+// precise 4xx; anything unexpected is logged with its detail and answered with a bare 500.
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERROR_CODES, type ErrorCode } from '../domain/errors.js';
+import { AmountError } from '../money.js';
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  code: string;
+}
+
+export function errorBody(statusCode: number, code: string, message: string): ErrorBody {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code };
+}
+
+export const errorResponseSchema = {
+  $id: 'Error',
+  type: 'object',
+  required: ['statusCode', 'error', 'message', 'code'],
+  properties: {
+    statusCode: { type: 'number' },
+    error: { type: 'string' },
+    message: { type: 'string' },
+    code: { type: 'string' },
+  },
+} as const;
+
+/**
+ * Per-route map from a field (or '' for the whole body/params) to the code its validation failure answers with.
+ * A 'field:keyword' entry (e.g. 'idempotency_key:pattern') overrides the field's code for that one rule.
+ */
+export type ValidationCodes = Record<string, ErrorCode>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    validationCodes?: ValidationCodes;
+  }
+}
+
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_REQUEST',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+function validationCode(issue: ValidationIssue, codes: ValidationCodes | undefined): ErrorCode {
+  const field =
+    issue.keyword === 'required'
+      ? [issue.instancePath.split('/')[1], issue.params.missingProperty].filter(Boolean)[0]
+      : issue.instancePath.split('/')[1];
+  const name = String(field ?? '');
+  return codes?.[`${name}:${issue.keyword}`] ?? codes?.[name] ?? codes?.[''] ?? 'INVALID_REQUEST';
+}
+
+function validationMessage(issue: ValidationIssue, context: string | undefined): string {
+  const where = `${context ?? 'body'}${issue.instancePath.replaceAll('/', '.')}`;
+  if (issue.keyword === 'required') return `${where}.${String(issue.params.missingProperty)} is required`;
+  return `${where} ${issue.message ?? 'is invalid'}`;
+}
+
+export function sendError(reply: FastifyReply, statusCode: number, code: string, message: string): FastifyReply {
+  return reply.code(statusCode).type('application/json').send(errorBody(statusCode, code, message));
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError & { validationContext?: string }, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      if (error.statusCode >= 500) request.log.error({ err: error }, error.message);
+      return sendError(reply, error.statusCode, error.code, error.message);
+    }
+    if (error instanceof AmountError) return sendError(reply, 400, 'INVALID_AMOUNT', error.message);
+    if (error.validation && error.validation.length > 0) {
+      const issue = error.validation[0] as ValidationIssue;
+      const code = validationCode(issue, request.routeOptions.config.validationCodes);
+      return sendError(reply, ERROR_CODES[code], code, validationMessage(issue, error.validationContext));
+    }
+    const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
+    if (mapped) return sendError(reply, ERROR_CODES[mapped], mapped, error.message);
+    if (error.statusCode === 414) return sendError(reply, 414, 'URI_TOO_LONG', 'The request URL is too long');
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      return sendError(reply, error.statusCode, 'INVALID_REQUEST', error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 500, 'INTERNAL_ERROR', 'An internal error occurred; it has been logged.');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`),
+  );
+}

@@ -1,0 +1,114 @@
+// /admin/*: unauthenticated operator views, meant for an internal network (ADMIN_PORT puts them on their own listener).
+import type { FastifyInstance } from 'fastify';
+import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
+import type { AppContext } from '../../core/context.js';
+import { chainSchema, errorRef, healthSnapshotSchema, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
+
+const chainHealthBody = {
+  type: 'object',
+  required: ['chain', 'health_status'],
+  properties: {
+    chain: chainSchema,
+    health_status: { type: 'string', enum: ['healthy', 'degraded', 'unhealthy'] },
+    estimated_fee_usd: { type: 'number', minimum: 0 },
+    avg_confirmation_seconds: { type: 'number', minimum: 0 },
+    rpc_error_rate: { type: 'number', minimum: 0, maximum: 1 },
+  },
+} as const;
+
+export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get(
+    '/admin/overview',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Payment counts and volume, chain health, treasury balances, the last 20 payments',
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              payments: {
+                type: 'object',
+                properties: {
+                  total: { type: 'number' },
+                  settled: { type: 'number' },
+                  failed: { type: 'number' },
+                  pending: { type: 'number' },
+                  total_volume_usd: { type: 'number' },
+                },
+              },
+              chain_health: { type: 'array', items: healthSnapshotSchema },
+              treasury_balances: { type: 'array', items: treasuryBalanceSchema },
+              recent_payments: { type: 'array', items: paymentIntentReadSchema },
+            },
+          },
+        },
+      },
+    },
+    async () => overview(ctx),
+  );
+
+  app.get(
+    '/admin/route-distribution',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Payment intents per selected chain',
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { selected_chain: chainSchema, count: { type: 'string' }, volume: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+    async () => routeDistribution(ctx),
+  );
+
+  app.get(
+    '/admin/failures',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Failed attempts grouped by reason and chain, most common first',
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { failure_reason: { type: 'string' }, chain: chainSchema, count: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+    async () => failures(ctx),
+  );
+
+  app.post<{ Body: ChainHealthInput }>(
+    '/admin/chain-health',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Insert a chain-health snapshot; missing metrics take chain-specific defaults',
+        body: chainHealthBody,
+        response: { 201: healthSnapshotSchema, 400: errorRef },
+      },
+      config: {
+        validationCodes: {
+          '': 'INVALID_CHAIN',
+          chain: 'INVALID_CHAIN',
+          health_status: 'INVALID_HEALTH_STATUS',
+          estimated_fee_usd: 'INVALID_CHAIN_HEALTH',
+          avg_confirmation_seconds: 'INVALID_CHAIN_HEALTH',
+          rpc_error_rate: 'INVALID_CHAIN_HEALTH',
+        },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await recordChainHealth(ctx, request.body)),
+  );
+}
+

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../core/context.js';
+import { fullQuoteView } from '../../core/quotes.js';
+import { AppError } from '../../domain/errors.js';
+import { findIntent } from '../../db/queries/intents.js';
+import { findQuote } from '../../db/queries/quotes.js';
+import { merchantOf } from '../auth.js';
+import { candidateRouteSchema, chainSchema, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp } from '../schemas/common.js';
+
+export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Params: { id: string } }>(
+    '/routes/debug/:id',
+    {
+      schema: {
+        tags: ['merchant'],
+        summary: 'Why a payment intent went to its chain: the quote, the health and balances it saw, the scores',
+        params: idParams,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              payment_intent_id: { type: 'string' },
+              quote: {
+                type: 'object',
+                properties: {
+                  quote_id: { type: 'string' },
+                  merchant_id: { type: 'string' },
+                  amount_usd: { type: 'number' },
+                  priority: { type: 'string' },
+                  destination: {
+                    type: 'object',
+                    properties: { ethereum_address: { type: 'string' }, solana_address: { type: 'string' } },
+                  },
+                  candidate_routes: { type: 'array', items: candidateRouteSchema },
+                  recommended_route: { type: 'string' },
+                  scoring_details: { type: 'array', items: scoringDetailSchema },
+                  created_at: timestamp,
+                  expires_at: timestamp,
+                },
+              },
+              chain_health: { type: 'array', items: healthSnapshotSchema },
+              treasury_balances: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { chain: chainSchema, available_balance: { type: 'number' }, reserved_balance: { type: 'number' } },
+                },
+              },
+              scoring_details: { type: 'array', items: scoringDetailSchema },
+              selected_chain: chainSchema,
+            },
+          },
+          401: errorRef,
+          404: errorRef,
+        },
+      },
+      config: { validationCodes: { '': 'PAYMENT_INTENT_NOT_FOUND', id: 'PAYMENT_INTENT_NOT_FOUND' } },
+    },
+    async (request) => {
+      const intent = await findIntent(ctx.pool, request.params.id);
+      if (!intent || intent.merchant_id !== merchantOf(request).id) {
+        throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${request.params.id} was not found`);
+      }
+      const quote = await findQuote(ctx.pool, intent.quote_id);
+      if (!quote) throw new Error(`quote ${intent.quote_id} of ${intent.id} is missing`);
+      // Health and balances as they were when the route was chosen, so the scores can be re-derived.
+      return {
+        payment_intent_id: intent.id,
+        quote: fullQuoteView(quote),
+        chain_health: quote.chain_health,
+        treasury_balances: quote.treasury_balances,
+        scoring_details: quote.scoring_details,
+        selected_chain: intent.selected_chain,
+      };
+    },
+  );
+}

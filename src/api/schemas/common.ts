@@ -1,0 +1,105 @@
+// Shared JSON schemas: they validate requests, serialise responses and make up the OpenAPI document.
+export const chainSchema = { type: 'string', enum: ['ethereum', 'solana'] } as const;
+export const timestamp = { type: 'string', format: 'date-time' } as const;
+export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+export const errorRef = { $ref: 'Error#' } as const;
+
+export const healthSnapshotSchema = {
+  type: 'object',
+  properties: {
+    chain: chainSchema,
+    health_status: { type: 'string', enum: ['healthy', 'degraded', 'unhealthy'] },
+    estimated_fee_usd: { type: 'number' },
+    avg_confirmation_seconds: { type: 'number' },
+    rpc_error_rate: { type: 'number' },
+    p95_latency_ms: { type: ['number', 'null'] },
+    congestion_score: { type: ['number', 'null'] },
+    recorded_at: timestamp,
+  },
+} as const;
+
+export const candidateRouteSchema = {
+  type: 'object',
+  properties: {
+    chain: chainSchema,
+    estimated_fee_usd: { type: 'number' },
+    estimated_settlement_seconds: { type: 'number' },
+    reliability_score: { type: 'number' },
+    final_score: { type: 'number' },
+  },
+} as const;
+
+export const scoringDetailSchema = {
+  type: 'object',
+  properties: {
+    chain: chainSchema,
+    fee_score: { type: 'number' },
+    latency_score: { type: 'number' },
+    reliability_score: { type: 'number' },
+    final_score: { type: 'number' },
+    disqualified: { type: 'boolean' },
+    disqualification_reason: { type: ['string', 'null'] },
+  },
+} as const;
+
+export const attemptSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    chain: chainSchema,
+    tx_id: { type: 'string' },
+    status: { type: 'string' },
+    estimated_fee_usd: { type: 'number' },
+    actual_fee_native: { type: ['number', 'null'] },
+    failure_reason: { type: ['string', 'null'] },
+    broadcast_at: nullableTimestamp,
+    confirmed_at: nullableTimestamp,
+    created_at: timestamp,
+  },
+} as const;
+
+export const ledgerEntrySchema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string', enum: ['reserve', 'debit', 'fee', 'release', 'refund'] },
+    amount: { type: 'number' },
+    currency: { type: 'string' },
+    chain: chainSchema,
+    created_at: timestamp,
+  },
+} as const;
+
+export const paymentIntentReadSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    merchant_id: { type: 'string' },
+    amount_usd: { type: 'number' },
+    status: { type: 'string' },
+    selected_chain: chainSchema,
+    destination_address: { type: 'string' },
+    quote_id: { type: 'string' },
+    idempotency_key: { type: 'string' },
+    attempts: { type: 'array', items: attemptSchema },
+    ledger_entries: { type: 'array', items: ledgerEntrySchema },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+} as const;
+
+export const treasuryBalanceSchema = {
+  type: 'object',
+  properties: {
+    chain: chainSchema,
+    address: { type: 'string' },
+    available_balance: { type: 'number' },
+    reserved_balance: { type: 'number' },
+  },
+} as const;
+
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  // Ids are opaque but never contain anything outside [A-Za-z0-9_]; anything else cannot exist (404).
+  properties: { id: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_]+$' } },
+} as const;

@@ -1,0 +1,32 @@
+// Builds the adapter of each chain from configuration.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { Chain, ChainAdapter, ChainAdapters } from './port.js';
+import { createSimulatedAdapter } from './simulated/adapter.js';
+
+export async function createAdapters(config: Config, pool: Pool, clock: Clock, log: Logger): Promise<ChainAdapters> {
+  const simulated = (chain: Chain): ChainAdapter =>
+    createSimulatedAdapter({
+      chain,
+      db: pool,
+      clock,
+      seed: config.simSeed,
+      failureRate: config.simFailureRate,
+      stuckRate: config.simStuckRate,
+      confirmSeconds: config.simConfirmSeconds,
+      nativeUsdPrice: chain === 'ethereum' ? config.ethUsdPrice : config.solUsdPrice,
+    });
+  const ethereum = config.ethereumAdapter === 'rpc' ? await rpcEthereum(config, log) : simulated('ethereum');
+  const solana = config.solanaAdapter === 'rpc' ? await rpcSolana(config, log) : simulated('solana');
+  return { ethereum, solana };
+}
+
+async function rpcEthereum(_config: Config, _log: Logger): Promise<ChainAdapter> {
+  throw new Error('ETHEREUM_ADAPTER=rpc is not available in this build');
+}
+
+async function rpcSolana(_config: Config, _log: Logger): Promise<ChainAdapter> {
+  throw new Error('SOLANA_ADAPTER=rpc is not available in this build');
+}

@@ -1,0 +1,152 @@
+// The operator CLI. Each command is a small function; exit codes: 0 ok, 1 failure, 2 usage.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createMerchant } from '../core/merchants.js';
+import { migrate } from '../db/migrate.js';
+import { createPool } from '../db/pool.js';
+import { startQueue } from '../jobs/queue.js';
+import { verifyLedger } from '../ledger/verify.js';
+import { systemClock } from '../clock.js';
+import { createLogger, openDatabase, startRuntime, type Roles } from '../runtime.js';
+
+const USAGE = `usage: stableroute <command>
+
+  serve                      API and background workers (what npm start runs)
+  api                        HTTP API only
+  worker                     background workers only
+  migrate                    apply database migrations and exit
+  merchants create --name NAME --webhook-url URL [--json]
+                             onboard a merchant; prints its API key once
+  ledger verify [--json]     recompute balances from postings; exit 1 on any difference
+  intents resolve ID --settled|--failed|--replace [--json]
+                             resolve a payment intent in manual_review
+  reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
+  devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
+`;
+
+type Command = (args: string[], config: Config) => Promise<number>;
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function withDatabase<T>(config: Config, fn: (pool: ReturnType<typeof createPool>, url: string) => Promise<T>): Promise<T> {
+  const log = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  const { url, embedded } = await openDatabase(config, log);
+  const pool = createPool(url, 4);
+  try {
+    await migrate(pool);
+    return await fn(pool, url);
+  } finally {
+    await pool.end();
+    await embedded?.stop();
+  }
+}
+
+function serveCommand(roles: Roles): Command {
+  return async (_args, config) => {
+    const runtime = await startRuntime(config, roles);
+    await new Promise<void>((resolve) => {
+      const shutdown = (signal: string) => {
+        runtime.ctx.log.info({ signal }, 'shutting down');
+        runtime.stop().then(resolve, (error: unknown) => {
+          runtime.ctx.log.error({ err: error }, 'shutdown failed');
+          resolve();
+        });
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+    return 0;
+  };
+}
+
+const commands: Record<string, Command> = {
+  serve: serveCommand({ api: true, workers: true }),
+  api: serveCommand({ api: true, workers: false }),
+  worker: serveCommand({ api: false, workers: true }),
+
+  migrate: async (_args, config) =>
+    withDatabase(config, async (_pool, url) => {
+      // The job queue's own tables too, so a migrated database is ready for every role.
+      const boss = await startQueue({ connectionString: url, jobTimeoutSeconds: config.executionJobTimeoutSeconds, supervise: false });
+      await boss.stop({ graceful: false, wait: true });
+      out('migrations applied');
+      return 0;
+    }),
+
+  merchants: async (args, config) => {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, json: { type: 'boolean', default: false } },
+    });
+    if (positionals[0] !== 'create' || !values.name?.trim()) {
+      process.stderr.write('usage: stableroute merchants create --name NAME --webhook-url URL [--json]\n');
+      return 2;
+    }
+    const webhookUrl = values['webhook-url']?.trim() || null;
+    if (webhookUrl && !/^https?:\/\//.test(webhookUrl)) {
+      process.stderr.write('--webhook-url must be an http(s) URL\n');
+      return 2;
+    }
+    return withDatabase(config, async (pool) => {
+      const { merchant, apiKey } = await createMerchant(pool, config, { name: values.name!.trim(), webhookUrl }, systemClock.now());
+      if (values.json) {
+        out(JSON.stringify({ merchant_id: merchant.id, api_key: apiKey, name: merchant.name, webhook_url: merchant.webhook_url }));
+      } else {
+        out(`merchant_id: ${merchant.id}`);
+        out(`api_key:     ${apiKey}`);
+        out('The API key is shown only this once; store it now.');
+      }
+      return 0;
+    });
+  },
+
+  ledger: async (args, config) => {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+    if (positionals[0] !== 'verify') {
+      process.stderr.write('usage: stableroute ledger verify [--json]\n');
+      return 2;
+    }
+    return withDatabase(config, async (pool) => {
+      const report = await verifyLedger(pool);
+      if (values.json) out(JSON.stringify(report));
+      else {
+        out(`ledger: ${report.transactions} transactions, ${report.postings} postings, ${report.accounts} accounts`);
+        for (const p of report.problems) out(`DIFFERENCE ${p.check}: ${p.detail}`);
+        out(report.ok ? 'OK: every balance equals the sum of its postings and every transaction balances' : `FAILED: ${report.problems.length} problem(s)`);
+      }
+      return report.ok ? 0 : 1;
+    });
+  },
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(USAGE);
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  try {
+    return await command(args, config);
+  } catch (error) {
+    process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,16 @@
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { ChainAdapters } from '../chains/port.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+
+/** Everything a use case needs, passed in: no module reads the environment, the wall clock or globals. */
+export interface AppContext {
+  config: Config;
+  pool: Pool;
+  clock: Clock;
+  log: Logger;
+  adapters: ChainAdapters;
+  boss: PgBoss;
+}

@@ -1,0 +1,62 @@
+// Chain-health snapshots: inserted by operators (POST /admin/chain-health) and by the collector.
+import { CHAINS, type Chain } from '../../chains/port.js';
+import { defaultSnapshot } from '../../routing/defaults.js';
+import type { HealthSnapshot, HealthStatus } from '../../routing/score.js';
+import type { Queryable } from '../pool.js';
+
+export interface SnapshotRow extends HealthSnapshot {
+  p95_latency_ms: number | null;
+  congestion_score: number | null;
+  source: 'admin' | 'collector';
+  created_at: Date;
+}
+
+export async function insertSnapshot(db: Queryable, s: SnapshotRow): Promise<void> {
+  await db.query(
+    `INSERT INTO chain_health_snapshots (chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
+       p95_latency_ms, congestion_score, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [s.chain, s.health_status, s.estimated_fee_usd, s.avg_confirmation_seconds, s.rpc_error_rate, s.p95_latency_ms, s.congestion_score, s.source, s.created_at],
+  );
+}
+
+/** The latest snapshot of each chain; a chain without one gets its documented defaults. */
+export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
+  const { rows } = await db.query<{
+    chain: Chain;
+    health_status: HealthStatus;
+    estimated_fee_usd: number;
+    avg_confirmation_seconds: number;
+    rpc_error_rate: number;
+    p95_latency_ms: number | null;
+    congestion_score: number | null;
+    source: 'admin' | 'collector';
+    created_at: Date;
+  }>(
+    `SELECT DISTINCT ON (chain) chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
+            p95_latency_ms, congestion_score, source, created_at
+       FROM chain_health_snapshots ORDER BY chain, created_at DESC, id DESC`,
+  );
+  return CHAINS.map(
+    (chain) =>
+      rows.find((r) => r.chain === chain) ?? {
+        ...defaultSnapshot(chain),
+        p95_latency_ms: null,
+        congestion_score: null,
+        source: 'collector' as const,
+        created_at: new Date(0),
+      },
+  );
+}
+
+export function snapshotView(s: SnapshotRow) {
+  return {
+    chain: s.chain,
+    health_status: s.health_status,
+    estimated_fee_usd: s.estimated_fee_usd,
+    avg_confirmation_seconds: s.avg_confirmation_seconds,
+    rpc_error_rate: s.rpc_error_rate,
+    p95_latency_ms: s.p95_latency_ms,
+    congestion_score: s.congestion_score,
+    recorded_at: s.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,24 @@
+// Webhook payloads of every event type (spec shows settled; the rest is decided in docs/decisions.md).
+import type { FailureReason } from '../chains/port.js';
+import type { PaymentStatus } from './payment-intent.js';
+
+export interface IntentFacts {
+  amount_usd: number;
+  selected_chain: string;
+  destination_address: string;
+  status: PaymentStatus;
+}
+
+export function paymentPayload(
+  facts: IntentFacts,
+  extra: {
+    tx_id?: string;
+    confirmed_at?: string;
+    failure_reason?: FailureReason;
+    actual_fee_native?: number;
+    fee_currency?: string;
+    stuck_since?: string;
+  } = {},
+): Record<string, unknown> {
+  return { ...facts, ...extra };
+}

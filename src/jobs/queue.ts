@@ -1,0 +1,71 @@
+// The job queue: pg-boss in the same PostgreSQL. Jobs are enqueued on the caller's transaction, so a business write
+// and its job commit or vanish together.
+import PgBoss from 'pg-boss';
+import type { Queryable } from '../db/pool.js';
+
+export const EXECUTION_QUEUE = 'payment-execute';
+/** Execution jobs that failed for good are set aside here for operators (pg-boss dead-letter queue). */
+export const EXECUTION_DEAD_LETTER_QUEUE = 'payment-execute-dead';
+/** Up to 3 attempts in all (spec: execution job retries). */
+export const EXECUTION_MAX_ATTEMPTS = 3;
+
+export interface ExecutionJob {
+  payment_intent_id: string;
+  /** 1-based attempt number of the execution. */
+  attempt: number;
+}
+
+export interface QueueOptions {
+  connectionString: string;
+  /** Seconds an active job may run before pg-boss presumes its worker dead and retries it. */
+  jobTimeoutSeconds: number;
+  /** How often pg-boss maintenance runs (expires jobs of dead workers). */
+  maintenanceIntervalSeconds?: number;
+  supervise: boolean;
+}
+
+export async function startQueue(options: QueueOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: options.connectionString,
+    max: 4,
+    application_name: 'stableroute-queue',
+    supervise: options.supervise,
+    schedule: false,
+    maintenanceIntervalSeconds: Math.max(1, Math.round(options.maintenanceIntervalSeconds ?? 30)),
+  });
+  boss.on('error', () => undefined); // surfaced through job outcomes and the logs of the caller
+  await boss.start();
+  await ensureQueues(boss, options.jobTimeoutSeconds);
+  return boss;
+}
+
+async function ensureQueues(boss: PgBoss, jobTimeoutSeconds: number): Promise<void> {
+  if (!(await boss.getQueue(EXECUTION_DEAD_LETTER_QUEUE))) {
+    await boss.createQueue(EXECUTION_DEAD_LETTER_QUEUE, { name: EXECUTION_DEAD_LETTER_QUEUE, retentionDays: 30 });
+  }
+  const executionQueue = {
+    name: EXECUTION_QUEUE,
+    // Our worker schedules business retries itself (fractional backoff from our clock). pg-boss retries only
+    // crashed or timed-out runs; after those, the job lands in the dead-letter queue.
+    retryLimit: EXECUTION_MAX_ATTEMPTS - 1,
+    retryDelay: 1,
+    retryBackoff: true,
+    expireInSeconds: Math.max(1, Math.ceil(jobTimeoutSeconds)),
+    deadLetter: EXECUTION_DEAD_LETTER_QUEUE,
+  };
+  if (!(await boss.getQueue(EXECUTION_QUEUE))) await boss.createQueue(EXECUTION_QUEUE, executionQueue);
+  else await boss.updateQueue(EXECUTION_QUEUE, executionQueue);
+}
+
+/** pg-boss's Db port over one of our transaction clients. */
+export function onTransaction(tx: Queryable): PgBoss.Db {
+  return { executeSql: (text, values) => tx.query(text, values) };
+}
+
+export async function enqueueExecution(boss: PgBoss, tx: Queryable, job: ExecutionJob, startAfter?: Date): Promise<void> {
+  await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), ...(startAfter ? { startAfter } : {}) });
+}
+
+export async function setAside(boss: PgBoss, tx: Queryable, job: ExecutionJob & { reason: string }): Promise<void> {
+  await boss.send(EXECUTION_DEAD_LETTER_QUEUE, job, { db: onTransaction(tx) });
+}

@@ -1,0 +1,82 @@
+// The ledger's SQL: post a movement inside the caller's transaction, read balances.
+import type { Chain } from '../chains/port.js';
+import type { Queryable } from '../db/pool.js';
+import { isBalanced, NON_NEGATIVE, type AccountKind, type Movement } from './movements.js';
+
+export class LedgerInvariantError extends Error {
+  override readonly name = 'LedgerInvariantError';
+}
+
+/**
+ * Writes one balanced ledger transaction and updates the materialised balances. Accounts are updated in a fixed
+ * order (currency, kind) so concurrent postings never deadlock. Must run inside the caller's transaction.
+ */
+export async function post(
+  db: Queryable,
+  movement: Movement,
+  context: { paymentIntentId?: string | null; at: Date },
+): Promise<number> {
+  if (!isBalanced(movement.postings)) throw new LedgerInvariantError(`unbalanced ${movement.type} movement`);
+  const ordered = [...movement.postings].sort((a, b) =>
+    a.currency === b.currency ? a.kind.localeCompare(b.kind) : a.currency.localeCompare(b.currency),
+  );
+  const { rows } = await db.query<{ id: string }>(
+    'INSERT INTO ledger_transactions (type, chain, payment_intent_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
+    [movement.type, movement.chain, context.paymentIntentId ?? null, context.at],
+  );
+  const transactionId = Number(rows[0]!.id);
+  for (const p of ordered) {
+    const updated = await db.query<{ id: string; balance: string }>(
+      `INSERT INTO ledger_accounts (chain, currency, kind, balance) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (chain, currency, kind) DO UPDATE SET balance = ledger_accounts.balance + EXCLUDED.balance
+       RETURNING id, balance`,
+      [movement.chain, p.currency, p.kind, p.amount.toString()],
+    );
+    const account = updated.rows[0]!;
+    if (NON_NEGATIVE.includes(p.kind) && BigInt(account.balance) < 0n) {
+      throw new LedgerInvariantError(`${movement.chain} ${p.kind} would go negative (${account.balance})`);
+    }
+    await db.query('INSERT INTO ledger_postings (transaction_id, account_id, currency, amount) VALUES ($1, $2, $3, $4)', [
+      transactionId,
+      account.id,
+      p.currency,
+      p.amount.toString(),
+    ]);
+  }
+  return transactionId;
+}
+
+/** Locks and returns an account's balance (0 when the account does not exist yet). */
+export async function lockBalance(db: Queryable, chain: Chain, currency: string, kind: AccountKind): Promise<bigint> {
+  const { rows } = await db.query<{ balance: string }>(
+    'SELECT balance FROM ledger_accounts WHERE chain = $1 AND currency = $2 AND kind = $3 FOR UPDATE',
+    [chain, currency, kind],
+  );
+  return rows[0] ? BigInt(rows[0].balance) : 0n;
+}
+
+export interface TreasuryBalance {
+  chain: Chain;
+  address: string;
+  availableMicros: bigint;
+  reservedMicros: bigint;
+}
+
+/** Available and reserved USDC per treasury. Reserved includes funds in flight: they are not final yet. */
+export async function treasuryBalances(db: Queryable): Promise<TreasuryBalance[]> {
+  const { rows } = await db.query<{ chain: Chain; address: string; available: string; reserved: string }>(
+    `SELECT t.chain, t.address,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.kind = 'treasury_available'), 0)::text AS available,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.kind IN ('treasury_reserved', 'treasury_in_flight')), 0)::text AS reserved
+       FROM treasuries t
+       LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency = 'USDC'
+      GROUP BY t.chain, t.address
+      ORDER BY t.chain`,
+  );
+  return rows.map((r) => ({
+    chain: r.chain,
+    address: r.address,
+    availableMicros: BigInt(r.available),
+    reservedMicros: BigInt(r.reserved),
+  }));
+}

@@ -1,0 +1,120 @@
+// Chain scoring and route selection: pure functions over health snapshots and treasury balances.
+// The weights and rules are explained in docs/decisions.md.
+import type { Chain } from '../chains/port.js';
+
+export const PRIORITIES = ['low_fee', 'fast', 'reliable'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
+
+export interface HealthSnapshot {
+  chain: Chain;
+  health_status: HealthStatus;
+  estimated_fee_usd: number;
+  avg_confirmation_seconds: number;
+  rpc_error_rate: number;
+}
+
+export interface RouteInput {
+  chain: Chain;
+  snapshot: HealthSnapshot;
+  availableMicros: bigint;
+  destination: string | null;
+}
+
+export type DisqualificationReason = 'no_destination' | 'unhealthy' | 'insufficient_balance';
+
+export interface ScoringDetail {
+  chain: Chain;
+  fee_score: number;
+  latency_score: number;
+  reliability_score: number;
+  final_score: number;
+  disqualified: boolean;
+  disqualification_reason: DisqualificationReason | null;
+}
+
+export interface CandidateRoute {
+  chain: Chain;
+  estimated_fee_usd: number;
+  estimated_settlement_seconds: number;
+  reliability_score: number;
+  final_score: number;
+}
+
+export interface RouteDecision {
+  details: ScoringDetail[];
+  candidates: CandidateRoute[];
+  recommended: Chain | null;
+}
+
+export const WEIGHTS: Record<Priority, { fee: number; latency: number; reliability: number }> = {
+  low_fee: { fee: 0.6, latency: 0.2, reliability: 0.2 },
+  fast: { fee: 0.2, latency: 0.6, reliability: 0.2 },
+  reliable: { fee: 0.2, latency: 0.2, reliability: 0.6 },
+};
+
+/** A fee of FEE_HALF_SCORE_USD scores 0.5; a free transfer 1. */
+export const FEE_HALF_SCORE_USD = 1;
+/** A settlement time of LATENCY_HALF_SCORE_SECONDS scores 0.5; instant 1. */
+export const LATENCY_HALF_SCORE_SECONDS = 60;
+const STATUS_FACTOR: Record<HealthStatus, number> = { healthy: 1, degraded: 0.6, unhealthy: 0 };
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+export function feeScore(feeUsd: number): number {
+  return round4(1 / (1 + Math.max(0, feeUsd) / FEE_HALF_SCORE_USD));
+}
+
+export function latencyScore(seconds: number): number {
+  return round4(1 / (1 + Math.max(0, seconds) / LATENCY_HALF_SCORE_SECONDS));
+}
+
+export function reliabilityScore(status: HealthStatus, rpcErrorRate: number): number {
+  return round4(STATUS_FACTOR[status] * (1 - Math.min(1, Math.max(0, rpcErrorRate))));
+}
+
+function disqualification(input: RouteInput, amountMicros: bigint): DisqualificationReason | null {
+  if (!input.destination) return 'no_destination';
+  if (input.snapshot.health_status === 'unhealthy') return 'unhealthy';
+  if (input.availableMicros < amountMicros) return 'insufficient_balance';
+  return null;
+}
+
+export function scoreRoutes(amountMicros: bigint, priority: Priority, inputs: readonly RouteInput[]): RouteDecision {
+  const weights = WEIGHTS[priority];
+  const details = inputs.map((input): ScoringDetail => {
+    const fee = feeScore(input.snapshot.estimated_fee_usd);
+    const latency = latencyScore(input.snapshot.avg_confirmation_seconds);
+    const reliability = reliabilityScore(input.snapshot.health_status, input.snapshot.rpc_error_rate);
+    const reason = disqualification(input, amountMicros);
+    return {
+      chain: input.chain,
+      fee_score: fee,
+      latency_score: latency,
+      reliability_score: reliability,
+      final_score: round4(weights.fee * fee + weights.latency * latency + weights.reliability * reliability),
+      disqualified: reason !== null,
+      disqualification_reason: reason,
+    };
+  });
+  const candidates = inputs
+    .map((input, i) => ({ input, detail: details[i]! }))
+    .filter(({ detail }) => !detail.disqualified)
+    .map(
+      ({ input, detail }): CandidateRoute => ({
+        chain: input.chain,
+        estimated_fee_usd: input.snapshot.estimated_fee_usd,
+        estimated_settlement_seconds: input.snapshot.avg_confirmation_seconds,
+        reliability_score: detail.reliability_score,
+        final_score: detail.final_score,
+      }),
+    )
+    // Best first; ties go to the cheaper route, then to the faster one.
+    .sort(
+      (a, b) =>
+        b.final_score - a.final_score ||
+        a.estimated_fee_usd - b.estimated_fee_usd ||
+        a.estimated_settlement_seconds - b.estimated_settlement_seconds,
+    );
+  return { details, candidates, recommended: candidates[0]?.chain ?? null };
+}

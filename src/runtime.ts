@@ -1,0 +1,112 @@
+// Assembles a process: database (embedded or DATABASE_URL), migrations, queue, chain adapters, treasuries, then the
+// HTTP listeners and/or the workers, and a graceful stop in the reverse order.
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildApp } from './api/app.js';
+import type { Readiness } from './api/routes/health.js';
+import { createAdapters } from './chains/factory.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { AppContext } from './core/context.js';
+import { ensureTestMerchant } from './core/merchants.js';
+import { ensureTreasuries } from './core/treasury.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { ensureDatabase } from './db/ensure-database.js';
+import { migrate } from './db/migrate.js';
+import { createPool } from './db/pool.js';
+import { startQueue } from './jobs/queue.js';
+import { startWorkers, type Workers } from './workers/runner.js';
+
+export interface Roles {
+  api: boolean;
+  workers: boolean;
+}
+
+export interface Runtime {
+  ctx: AppContext;
+  /** Bound addresses, e.g. { public: 'http://127.0.0.1:3000', admin: ... }. */
+  addresses: { public?: string; admin?: string };
+  stop(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    // Keys never reach the logs, whatever an error object carries.
+    redact: { paths: ['req.headers["x-api-key"]', '*.treasuryKey', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
+  });
+}
+
+/** Database, migrations and the pieces every role needs. */
+export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
+  if (config.databaseUrl) {
+    await ensureDatabase(config.databaseUrl);
+    return { url: config.databaseUrl, embedded: null };
+  }
+  const embedded = await startEmbeddedPostgres(config.dataDir, log);
+  return { url: embedded.url, embedded };
+}
+
+export async function startRuntime(config: Config, roles: Roles, options: { clock?: Clock; log?: Logger } = {}): Promise<Runtime> {
+  const log = options.log ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const { url, embedded } = await openDatabase(config, log);
+  const pool = createPool(url, 20);
+  const closers: (() => Promise<void>)[] = [async () => embedded?.stop(), async () => pool.end()];
+  try {
+    const applied = await migrate(pool);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+    const boss = await startQueue({
+      connectionString: url,
+      jobTimeoutSeconds: config.executionJobTimeoutSeconds,
+      maintenanceIntervalSeconds: Math.min(30, config.executionJobTimeoutSeconds),
+      supervise: roles.workers,
+    });
+    closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: 30_000 }));
+    const adapters = await createAdapters(config, pool, clock, log);
+    closers.unshift(async () => {
+      await Promise.all(Object.values(adapters).map((a) => a.close?.()));
+    });
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss };
+    await ensureTreasuries(pool, adapters, config, clock.now());
+    if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
+
+    let workers: Workers | null = null;
+    if (roles.workers) workers = await startWorkers(ctx);
+    const readiness: Readiness = { ready: false };
+    const apps: FastifyInstance[] = [];
+    const addresses: Runtime['addresses'] = {};
+    if (roles.api) {
+      const separateAdmin = config.adminPort !== null;
+      const publicApp = await buildApp(ctx, { merchant: true, admin: !separateAdmin, readiness });
+      apps.push(publicApp);
+      addresses.public = await publicApp.listen({ port: config.port, host: config.host });
+      if (separateAdmin) {
+        const adminApp = await buildApp(ctx, { merchant: false, admin: true, readiness });
+        apps.push(adminApp);
+        addresses.admin = await adminApp.listen({ port: config.adminPort!, host: config.adminHost });
+      }
+    }
+    readiness.ready = true;
+    log.info({ ...addresses, roles, database: embedded ? 'embedded' : 'external' }, 'stableroute ready');
+
+    let stopping: Promise<void> | null = null;
+    return {
+      ctx,
+      addresses,
+      stop: () =>
+        (stopping ??= (async () => {
+          readiness.ready = false;
+          // 1. stop intake (in-flight requests finish)  2. workers finish or abandon their step (resumed later)
+          // 3. queue, adapters, pool, embedded database.
+          await Promise.all(apps.map((app) => app.close()));
+          await workers?.stop();
+          for (const close of closers) await close().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
+          log.info('stopped');
+        })()),
+    };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw error;
+  }
+}

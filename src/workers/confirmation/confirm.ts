@@ -1,0 +1,112 @@
+// The confirmation worker: every CONFIRMATION_POLL_SECONDS it asks the chain about each broadcast attempt and moves
+// its intent to pending_confirmation, settled, failed or manual_review. Attempts are claimed with
+// FOR UPDATE SKIP LOCKED, so several worker processes never handle the same attempt at once.
+import type { Logger } from 'pino';
+import type { ChainAdapters } from '../../chains/port.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { withTransaction, type Pool } from '../../db/pool.js';
+import { findAttemptForUpdate, markConfirmed, markFailed, markIncluded, signedOf } from '../../db/queries/attempts.js';
+import { changeStatus, findIntent } from '../../db/queries/intents.js';
+import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../outcomes.js';
+import { decideConfirmation } from './decide.js';
+
+export interface ConfirmationDeps {
+  pool: Pool;
+  clock: Clock;
+  adapters: ChainAdapters;
+  config: Pick<Config, 'stuckAfterSeconds'>;
+  log: Logger;
+}
+
+/** Attempts looked at per poll; the rest wait for the next one. */
+export const CONFIRMATION_BATCH = 200;
+const PARALLEL_CHECKS = 8;
+
+export interface ConfirmationSummary {
+  checked: number;
+  settled: number;
+  failed: number;
+  manualReview: number;
+}
+
+export async function confirmOnce(deps: ConfirmationDeps): Promise<ConfirmationSummary> {
+  const { rows } = await deps.pool.query<{ id: string }>(
+    `SELECT a.id FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
+      WHERE a.status = 'broadcasted' AND i.status IN ('broadcasted', 'pending_confirmation', 'manual_review')
+      ORDER BY a.broadcast_at LIMIT $1`,
+    [CONFIRMATION_BATCH],
+  );
+  const summary: ConfirmationSummary = { checked: 0, settled: 0, failed: 0, manualReview: 0 };
+  const queue = rows.map((r) => r.id);
+  const workers = Array.from({ length: Math.min(PARALLEL_CHECKS, queue.length) }, async () => {
+    for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+      try {
+        const outcome = await checkAttempt(deps, id);
+        if (outcome === null) continue;
+        summary.checked++;
+        if (outcome === 'settle') summary.settled++;
+        if (outcome === 'fail') summary.failed++;
+        if (outcome === 'manual_review') summary.manualReview++;
+      } catch (error) {
+        deps.log.error({ err: error, attempt_id: id }, 'confirmation: check failed; will retry next poll');
+      }
+    }
+  });
+  await Promise.all(workers);
+  return summary;
+}
+
+async function checkAttempt(deps: ConfirmationDeps, attemptId: string) {
+  return withTransaction(deps.pool, async (tx) => {
+    const attempt = await findAttemptForUpdate(tx, attemptId, true);
+    if (!attempt || attempt.status !== 'broadcasted') return null; // another worker has it, or it moved on
+    const intent = await findIntent(tx, attempt.payment_intent_id, { forUpdate: true });
+    if (!intent || !['broadcasted', 'pending_confirmation', 'manual_review'].includes(intent.status)) return null;
+    const adapter = deps.adapters[attempt.chain];
+    const signed = signedOf(attempt);
+    const chainStatus = await adapter.getStatus(signed);
+    const now = deps.clock.now();
+    const action = decideConfirmation({
+      intentStatus: intent.status,
+      chainStatus,
+      broadcastAt: attempt.broadcast_at ?? attempt.created_at,
+      now,
+      stuckAfterSeconds: deps.config.stuckAfterSeconds,
+    });
+    const log = deps.log.child({ payment_intent_id: intent.id, attempt_id: attempt.id, tx_id: attempt.tx_id });
+    switch (action.kind) {
+      case 'settle':
+        await markConfirmed(tx, attempt.id, action.feeNative, now);
+        await settleIntent(tx, intent, attempt, action.feeNative, now);
+        log.info('confirmation: settled');
+        break;
+      case 'fail':
+        await markFailed(tx, attempt.id, action.reason, action.detail, action.feeNative);
+        await postFee(tx, intent, action.feeNative, now);
+        await failIntent(tx, intent, action.reason, now);
+        log.warn({ reason: action.reason }, 'confirmation: failed');
+        break;
+      case 'pending_confirmation':
+        await markIncluded(tx, attempt.id, now);
+        intent.status = await changeStatus(tx, intent, 'pending_confirmation', now);
+        break;
+      case 'manual_review':
+        intent.status = await changeStatus(tx, intent, 'manual_review', now, 'stuck');
+        await emitPaymentEvent(tx, intent, 'payment.manual_review', now, {
+          tx_id: attempt.tx_id,
+          stuck_since: (attempt.broadcast_at ?? attempt.created_at).toISOString(),
+        });
+        log.warn('confirmation: stuck, moved to manual review');
+        break;
+      case 'resend':
+        // The node forgot or never got the bytes; sending them again is harmless and may unstick it.
+        await adapter.broadcast(signed).catch((error: unknown) => log.warn({ err: error }, 'confirmation: re-send failed'));
+        break;
+      case 'wait':
+        if (chainStatus.state === 'included') await markIncluded(tx, attempt.id, now);
+        break;
+    }
+    return action.kind;
+  });
+}

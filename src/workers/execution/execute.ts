@@ -1,0 +1,143 @@
+// The execution worker: sign once, persist before sending, send, record. After a crash or a retry it re-sends the
+// persisted bytes; it signs anew only when the chain proves the old transaction can never land.
+import type { Logger } from 'pino';
+import type PgBoss from 'pg-boss';
+import { ChainError, type ChainAdapters, type FailureReason, type SignedTransfer, type TxStatus } from '../../chains/port.js';
+import { addSeconds, type Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { insertAttempt, liveAttempt, markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { newId } from '../../ids.js';
+import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
+import { movements } from '../../ledger/movements.js';
+import { post } from '../../ledger/store.js';
+import { emitPaymentEvent, failIntent } from '../outcomes.js';
+
+export interface ExecutionDeps {
+  pool: Pool;
+  boss: PgBoss;
+  clock: Clock;
+  adapters: ChainAdapters;
+  config: Pick<Config, 'executionRetryDelaySeconds'>;
+  log: Logger;
+}
+
+type Claim =
+  | { kind: 'done'; why: string }
+  | { kind: 'send'; intent: PaymentIntentRow; attempt: Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'> };
+
+const LANDED: TxStatus['state'][] = ['pending', 'included', 'final'];
+const CANNOT_LAND: TxStatus['state'][] = ['expired', 'failed'];
+
+/** Runs one execution job to completion. Business failures are handled here; only bugs and outages throw. */
+export async function executePayment(deps: ExecutionDeps, job: ExecutionJob): Promise<void> {
+  const log = deps.log.child({ payment_intent_id: job.payment_intent_id, attempt: job.attempt });
+  const claim = await withTransaction(deps.pool, (tx) => claimAndSign(deps, tx, job));
+  if (claim.kind === 'done') {
+    log.debug({ why: claim.why }, 'execution: nothing to do');
+    return;
+  }
+  const adapter = deps.adapters[claim.intent.selected_chain];
+  let error: ChainError | null = null;
+  try {
+    await adapter.broadcast(signedOf(claim.attempt));
+  } catch (caught) {
+    error =
+      caught instanceof ChainError
+        ? caught
+        : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
+  }
+  await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, job, claim.attempt.id, error));
+  if (error) log.warn({ reason: error.reason, outcome: error.outcome, err: error.shortMessage }, 'execution: broadcast failed');
+  else log.info({ tx_id: claim.attempt.tx_id }, 'execution: broadcasted');
+}
+
+async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJob): Promise<Claim> {
+  const now = deps.clock.now();
+  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+  if (!intent) return { kind: 'done', why: 'unknown intent' };
+  // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
+  if (intent.status === 'route_selected' || intent.status === 'retrying') {
+    intent.status = await changeStatus(tx, intent, 'broadcasting', now);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasting', now);
+  } else if (intent.status !== 'broadcasting') {
+    return { kind: 'done', why: `intent is ${intent.status}` };
+  }
+  const adapter = deps.adapters[intent.selected_chain];
+
+  const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+  if (live?.status === 'broadcasted') {
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+    return { kind: 'done', why: 'already broadcast' };
+  }
+  if (live) {
+    // A transaction signed by an earlier run whose send had an unknown outcome (timeout, crash). Ask the chain.
+    const status = await adapter.getStatus(signedOf(live));
+    if (LANDED.includes(status.state)) {
+      await markBroadcasted(tx, live.id, now);
+      intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+      await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+      return { kind: 'done', why: 'earlier send had landed' };
+    }
+    if (!CANNOT_LAND.includes(status.state)) return { kind: 'send', intent, attempt: live }; // same bytes again
+    const reason: FailureReason = status.state === 'failed' ? status.reason : (live.failure_reason ?? 'dropped');
+    await markFailed(tx, live.id, reason, `superseded: the chain reports ${status.state}`);
+  }
+
+  const signed: SignedTransfer = await adapter.signTransfer(tx, {
+    paymentIntentId: intent.id,
+    to: intent.destination_address,
+    amountMicros: intent.amount_micros,
+  });
+  const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
+  const attemptId = newId('att');
+  await insertAttempt(tx, {
+    id: attemptId,
+    payment_intent_id: intent.id,
+    chain: intent.selected_chain,
+    estimated_fee_usd: fee.feeUsd,
+    created_at: now,
+    signed,
+  });
+  // One debit per intent, at its first signed transfer; later attempts move the same funds.
+  const debited = await tx.query("SELECT 1 FROM ledger_transactions WHERE payment_intent_id = $1 AND type = 'debit'", [intent.id]);
+  if (!debited.rowCount) await post(tx, movements.debit(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
+  return { kind: 'send', intent, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta } };
+}
+
+async function recordOutcome(deps: ExecutionDeps, tx: Queryable, job: ExecutionJob, attemptId: string, error: ChainError | null): Promise<void> {
+  const now = deps.clock.now();
+  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+  if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
+  if (!error) {
+    await markBroadcasted(tx, attemptId, now);
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+    const attempt = await liveAttempt(tx, intent.id);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: attempt?.tx_id ?? '' });
+    return;
+  }
+  // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
+  // the next run asks the chain and re-sends the same bytes.
+  if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
+  else await tx.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, error.reason, error.shortMessage]);
+
+  if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
+    intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
+    const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
+    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, addSeconds(now, delaySeconds));
+    return;
+  }
+  if (error.outcome === 'unknown') {
+    // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
+    // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
+    await markBroadcasted(tx, attemptId, now);
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now, error.reason);
+    const attempt = await liveAttempt(tx, intent.id);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: attempt?.tx_id ?? '' });
+    return;
+  }
+  await failIntent(tx, intent, error.reason, now);
+  await setAside(deps.boss, tx, { ...job, reason: error.reason });
+}

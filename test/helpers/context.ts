@@ -1,0 +1,52 @@
+// A full application context on a fresh database: simulated chains, a manual clock, the real queue.
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import type PgBoss from 'pg-boss';
+import { buildApp } from '../../src/api/app.js';
+import { createAdapters } from '../../src/chains/factory.js';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { AppContext } from '../../src/core/context.js';
+import { ensureTestMerchant } from '../../src/core/merchants.js';
+import { ensureTreasuries } from '../../src/core/treasury.js';
+import { startQueue } from '../../src/jobs/queue.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+export interface TestContext {
+  ctx: AppContext;
+  db: TestDatabase;
+  clock: ManualClock;
+  app: FastifyInstance;
+  boss: PgBoss;
+  close(): Promise<void>;
+}
+
+export async function createTestContext(env: Record<string, string> = {}, options: { admin?: boolean } = {}): Promise<TestContext> {
+  const db = await createTestDatabase();
+  const config: Config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: db.url });
+  const clock = new ManualClock('2026-03-01T12:00:00.000Z');
+  const log = pino({ level: config.logLevel });
+  const boss = await startQueue({ connectionString: db.url, jobTimeoutSeconds: 60, supervise: false });
+  const adapters = await createAdapters(config, db.pool, clock, log);
+  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss };
+  await ensureTreasuries(db.pool, adapters, config, clock.now());
+  if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());
+  const app = await buildApp(ctx, { merchant: true, admin: options.admin ?? true, readiness: { ready: true } });
+  return {
+    ctx,
+    db,
+    clock,
+    app,
+    boss,
+    close: async () => {
+      await app.close();
+      await boss.stop({ graceful: false, wait: true });
+      await db.drop();
+    },
+  };
+}
+
+export const ETH_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
+export const SOL_ADDRESS = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+
+export const KEY = { 'x-api-key': 'test-key' };
