@@ -127,6 +127,7 @@ CREATE INDEX payment_attempts_open ON payment_attempts (status) WHERE status IN 
 -- Outbox: every event is written in the same transaction as the state change it describes.
 CREATE TABLE webhook_events (
   id                 text PRIMARY KEY,
+  seq                bigserial NOT NULL UNIQUE, -- commit-independent creation order, for listing and delivery order
   merchant_id        text NOT NULL REFERENCES merchants (id),
   payment_intent_id  text,
   event_type         text NOT NULL,
