@@ -6,6 +6,10 @@ import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { startQueue } from '../jobs/queue.js';
 import { verifyLedger } from '../ledger/verify.js';
+import type { AppContext } from '../core/context.js';
+import { resolveManualReview } from '../core/operator.js';
+import { reconcile } from '../core/reconcile.js';
+import { AppError } from '../domain/errors.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, startRuntime, type Roles } from '../runtime.js';
 
@@ -40,6 +44,18 @@ async function withDatabase<T>(config: Config, fn: (pool: ReturnType<typeof crea
   } finally {
     await pool.end();
     await embedded?.stop();
+  }
+}
+
+/** A full context (adapters, queue) without HTTP or workers, for one-shot operator commands. */
+async function withContext<T>(config: Config, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
+  const runtime = await startRuntime(config, { api: false, workers: false }, {
+    log: createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }),
+  });
+  try {
+    return await fn(runtime.ctx);
+  } finally {
+    await runtime.stop();
   }
 }
 
@@ -120,6 +136,53 @@ const commands: Record<string, Command> = {
       return report.ok ? 0 : 1;
     });
   },
+};
+
+commands.intents = async (args, config) => {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      settled: { type: 'boolean', default: false },
+      failed: { type: 'boolean', default: false },
+      replace: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const chosen = (['settled', 'failed', 'replace'] as const).filter((r) => values[r]);
+  if (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1) {
+    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace [--json]\n');
+    return 2;
+  }
+  return withContext(config, async (ctx) => {
+    try {
+      const result = await resolveManualReview(ctx, positionals[1]!, chosen[0]!);
+      out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
+      return 0;
+    } catch (error) {
+      if (error instanceof AppError) {
+        process.stderr.write(`${error.code}: ${error.message}\n`);
+        return 1;
+      }
+      throw error;
+    }
+  });
+};
+
+commands.reconcile = async (args, config) => {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
+  return withContext(config, async (ctx) => {
+    const report = await reconcile(ctx.pool, ctx.adapters);
+    if (values.json) out(JSON.stringify(report));
+    else {
+      for (const r of report) {
+        out(
+          `${r.chain.padEnd(9)} ${r.status.padEnd(9)} ledger ${r.ledger_usdc} USDC, on chain ${r.on_chain_usdc ?? '?'} USDC, difference ${r.difference_usdc ?? '?'} (in flight ${r.in_flight_usdc})${r.error ? ` ${r.error}` : ''}`,
+        );
+      }
+    }
+    return report.every((r) => r.status === 'ok' || r.status === 'in_flight') ? 0 : 1;
+  });
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
 import type { AppContext } from '../../core/context.js';
+import { reconcile } from '../../core/reconcile.js';
 import { chainSchema, errorRef, healthSnapshotSchema, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 
 const chainHealthBody = {
@@ -86,6 +87,36 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async () => failures(ctx),
+  );
+
+  app.get(
+    '/admin/reconciliation',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "Each treasury's ledger USDC balance against its on-chain balance",
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                chain: chainSchema,
+                address: { type: 'string' },
+                adapter: { type: 'string' },
+                ledger_usdc: { type: 'string' },
+                in_flight_usdc: { type: 'string' },
+                on_chain_usdc: { type: ['string', 'null'] },
+                difference_usdc: { type: ['string', 'null'] },
+                status: { type: 'string', enum: ['ok', 'in_flight', 'mismatch', 'error'] },
+                error: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+    async () => reconcile(ctx.pool, ctx.adapters),
   );
 
   app.post<{ Body: ChainHealthInput }>(

@@ -2,10 +2,10 @@
 // its intent to pending_confirmation, settled, failed or manual_review. Attempts are claimed with
 // FOR UPDATE SKIP LOCKED, so several worker processes never handle the same attempt at once.
 import type { Logger } from 'pino';
-import type { ChainAdapters } from '../../chains/port.js';
+import type { ChainAdapter, ChainAdapters, SignedTransfer } from '../../chains/port.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { withTransaction, type Pool } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { findAttemptForUpdate, markConfirmed, markFailed, markIncluded, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../../db/queries/intents.js';
 import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../outcomes.js';
@@ -57,6 +57,20 @@ export async function confirmOnce(deps: ConfirmationDeps): Promise<ConfirmationS
   return summary;
 }
 
+/** A 'replaced' attempt of the same intent that the chain reports final (or still pending), if any. */
+async function landedSibling(tx: Queryable, adapter: ChainAdapter, intentId: string, attemptId: string) {
+  const { rows } = await tx.query<{ id: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
+    "SELECT id, tx_id, signed_tx, chain_meta FROM payment_attempts WHERE payment_intent_id = $1 AND id <> $2 AND status = 'replaced'",
+    [intentId, attemptId],
+  );
+  for (const row of rows) {
+    const status = await adapter.getStatus(signedOf(row));
+    if (status.state === 'final') return { id: row.id, tx_id: row.tx_id, feeNative: status.feeNative };
+    if (status.state === 'included' || status.state === 'pending') return 'pending' as const;
+  }
+  return null;
+}
+
 async function checkAttempt(deps: ConfirmationDeps, attemptId: string) {
   return withTransaction(deps.pool, async (tx) => {
     const attempt = await findAttemptForUpdate(tx, attemptId, true);
@@ -81,12 +95,24 @@ async function checkAttempt(deps: ConfirmationDeps, attemptId: string) {
         await settleIntent(tx, intent, attempt, action.feeNative, now);
         log.info('confirmation: settled');
         break;
-      case 'fail':
+      case 'fail': {
+        // A fee-bumped replacement shares its nonce with the attempt it replaced: if this one failed because the
+        // other landed, the payment happened through the other.
+        const sibling = await landedSibling(tx, adapter, intent.id, attempt.id);
+        if (sibling === 'pending') break;
+        if (sibling) {
+          await markFailed(tx, attempt.id, action.reason, `superseded by ${sibling.tx_id}`, action.feeNative, 'replaced');
+          await markConfirmed(tx, sibling.id, sibling.feeNative, now);
+          await settleIntent(tx, intent, sibling, sibling.feeNative, now);
+          log.info({ settled_by: sibling.tx_id }, 'confirmation: settled by the replaced transaction');
+          return 'settle' as const;
+        }
         await markFailed(tx, attempt.id, action.reason, action.detail, action.feeNative);
         await postFee(tx, intent, action.feeNative, now);
         await failIntent(tx, intent, action.reason, now);
         log.warn({ reason: action.reason }, 'confirmation: failed');
         break;
+      }
       case 'pending_confirmation':
         await markIncluded(tx, attempt.id, now);
         intent.status = await changeStatus(tx, intent, 'pending_confirmation', now);

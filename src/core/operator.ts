@@ -1,0 +1,87 @@
+// Operator actions on a payment intent in manual_review (Circle/Fireblocks-style resolution of stuck transfers):
+//  settled  - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
+//  failed   - the transfer will not land: fail it and release the funds
+//  replace  - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
+import type { SignedTransfer } from '../chains/port.js';
+import { AppError } from '../domain/errors.js';
+import { withTransaction } from '../db/pool.js';
+import { insertAttempt, liveAttempt, markBroadcasted, markConfirmed, markFailed, signedOf } from '../db/queries/attempts.js';
+import { changeStatus, findIntent } from '../db/queries/intents.js';
+import { newId } from '../ids.js';
+import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../workers/outcomes.js';
+import type { AppContext } from './context.js';
+
+export type Resolution = 'settled' | 'failed' | 'replace';
+
+export interface ResolutionResult {
+  payment_intent_id: string;
+  status: string;
+  tx_id: string | null;
+}
+
+export async function resolveManualReview(ctx: AppContext, intentId: string, resolution: Resolution): Promise<ResolutionResult> {
+  const result = await withTransaction(ctx.pool, async (tx): Promise<ResolutionResult & { send?: SignedTransfer }> => {
+    const now = ctx.clock.now();
+    const intent = await findIntent(tx, intentId, { forUpdate: true });
+    if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
+    if (intent.status !== 'manual_review') {
+      throw new AppError('INVALID_STATE', `payment intent ${intentId} is ${intent.status}, not manual_review`);
+    }
+    const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
+    const adapter = ctx.adapters[intent.selected_chain];
+    const chainStatus = attempt ? await adapter.getStatus(signedOf(attempt)).catch(() => null) : null;
+
+    if (resolution === 'settled') {
+      if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to settle`);
+      const fee = chainStatus?.state === 'final' ? chainStatus.feeNative : 0n;
+      await markConfirmed(tx, attempt.id, fee, now);
+      await settleIntent(tx, intent, attempt, fee, now);
+      return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
+    }
+
+    if (resolution === 'failed') {
+      if (attempt) {
+        const fee = chainStatus?.state === 'failed' ? chainStatus.feeNative : 0n;
+        await markFailed(tx, attempt.id, 'operator_failed', 'failed by an operator from manual review', fee);
+        await postFee(tx, intent, fee, now);
+      }
+      await failIntent(tx, intent, 'operator_failed', now);
+      return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt?.tx_id ?? null };
+    }
+
+    if (!adapter.replaceWithHigherFee) {
+      throw new AppError('INVALID_STATE', `${intent.selected_chain} has no fee replacement; resolve as settled or failed`);
+    }
+    if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to replace`);
+    const replacement = await adapter.replaceWithHigherFee(
+      tx,
+      { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros },
+      signedOf(attempt),
+    );
+    // Both transactions share a nonce: whichever lands, only one transfer happens. The old one is kept as
+    // 'replaced' for the record; the confirmation worker watches the new one.
+    await markFailed(tx, attempt.id, 'stuck', `replaced by ${replacement.txId}`, null, 'replaced');
+    const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
+    const attemptId = newId('att');
+    await insertAttempt(tx, {
+      id: attemptId,
+      payment_intent_id: intent.id,
+      chain: intent.selected_chain,
+      estimated_fee_usd: fee.feeUsd,
+      created_at: now,
+      signed: replacement,
+    });
+    // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
+    await markBroadcasted(tx, attemptId, now);
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now, 'fee_bump');
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: replacement.txId });
+    return { payment_intent_id: intent.id, status: intent.status, tx_id: replacement.txId, send: replacement };
+  });
+  const { send, ...outcome } = result;
+  if (send) {
+    await ctx.adapters[(await findIntent(ctx.pool, intentId))!.selected_chain]
+      .broadcast(send)
+      .catch((error: unknown) => ctx.log.warn({ err: error, payment_intent_id: intentId }, 'replacement send failed; will be re-sent'));
+  }
+  return outcome;
+}

@@ -1,0 +1,52 @@
+// Reconciliation: the ledger's view of each treasury wallet against the chain's. The wallet should hold available +
+// reserved + in-flight USDC; a transfer that landed but is not final in our books shows as an explained difference.
+import { CHAINS, type Chain } from '../chains/port.js';
+import type { ChainAdapters } from '../chains/port.js';
+import type { Queryable } from '../db/pool.js';
+import { formatUsdc } from '../money.js';
+
+export interface ChainReconciliation {
+  chain: Chain;
+  address: string;
+  adapter: 'simulated' | 'rpc';
+  ledger_usdc: string;
+  in_flight_usdc: string;
+  on_chain_usdc: string | null;
+  difference_usdc: string | null;
+  /** ok: equal. in_flight: short by no more than what is in flight. mismatch: anything else. error: chain unreachable. */
+  status: 'ok' | 'in_flight' | 'mismatch' | 'error';
+  error?: string;
+}
+
+export async function reconcile(db: Queryable, adapters: ChainAdapters): Promise<ChainReconciliation[]> {
+  const { rows } = await db.query<{ chain: Chain; address: string; holdings: string; in_flight: string }>(
+    `SELECT t.chain, t.address,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.kind IN ('treasury_available', 'treasury_reserved', 'treasury_in_flight')), 0)::text AS holdings,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.kind = 'treasury_in_flight'), 0)::text AS in_flight
+       FROM treasuries t LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency = 'USDC'
+      GROUP BY t.chain, t.address`,
+  );
+  const results: ChainReconciliation[] = [];
+  for (const chain of CHAINS) {
+    const row = rows.find((r) => r.chain === chain);
+    if (!row) continue;
+    const ledger = BigInt(row.holdings);
+    const inFlight = BigInt(row.in_flight);
+    const base = {
+      chain,
+      address: row.address,
+      adapter: adapters[chain].kind,
+      ledger_usdc: formatUsdc(ledger),
+      in_flight_usdc: formatUsdc(inFlight),
+    };
+    try {
+      const onChain = await adapters[chain].treasuryUsdcBalance();
+      const difference = onChain - ledger;
+      const status = difference === 0n ? 'ok' : difference < 0n && -difference <= inFlight ? 'in_flight' : 'mismatch';
+      results.push({ ...base, on_chain_usdc: formatUsdc(onChain), difference_usdc: formatUsdc(difference), status });
+    } catch (error) {
+      results.push({ ...base, on_chain_usdc: null, difference_usdc: null, status: 'error', error: String(error) });
+    }
+  }
+  return results;
+}
