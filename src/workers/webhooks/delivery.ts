@@ -1,0 +1,187 @@
+/*
+ * Webhook delivery: load -> decide -> persist, one event per transaction.
+ *
+ * Request (one per attempt): POST <merchant's current webhook_url>
+ *   content-type: application/json
+ *   user-agent: stableroute-webhooks/0.1
+ *   X-Stableroute-Signature: <lowercase hex HMAC-SHA256(WEBHOOK_SIGNING_SECRET, body bytes)>   (spec, Authentication 6)
+ *   webhook-id: <event id, e.g. evt_...>; the same on every retry of an event, so receivers can deduplicate
+ *   webhook-timestamp: <unix seconds of this attempt>
+ *   webhook-signature: v1,<base64 HMAC-SHA256(WEBHOOK_SIGNING_SECRET, "{webhook-id}.{webhook-timestamp}.{body}")>
+ *     (Standard Webhooks; the HMAC key is the secret's UTF-8 bytes. With a Standard Webhooks library, configure
+ *     the secret as "whsec_" + base64(WEBHOOK_SIGNING_SECRET).)
+ * Body: {"event_type":...,"payment_intent_id":...,"merchant_id":...,"payload":{...}} in exactly that key order;
+ *   both signatures cover these exact bytes, which are identical on every retry.
+ *
+ * Outcome of an attempt:
+ *   - success: any 2xx status received within WEBHOOK_TIMEOUT_SECONDS (the response body is ignored).
+ *   - redirects are not followed: a 3xx is a failure like any other non-2xx.
+ *   - 410 Gone: the event fails at once (status 'failed'), no retries.
+ *   - any other failure (non-2xx, connection error, timeout): retried after WEBHOOK_RETRY_DELAY_SECONDS, then
+ *     2x, 4x, 8x, 16x that delay; after the initial attempt plus 5 retries (6 POSTs) the event is 'failed'.
+ *   - the merchant's webhook_url was removed: the event becomes 'stored' (kept, never sent), no POST.
+ * Every POST is recorded in webhook_deliveries (attempt number, url, status_code, latency_ms, error).
+ *
+ * Concurrency: the event row is claimed with FOR UPDATE SKIP LOCKED and the lock is held, in the same transaction,
+ * for the whole POST (bounded by the timeout), so concurrent workers never send the same attempt twice. Delivery
+ * is at least once: if the process or the database connection dies after the receiver answered but before the
+ * commit, that attempt is sent again; receivers deduplicate on webhook-id. Events are not ordered: concurrent
+ * lanes and retries can deliver a later event of a payment before an earlier one.
+ */
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { decideAfterAttempt, type DeliveryDecision } from './decide.js';
+import { applyDecision, claimNextDueEvent, insertDeliveryAttempt, markStored, type ClaimedEvent } from './queries.js';
+import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError, type PostOutcome } from './request.js';
+
+export interface WebhookDeps {
+  pool: pg.Pool;
+  clock: Clock;
+  config: Pick<Config, 'webhookSigningSecret' | 'webhookRetryDelaySeconds' | 'webhookTimeoutSeconds' | 'webhookPollSeconds'>;
+  log?: Logger;
+}
+
+export interface DeliverOptions {
+  /** Most events handled by one call. */
+  batchSize?: number;
+  /** Events in flight at once; each holds one pool connection for the length of its POST. */
+  concurrency?: number;
+  /** Checked before each claim; returning false lets the in-flight POSTs finish and claims nothing more. */
+  shouldContinue?: () => boolean;
+}
+
+export interface DeliveryCounts {
+  delivered: number;
+  failed: number;
+  retried: number;
+  /** Events whose merchant no longer has a webhook_url. */
+  stored: number;
+}
+
+export const DEFAULT_BATCH_SIZE = 20;
+export const DEFAULT_CONCURRENCY = 4;
+// Margin over the POST timeout for the idle-in-transaction limit: the transaction sits idle while the POST runs.
+const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
+
+export type AttemptResult =
+  | { kind: 'stored'; event: ClaimedEvent }
+  | { kind: 'attempted'; event: ClaimedEvent; url: string; outcome: PostOutcome; decision: DeliveryDecision };
+
+export function totalHandled(counts: DeliveryCounts): number {
+  return counts.delivered + counts.failed + counts.retried + counts.stored;
+}
+
+/** Runs fn in a transaction. Never retried: fn makes a POST, and a blind re-run would send it again. */
+export async function inDeliveryTransaction<T>(deps: WebhookDeps, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await deps.pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    const timeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) + IDLE_IN_TRANSACTION_MARGIN_MS;
+    await client.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(timeoutMs)]);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * One attempt for an event whose row lock `tx` holds: POST, then record the attempt and the decision on `tx`.
+ * The caller commits. Shared by the batch below and by the test event.
+ */
+export async function attemptDelivery(tx: pg.PoolClient, deps: WebhookDeps, event: ClaimedEvent): Promise<AttemptResult> {
+  if (event.webhookUrl === null) {
+    await markStored(tx, event.id);
+    deps.log?.info({ event_id: event.id, event_type: event.eventType }, 'webhook url removed; event stored, not sent');
+    return { kind: 'stored', event };
+  }
+  const url = event.webhookUrl;
+  const attemptedAt = deps.clock.now();
+  const body = buildWebhookBody(event);
+  const headers = buildWebhookHeaders(deps.config.webhookSigningSecret, event.id, Math.floor(attemptedAt.getTime() / 1000), body);
+  const outcome = await postWebhook(url, body, headers, Math.round(deps.config.webhookTimeoutSeconds * 1000));
+  const decision = decideAfterAttempt({
+    attemptsBefore: event.attempts,
+    outcome,
+    attemptedAt,
+    firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds,
+  });
+  await insertDeliveryAttempt(tx, {
+    eventId: event.id,
+    attempt: decision.attempts,
+    url,
+    statusCode: outcome.statusCode,
+    latencyMs: outcome.latencyMs,
+    error: outcome.error === null ? null : truncateError(outcome.error),
+    at: attemptedAt,
+  });
+  await applyDecision(tx, event.id, decision);
+  const fields = {
+    event_id: event.id,
+    event_type: event.eventType,
+    attempt: decision.attempts,
+    status: decision.status,
+    status_code: outcome.statusCode,
+    latency_ms: outcome.latencyMs,
+    error: outcome.error,
+  };
+  if (decision.status === 'delivered') deps.log?.info(fields, 'webhook delivered');
+  else if (decision.status === 'pending') deps.log?.warn({ ...fields, next_attempt_at: decision.nextAttemptAt }, 'webhook attempt failed; will retry');
+  else deps.log?.error(fields, 'webhook failed; no more retries');
+  return { kind: 'attempted', event, url, outcome, decision };
+}
+
+function count(counts: DeliveryCounts, result: AttemptResult): void {
+  if (result.kind === 'stored') counts.stored++;
+  else if (result.decision.status === 'delivered') counts.delivered++;
+  else if (result.decision.status === 'failed') counts.failed++;
+  else counts.retried++;
+}
+
+/**
+ * Delivers one bounded batch of due events (status 'pending', next_attempt_at <= now). Safe to run from several
+ * processes at once. Resolves once nothing of this batch is in flight; rejects with the first database error.
+ */
+export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOptions = {}): Promise<DeliveryCounts> {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, batchSize));
+  const shouldContinue = options.shouldContinue ?? (() => true);
+  const now = deps.clock.now();
+  const handled: string[] = [];
+  const counts: DeliveryCounts = { delivered: 0, failed: 0, retried: 0, stored: 0 };
+  let claimsLeft = batchSize;
+
+  const lane = async (): Promise<void> => {
+    while (claimsLeft > 0 && shouldContinue()) {
+      claimsLeft--;
+      let result: AttemptResult | null;
+      try {
+        result = await inDeliveryTransaction(deps, async (tx) => {
+          const event = await claimNextDueEvent(tx, now, handled);
+          if (event === null) return null;
+          handled.push(event.id);
+          return attemptDelivery(tx, deps, event);
+        });
+      } catch (error) {
+        claimsLeft = 0; // the other lanes finish what they hold and claim nothing more
+        throw error;
+      }
+      if (result === null) return;
+      count(counts, result);
+    }
+  };
+
+  const lanes = await Promise.allSettled(Array.from({ length: concurrency }, lane));
+  const rejected = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
+  if (rejected !== undefined) throw rejected.reason;
+  return counts;
+}

@@ -1,0 +1,549 @@
+// Webhook delivery against a real PostgreSQL and a real HTTP receiver that checks both signatures independently.
+// Time is a ManualClock: retries are driven by moving it, never by sleeping.
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { insertEvent } from '../../src/db/queries/events.js';
+import { AppError } from '../../src/domain/errors.js';
+import { newId } from '../../src/ids.js';
+import { deliverDueEvents, type WebhookDeps } from '../../src/workers/webhooks/delivery.js';
+import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/workers/webhooks/signature.js';
+import { sendTestWebhook } from '../../src/workers/webhooks/test-event.js';
+import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+const SECRET = 'whk-test-secret';
+const RETRY_DELAY_SECONDS = 10;
+
+let db: TestDatabase;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+  // Each test starts from an empty outbox, so one test's pending events never reach another test's receiver.
+  await db.pool.query('DELETE FROM webhook_deliveries');
+  await db.pool.query('DELETE FROM webhook_events');
+});
+afterAll(async () => {
+  await db.drop();
+});
+
+// --- helpers -------------------------------------------------------------------------------------------------
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  method: string;
+  body: string;
+  /** Checked here with node:crypto, independently of the code under test. */
+  specSignatureOk: boolean;
+  standardSignatureOk: boolean;
+}
+
+type Reply = number | 'hang' | { status: number; headers?: Record<string, string>; delayMs?: number };
+
+interface Receiver {
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(reply: (n: number) => Reply = () => 200): Promise<Receiver> {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const id = String(req.headers['webhook-id']);
+      const timestamp = String(req.headers['webhook-timestamp']);
+      received.push({
+        headers: req.headers,
+        method: req.method ?? '',
+        body,
+        specSignatureOk: req.headers['x-stableroute-signature'] === createHmac('sha256', SECRET).update(body).digest('hex'),
+        standardSignatureOk:
+          req.headers['webhook-signature'] ===
+          `v1,${createHmac('sha256', SECRET).update(`${id}.${timestamp}.${body}`).digest('base64')}`,
+      });
+      const answer = reply(received.length);
+      if (answer === 'hang') return;
+      const { status, headers, delayMs } = typeof answer === 'number' ? { status: answer, headers: {}, delayMs: 0 } : answer;
+      const send = () => res.writeHead(status, headers).end('ok');
+      if (delayMs) setTimeout(send, delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  receivers.push(receiver);
+  return receiver;
+}
+
+function depsWith(clock: ManualClock, overrides: Partial<WebhookDeps['config']> = {}, log?: pino.Logger): WebhookDeps {
+  return {
+    pool: db.pool,
+    clock,
+    config: {
+      webhookSigningSecret: SECRET,
+      webhookRetryDelaySeconds: RETRY_DELAY_SECONDS,
+      webhookTimeoutSeconds: 5,
+      webhookPollSeconds: 60,
+      ...overrides,
+    },
+    log,
+  };
+}
+
+async function createMerchant(webhookUrl: string | null): Promise<string> {
+  const id = newId('mer');
+  await db.pool.query('INSERT INTO merchants (id, name, webhook_url, created_at) VALUES ($1, $2, $3, $4)', [
+    id,
+    `merchant ${id}`,
+    webhookUrl,
+    new Date('2026-01-01T00:00:00Z'),
+  ]);
+  return id;
+}
+
+async function addEvent(clock: ManualClock, merchantId: string, payload: Record<string, unknown> = { status: 'settled' }) {
+  return insertEvent(db.pool, { merchantId, paymentIntentId: 'pi_test', type: 'payment.settled', payload, at: clock.now() });
+}
+
+interface EventRow {
+  status: string;
+  attempts: number;
+  next_attempt_at: Date;
+  last_error: string | null;
+  delivered_at: Date | null;
+}
+
+async function eventRow(id: string): Promise<EventRow> {
+  const { rows } = await db.pool.query<EventRow>(
+    'SELECT status, attempts, next_attempt_at, last_error, delivered_at FROM webhook_events WHERE id = $1',
+    [id],
+  );
+  return rows[0]!;
+}
+
+interface DeliveryRow {
+  attempt: number;
+  url: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  created_at: Date;
+}
+
+async function deliveryRows(eventId: string): Promise<DeliveryRow[]> {
+  const { rows } = await db.pool.query<DeliveryRow>(
+    'SELECT attempt, url, status_code, latency_ms, error, created_at FROM webhook_deliveries WHERE event_id = $1 ORDER BY attempt',
+    [eventId],
+  );
+  return rows;
+}
+
+const NOTHING = { delivered: 0, failed: 0, retried: 0, stored: 0 };
+
+// --- tests ---------------------------------------------------------------------------------------------------
+
+describe('signatures', () => {
+  it('verify what they sign and reject any change', () => {
+    const body = '{"a":1}';
+    expect(signBody(SECRET, body)).toBe(createHmac('sha256', SECRET).update(body).digest('hex'));
+    expect(verifySignature(SECRET, body, signBody(SECRET, body))).toBe(true);
+    expect(verifySignature(SECRET, Buffer.from(body), signBody(SECRET, body))).toBe(true);
+    expect(verifySignature(SECRET, '{"a":2}', signBody(SECRET, body))).toBe(false);
+    expect(verifySignature('other', body, signBody(SECRET, body))).toBe(false);
+    expect(verifySignature(SECRET, body, 'not-hex')).toBe(false);
+    expect(verifySignature(SECRET, body, '')).toBe(false);
+
+    const header = signStandardWebhook(SECRET, 'evt_1', 1_700_000_000, body);
+    expect(header).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(verifyStandardWebhook(SECRET, 'evt_1', 1_700_000_000, body, header)).toBe(true);
+    expect(verifyStandardWebhook(SECRET, 'evt_1', 1_700_000_000, body, `v1,AAAA ${header}`)).toBe(true);
+    expect(verifyStandardWebhook(SECRET, 'evt_2', 1_700_000_000, body, header)).toBe(false);
+    expect(verifyStandardWebhook(SECRET, 'evt_1', 1_700_000_001, body, header)).toBe(false);
+    expect(verifyStandardWebhook(SECRET, 'evt_1', 1_700_000_000, body, header.replace('v1,', 'v2,'))).toBe(false);
+  });
+});
+
+describe('deliverDueEvents', () => {
+  it('POSTs the exact body with both signatures and the documented headers, then marks the event delivered', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock('2026-03-01T12:00:00.000Z');
+    const merchantId = await createMerchant(receiver.url);
+    // Keys already in jsonb's stored order (shorter first), so the expected bytes can be written out.
+    const eventId = await addEvent(clock, merchantId, { status: 'settled', amount_usd: 12.5 });
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+
+    expect(await deliverDueEvents(depsWith(clock, {}, log))).toEqual({ ...NOTHING, delivered: 1 });
+
+    expect(receiver.received).toHaveLength(1);
+    const request = receiver.received[0]!;
+    expect(request.method).toBe('POST');
+    expect(request.body).toBe(
+      `{"event_type":"payment.settled","payment_intent_id":"pi_test","merchant_id":"${merchantId}",` +
+        `"payload":{"status":"settled","amount_usd":12.5}}`,
+    );
+    expect(request.specSignatureOk).toBe(true);
+    expect(request.standardSignatureOk).toBe(true);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['user-agent']).toBe('stableroute-webhooks/0.1');
+    expect(request.headers['webhook-id']).toBe(eventId);
+    expect(request.headers['webhook-timestamp']).toBe(String(Date.parse('2026-03-01T12:00:00.000Z') / 1000));
+    expect(request.headers['x-stableroute-signature']).toMatch(/^[0-9a-f]{64}$/);
+
+    const event = await eventRow(eventId);
+    expect(event).toMatchObject({ status: 'delivered', attempts: 1, last_error: null });
+    expect(event.delivered_at?.toISOString()).toBe('2026-03-01T12:00:00.000Z');
+    const rows = await deliveryRows(eventId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ attempt: 1, url: receiver.url, status_code: 200, error: null });
+
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ event_id: eventId, event_type: 'payment.settled', status: 'delivered', status_code: 200 }),
+    );
+
+    // Delivered events are never sent again.
+    clock.advance(86_400_000);
+    expect(await deliverDueEvents(depsWith(clock))).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('retries with backoff and delivers on the third attempt, never before the retry time', async () => {
+    const replies = [500, 503, 200];
+    const receiver = await startReceiver((n) => replies[n - 1] ?? 200);
+    const clock = new ManualClock();
+    const start = clock.now().getTime();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+    const deps = depsWith(clock);
+
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, retried: 1 });
+    expect(await eventRow(eventId)).toMatchObject({ status: 'pending', attempts: 1, last_error: 'HTTP 500' });
+    expect((await eventRow(eventId)).next_attempt_at.getTime()).toBe(start + 10_000);
+
+    clock.advance(10_000 - 1);
+    expect(await deliverDueEvents(deps)).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(1);
+
+    clock.advance(1);
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, retried: 1 });
+    expect((await eventRow(eventId)).next_attempt_at.getTime()).toBe(start + 10_000 + 20_000);
+
+    clock.advance(20_000 - 1);
+    expect(await deliverDueEvents(deps)).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(2);
+
+    clock.advance(1);
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, delivered: 1 });
+    expect(receiver.received).toHaveLength(3);
+    expect(await eventRow(eventId)).toMatchObject({ status: 'delivered', attempts: 3, last_error: null });
+
+    // Same webhook-id on every attempt (deduplication); a fresh timestamp and signature per attempt.
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
+    expect(receiver.received.map((r) => r.headers['webhook-timestamp'])).toEqual(
+      [0, 10, 30].map((s) => String(start / 1000 + s)),
+    );
+    expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+    expect(receiver.received.every((r) => r.specSignatureOk && r.standardSignatureOk)).toBe(true);
+    expect((await deliveryRows(eventId)).map((r) => [r.attempt, r.status_code])).toEqual([
+      [1, 500],
+      [2, 503],
+      [3, 200],
+    ]);
+  });
+
+  it('gives up after 6 POSTs (initial attempt + 5 retries) with delays doubling from the configured one', async () => {
+    const receiver = await startReceiver(() => 500);
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+    const deps = depsWith(clock);
+    const waits: number[] = [];
+
+    for (let attempt = 1; attempt <= 6; attempt++) {
+      const counts = await deliverDueEvents(deps);
+      expect(counts).toEqual(attempt < 6 ? { ...NOTHING, retried: 1 } : { ...NOTHING, failed: 1 });
+      const event = await eventRow(eventId);
+      if (attempt < 6) {
+        waits.push((event.next_attempt_at.getTime() - clock.now().getTime()) / 1000);
+        clock.set(event.next_attempt_at);
+      }
+    }
+
+    expect(waits).toEqual([10, 20, 40, 80, 160]);
+    expect(await eventRow(eventId)).toMatchObject({ status: 'failed', attempts: 6, last_error: 'HTTP 500' });
+    expect(receiver.received).toHaveLength(6);
+    const rows = await deliveryRows(eventId);
+    expect(rows.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(rows.every((r) => r.status_code === 500 && r.error === 'HTTP 500' && r.url === receiver.url)).toBe(true);
+
+    clock.advance(7 * 86_400_000);
+    expect(await deliverDueEvents(deps)).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(6);
+  });
+
+  it('counts a receiver that never answers within the timeout as a failed attempt', async () => {
+    const receiver = await startReceiver(() => 'hang');
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+
+    expect(await deliverDueEvents(depsWith(clock, { webhookTimeoutSeconds: 0.2 }))).toEqual({ ...NOTHING, retried: 1 });
+
+    expect(receiver.received).toHaveLength(1);
+    const event = await eventRow(eventId);
+    expect(event).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(event.last_error).toMatch(/timeout/);
+    const [row] = await deliveryRows(eventId);
+    expect(row).toMatchObject({ attempt: 1, status_code: null });
+    expect(row!.error).toMatch(/timeout/);
+    expect(row!.latency_ms).toBeGreaterThanOrEqual(150);
+    expect(row!.latency_ms).toBeLessThan(5_000);
+  });
+
+  it('counts an unreachable URL as a failed attempt with the connection error', async () => {
+    const receiver = await startReceiver();
+    const url = receiver.url;
+    await receiver.close();
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(url));
+
+    expect(await deliverDueEvents(depsWith(clock))).toEqual({ ...NOTHING, retried: 1 });
+    const [row] = await deliveryRows(eventId);
+    expect(row).toMatchObject({ attempt: 1, status_code: null });
+    expect(row!.error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('stops at once on 410 Gone', async () => {
+    const receiver = await startReceiver(() => 410);
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+    const deps = depsWith(clock);
+
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, failed: 1 });
+    const event = await eventRow(eventId);
+    expect(event).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(event.last_error).toMatch(/410/);
+    expect((await deliveryRows(eventId)).map((r) => r.status_code)).toEqual([410]);
+
+    clock.advance(86_400_000);
+    expect(await deliverDueEvents(deps)).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('does not follow redirects: a 3xx is a failed attempt', async () => {
+    const receiver = await startReceiver((n) => (n === 1 ? { status: 307, headers: { location: '/elsewhere' } } : 200));
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+
+    expect(await deliverDueEvents(depsWith(clock))).toEqual({ ...NOTHING, retried: 1 });
+    expect(receiver.received).toHaveLength(1);
+    expect(await eventRow(eventId)).toMatchObject({ status: 'pending', attempts: 1, last_error: 'HTTP 307' });
+  });
+
+  it('delivers each event exactly once when two workers run at the same time', async () => {
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 20 }));
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(receiver.url);
+    const eventIds: string[] = [];
+    for (let i = 0; i < 12; i++) eventIds.push(await addEvent(clock, merchantId, { n: i }));
+    const deps = depsWith(clock);
+
+    const [a, b] = await Promise.all([deliverDueEvents(deps), deliverDueEvents(deps)]);
+
+    expect(a.delivered + b.delivered).toBe(12);
+    expect(a.failed + a.retried + b.failed + b.retried).toBe(0);
+    const ids = receiver.received.map((r) => String(r.headers['webhook-id']));
+    expect(ids).toHaveLength(12);
+    expect(new Set(ids)).toEqual(new Set(eventIds));
+    const { rows } = await db.pool.query<{ count: string }>('SELECT count(*) FROM webhook_deliveries');
+    expect(Number(rows[0]!.count)).toBe(12);
+  });
+
+  it('handles at most one batch per call', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(receiver.url);
+    for (let i = 0; i < 5; i++) await addEvent(clock, merchantId, { n: i });
+    const deps = depsWith(clock);
+
+    expect(await deliverDueEvents(deps, { batchSize: 3 })).toEqual({ ...NOTHING, delivered: 3 });
+    expect(await deliverDueEvents(deps, { batchSize: 3 })).toEqual({ ...NOTHING, delivered: 2 });
+    expect(receiver.received).toHaveLength(5);
+  });
+
+  it('never sends a stored event, and stores a pending one whose merchant removed its webhook_url', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock();
+    const storedId = await addEvent(clock, await createMerchant(null));
+    expect(await eventRow(storedId)).toMatchObject({ status: 'stored' });
+
+    const merchantId = await createMerchant(receiver.url);
+    const orphanId = await addEvent(clock, merchantId);
+    await db.pool.query('UPDATE merchants SET webhook_url = NULL WHERE id = $1', [merchantId]);
+
+    expect(await deliverDueEvents(depsWith(clock))).toEqual({ ...NOTHING, stored: 1 });
+    clock.advance(86_400_000);
+    expect(await deliverDueEvents(depsWith(clock))).toEqual(NOTHING);
+
+    expect(receiver.received).toHaveLength(0);
+    expect(await eventRow(storedId)).toMatchObject({ status: 'stored', attempts: 0 });
+    expect(await eventRow(orphanId)).toMatchObject({ status: 'stored', attempts: 0 });
+    expect(await deliveryRows(storedId)).toHaveLength(0);
+    expect(await deliveryRows(orphanId)).toHaveLength(0);
+  });
+
+  it("sends to the merchant's current webhook_url", async () => {
+    const oldReceiver = await startReceiver();
+    const newReceiver = await startReceiver();
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(oldReceiver.url);
+    const eventId = await addEvent(clock, merchantId);
+    await db.pool.query('UPDATE merchants SET webhook_url = $2 WHERE id = $1', [merchantId, newReceiver.url]);
+
+    expect(await deliverDueEvents(depsWith(clock))).toEqual({ ...NOTHING, delivered: 1 });
+    expect(oldReceiver.received).toHaveLength(0);
+    expect(newReceiver.received).toHaveLength(1);
+    expect((await deliveryRows(eventId))[0]!.url).toBe(newReceiver.url);
+  });
+});
+
+describe('sendTestWebhook', () => {
+  it('sends a signed webhook.test event at once and reports the outcome', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock('2026-02-02T02:02:02.022Z');
+    const merchantId = await createMerchant(receiver.url);
+
+    const result = await sendTestWebhook(depsWith(clock), merchantId);
+
+    expect(result).toMatchObject({ delivered: true, url: receiver.url, status_code: 200, error: null });
+    expect(result.event_id).toMatch(/^evt_/);
+    expect(result.latency_ms).toBeGreaterThanOrEqual(0);
+    expect(receiver.received).toHaveLength(1);
+    const request = receiver.received[0]!;
+    expect(request.specSignatureOk && request.standardSignatureOk).toBe(true);
+    expect(JSON.parse(request.body)).toEqual({
+      event_type: 'webhook.test',
+      payment_intent_id: null,
+      merchant_id: merchantId,
+      payload: { message: 'stableroute test event', sent_at: '2026-02-02T02:02:02.022Z' },
+    });
+    expect(await eventRow(result.event_id)).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(await deliveryRows(result.event_id)).toHaveLength(1);
+
+    expect(await deliverDueEvents(depsWith(clock))).toEqual(NOTHING);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('reports a failure and leaves the event pending for the normal retries', async () => {
+    const receiver = await startReceiver((n) => (n === 1 ? 500 : 200));
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(receiver.url);
+    const deps = depsWith(clock);
+
+    const result = await sendTestWebhook(deps, merchantId);
+
+    expect(result).toMatchObject({ delivered: false, url: receiver.url, status_code: 500, error: 'HTTP 500' });
+    const event = await eventRow(result.event_id);
+    expect(event).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(event.next_attempt_at.getTime()).toBe(clock.now().getTime() + RETRY_DELAY_SECONDS * 1000);
+    expect(await deliveryRows(result.event_id)).toHaveLength(1);
+
+    clock.advance(RETRY_DELAY_SECONDS * 1000);
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, delivered: 1 });
+    expect(await eventRow(result.event_id)).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('refuses a merchant without a webhook_url and writes nothing', async () => {
+    const merchantId = await createMerchant(null);
+    const error = await sendTestWebhook(depsWith(new ManualClock()), merchantId).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect((error as AppError).code).toBe('WEBHOOK_URL_NOT_CONFIGURED');
+    const { rows } = await db.pool.query('SELECT id FROM webhook_events WHERE merchant_id = $1', [merchantId]);
+    expect(rows).toHaveLength(0);
+  });
+});
+
+describe('startWebhookWorker', () => {
+  async function listenerPids(): Promise<number[]> {
+    const { rows } = await db.pool.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = $1 AND query ILIKE 'LISTEN%'`,
+      [LISTENER_APPLICATION_NAME],
+    );
+    return rows.map((r) => r.pid);
+  }
+  const waitOptions = { timeout: 5_000, interval: 20 };
+
+  it('delivers a new event promptly on NOTIFY, survives a dropped LISTEN connection, and stops cleanly', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(receiver.url);
+    // Idle while listening: the catch-up batch that follows each (re)connection is over, so an event inserted now
+    // can only be picked up by its notification or by the next poll, and the poll is 60 s away.
+    let idleListening = 0;
+    const worker = startWebhookWorker(depsWith(clock, { webhookPollSeconds: 60 }), {
+      listenReconnectMinMs: 50,
+      onIdle: ({ listening }) => {
+        if (listening) idleListening++;
+      },
+    });
+    try {
+      await vi.waitFor(() => expect(idleListening).toBeGreaterThan(0), waitOptions);
+      const [firstPid] = await listenerPids();
+      expect(firstPid).toBeDefined();
+
+      const idleBeforeFirst = idleListening;
+      const first = await addEvent(clock, merchantId);
+      await vi.waitFor(async () => {
+        expect((await eventRow(first)).status).toBe('delivered');
+        expect(idleListening).toBeGreaterThan(idleBeforeFirst); // and the worker is parked again
+      }, waitOptions);
+
+      const idleBeforeDrop = idleListening;
+      await db.pool.query('SELECT pg_terminate_backend($1)', [firstPid]);
+      await vi.waitFor(async () => {
+        const pids = await listenerPids();
+        expect(pids).toHaveLength(1);
+        expect(pids[0]).not.toBe(firstPid);
+        expect(idleListening).toBeGreaterThan(idleBeforeDrop);
+      }, waitOptions);
+
+      const second = await addEvent(clock, merchantId);
+      await vi.waitFor(async () => expect((await eventRow(second)).status).toBe('delivered'), waitOptions);
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([first, second]);
+    } finally {
+      await worker.stop();
+    }
+    expect(await listenerPids()).toHaveLength(0);
+  });
+
+  it('stop() waits for the in-flight POST and records it', async () => {
+    const receiver = await startReceiver(() => 'hang');
+    const clock = new ManualClock();
+    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+    const worker = startWebhookWorker(depsWith(clock, { webhookTimeoutSeconds: 0.5 }));
+
+    await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    await worker.stop();
+
+    expect(await eventRow(eventId)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await deliveryRows(eventId)).toHaveLength(1);
+    expect(await worker.stop()).toBeUndefined(); // idempotent
+  });
+});
