@@ -1,0 +1,225 @@
+// The real Ethereum adapter: USDC `transfer` calls from the treasury, signed locally with EIP-1559 fees, nonces
+// allocated in PostgreSQL, sent through any JSON-RPC endpoint. The private key lives only inside the viem account
+// created here; it is never logged, returned or put in an error.
+import type { Logger } from 'pino';
+import { getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import type { Queryable } from '../../db/pool.js';
+import { nativeToUsd } from '../../money.js';
+import {
+  ChainError,
+  type ChainAdapter,
+  type FeeEstimate,
+  type HealthProbe,
+  type SignedTransfer,
+  type TransferRequest,
+  type TxStatus,
+} from '../port.js';
+import { broadcastTransfer } from './broadcast.js';
+import { decodeTransfer, encodeTransfer, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
+import { toChainError } from './errors.js';
+import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
+import { estimateTransferGas } from './gas.js';
+import { allocateNonce } from './nonces.js';
+import { createEthereumRpc } from './rpc.js';
+import { readTransferStatus } from './status.js';
+import { parseSignedTransfer, signTransaction } from './transaction.js';
+
+export interface EthereumAdapterOptions {
+  rpcUrl: string;
+  usdcAddress: string;
+  /** Hex private key of the treasury, with or without 0x. */
+  treasuryKey: string;
+  /** Blocks (including the one holding the transaction) until a transfer is final. */
+  confirmations: number;
+  ethUsdPrice: number;
+  rpcTimeoutSeconds: number;
+  logger?: Logger;
+}
+
+const SECONDS_PER_BLOCK = 12;
+const ETH_DECIMALS = 18;
+
+export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAdapter {
+  const account = treasuryAccount(options.treasuryKey);
+  const token = tokenAddress(options.usdcAddress);
+  if (!Number.isInteger(options.confirmations) || options.confirmations < 1) {
+    throw new TypeError(`confirmations must be a positive integer, got ${options.confirmations}`);
+  }
+  const rpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds);
+  const log = options.logger?.child({ chain: 'ethereum' });
+  const from = account.address;
+  const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
+
+  // The chain id never changes under a running node; ask once, and again only after a failed ask.
+  let chainIdAsk: Promise<number> | undefined;
+  const chainId = () =>
+    (chainIdAsk ??= rpc.getChainId().catch((error: unknown) => {
+      chainIdAsk = undefined;
+      throw error;
+    }));
+
+  function feeEstimate(market: FeeMarket): FeeEstimate {
+    const feeNative = TYPICAL_TRANSFER_GAS * (market.baseFeePerGas + market.maxPriorityFeePerGas);
+    return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, options.ethUsdPrice) };
+  }
+
+  return {
+    chain: 'ethereum',
+    kind: 'rpc',
+    nativeCurrency: 'ETH',
+    nativeDecimals: ETH_DECIMALS,
+    typicalFinalitySeconds: finalitySeconds,
+
+    treasuryAddress: () => from,
+
+    isValidAddress: isValidRecipient,
+
+    async estimateFee(): Promise<FeeEstimate> {
+      try {
+        return feeEstimate(await readFeeMarket(rpc));
+      } catch (error) {
+        throw toChainError(error, { operation: 'fee estimate' });
+      }
+    },
+
+    async signTransfer(db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
+      // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
+      const data = transferData(request);
+      // 2. Read the chain before taking the nonce lock, so the lock is held only for one statement and a signature.
+      let prepared: [number, FeeMarket, bigint, number];
+      try {
+        prepared = await Promise.all([
+          chainId(),
+          readFeeMarket(rpc),
+          estimateTransferGas({
+            rpc,
+            from,
+            token,
+            data,
+            amountMicros: request.amountMicros,
+            onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
+          }),
+          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
+        ]);
+      } catch (error) {
+        throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
+      }
+      const [id, market, gas, pendingCount] = prepared;
+      // 3. Allocate the nonce in the caller's transaction; it commits together with the persisted attempt.
+      const nonce = await allocateNonce(db, from, pendingCount);
+      // 4. Sign locally. Nothing is sent.
+      const fees = marketFees(market);
+      const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
+      log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
+      return signed;
+    },
+
+    broadcast: (signed: SignedTransfer) => broadcastTransfer(rpc, signed, log),
+
+    async getStatus(signed: SignedTransfer): Promise<TxStatus> {
+      try {
+        return await readTransferStatus({ rpc, from, confirmations: options.confirmations }, signed);
+      } catch (error) {
+        throw toChainError(error, { operation: 'transaction status' });
+      }
+    },
+
+    async probe(): Promise<HealthProbe> {
+      const started = performance.now();
+      try {
+        await rpc.getBlockNumber();
+        const market = await readFeeMarket(rpc);
+        return {
+          ok: true,
+          latencyMs: performance.now() - started,
+          fee: feeEstimate(market),
+          finalitySeconds,
+          congestion: market.congestion,
+        };
+      } catch (error) {
+        const { shortMessage } = toChainError(error, { operation: 'probe' });
+        return { ok: false, latencyMs: performance.now() - started, error: shortMessage };
+      }
+    },
+
+    async treasuryUsdcBalance(): Promise<bigint> {
+      try {
+        return await readBalance(rpc, token, from);
+      } catch (error) {
+        throw toChainError(error, { operation: 'USDC balanceOf' });
+      }
+    },
+
+    // No nonce is allocated: the replacement reuses the stuck one, so the database is not touched.
+    async replaceWithHigherFee(_db: Queryable, request: TransferRequest, stuck: SignedTransfer) {
+      // The replacement is rebuilt from the stuck bytes (same nonce, token, call data, gas), so it can only ever be
+      // the same transfer; the request is checked against them rather than trusted.
+      const tx = parseSignedTransfer(stuck);
+      const call = decodeTransfer(tx.data);
+      if (
+        getAddress(tx.to) !== token ||
+        !call ||
+        call.to.toLowerCase() !== request.to.toLowerCase() ||
+        call.amountMicros !== request.amountMicros
+      ) {
+        throw new ChainError('internal_error', 'rejected', 'the stuck transaction is not this transfer', {
+          details: `stuck tx ${tx.hash} pays ${call?.amountMicros ?? '?'} to ${call?.to ?? '?'} via ${tx.to}`,
+        });
+      }
+      let market: FeeMarket;
+      try {
+        market = await readFeeMarket(rpc);
+      } catch (error) {
+        throw toChainError(error, { operation: 'fee market for a replacement', outcome: 'rejected' });
+      }
+      const fees = replacementFees(tx, market);
+      const { chainId: id, nonce, to, data, gas } = tx;
+      const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
+      log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
+      return signed;
+    },
+  };
+}
+
+/**
+ * Mixed case must carry a valid EIP-55 checksum; all lower or all upper case carries none (EIP-55), which viem's
+ * strict check would refuse for upper case. The zero address is refused: USDC reverts on it.
+ */
+export function isValidRecipient(candidate: string): boolean {
+  const allUpper = /^0x[0-9A-F]{40}$/.test(candidate);
+  const normalised = allUpper ? candidate.toLowerCase() : candidate;
+  return isAddress(normalised, { strict: true }) && candidate.toLowerCase() !== zeroAddress;
+}
+
+function transferData(request: TransferRequest): Hex {
+  if (!isValidRecipient(request.to)) {
+    throw new ChainError('invalid_destination', 'rejected', 'not a valid Ethereum address', { details: request.to });
+  }
+  if (request.amountMicros <= 0n) {
+    throw new ChainError('internal_error', 'rejected', 'transfer amount must be positive', {
+      details: String(request.amountMicros),
+    });
+  }
+  return encodeTransfer(getAddress(request.to.toLowerCase()), request.amountMicros);
+}
+
+function treasuryAccount(key: string): LocalAccount {
+  const hex = key.startsWith('0x') ? key : `0x${key}`;
+  // Messages name the problem, never the value.
+  if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new TypeError('treasuryKey must be a 32-byte hex private key');
+  try {
+    return privateKeyToAccount(hex as Hex);
+  } catch {
+    throw new TypeError('treasuryKey is not a valid secp256k1 private key');
+  }
+}
+
+function tokenAddress(address: string): Address {
+  if (!isAddress(address, { strict: true })) throw new TypeError(`usdcAddress is not an Ethereum address: ${address}`);
+  return getAddress(address);
+}
+
+function summary(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+}

@@ -1,0 +1,66 @@
+// Where a transfer stands, from the receipt, the block height and the account's nonce. Anything that ends an
+// attempt (final, failed) is reported only at the configured depth, so that a reorganisation cannot undo it: a
+// worker that re-signs after a "failed" must be sure the first transaction can no longer land.
+import type { Address, TransactionReceipt } from 'viem';
+import type { SignedTransfer, TxStatus } from '../port.js';
+import { classifyEthereumError } from './errors.js';
+import { nodeKnowsTransaction, receiptOrNull } from './lookups.js';
+import type { EthereumRpc } from './rpc.js';
+import { parseSignedTransfer } from './transaction.js';
+
+export interface StatusInput {
+  rpc: EthereumRpc;
+  from: Address;
+  confirmations: number;
+}
+
+export async function readTransferStatus(input: StatusInput, signed: SignedTransfer): Promise<TxStatus> {
+  const { rpc } = input;
+  const { hash, nonce } = parseSignedTransfer(signed);
+  const receipt = await receiptOrNull(rpc, hash);
+  if (receipt) return statusFromReceipt(input, receipt);
+
+  if (await nonceUsedAtFinalDepth(input, nonce)) {
+    // Our own transaction may have been mined between the receipt read and the nonce read.
+    const late = await receiptOrNull(rpc, hash);
+    if (late) return statusFromReceipt(input, late);
+    return {
+      state: 'failed',
+      reason: 'nonce_conflict',
+      feeNative: 0n,
+      details: `nonce ${nonce} of ${input.from} was used by another transaction`,
+    };
+  }
+  return (await nodeKnowsTransaction(rpc, hash)) ? { state: 'pending' } : { state: 'unknown' };
+}
+
+async function statusFromReceipt(input: StatusInput, receipt: TransactionReceipt): Promise<TxStatus> {
+  const latest = await input.rpc.getBlockNumber();
+  const depth = latest - receipt.blockNumber + 1n;
+  const confirmations = depth < 1n ? 1 : Number(depth);
+  if (confirmations < input.confirmations) return { state: 'included', confirmations };
+  const feeNative = receipt.gasUsed * receipt.effectiveGasPrice;
+  if (receipt.status === 'reverted') {
+    return { state: 'failed', reason: 'reverted', feeNative, details: `reverted in block ${receipt.blockNumber}` };
+  }
+  return { state: 'final', feeNative };
+}
+
+/**
+ * Whether the account's nonce count at the deepest block we call final is above `nonce`, i.e. some transaction
+ * with our nonce is final. Nodes that do not keep state that deep (non-archive, confirmations > ~128) cannot tell;
+ * then the transfer stays pending/unknown and the stuck timer hands it to an operator.
+ */
+async function nonceUsedAtFinalDepth(input: StatusInput, nonce: number): Promise<boolean> {
+  const latest = await input.rpc.getBlockNumber();
+  const finalBlock = latest - BigInt(input.confirmations - 1);
+  if (finalBlock < 0n) return false;
+  try {
+    const count = await input.rpc.getTransactionCount({ address: input.from, blockNumber: finalBlock });
+    return count > nonce;
+  } catch (error) {
+    const kind = classifyEthereumError(error);
+    if (kind === 'timeout' || kind === 'unreachable' || kind === 'rate_limited' || kind === 'http_error') throw error;
+    return false;
+  }
+}

@@ -1,0 +1,232 @@
+// The Ethereum half of `stableroute devnet`: a real anvil node (the binary shipped through npm), the 6-decimal USDC
+// stand-in deployed by one account and minted to another, which becomes the treasury. Tests use it too, so it has
+// to start fast, fail with a clear message, and never outlive its caller.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import { createPublicClient, createTestClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
+
+export const DEVNET_CHAIN_ID = 31337;
+/** anvil's own default mnemonic, passed explicitly so the keys below stay right if anvil ever changes its default. */
+export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
+// Accounts 0 and 1 of DEVNET_MNEMONIC. Public test keys printed by every anvil: never fund them on a real network.
+const DEPLOYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const TREASURY_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+
+const DEFAULT_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
+const READY_TIMEOUT_MS = 15_000;
+const READY_POLL_MS = 50;
+const STOP_TIMEOUT_MS = 5_000;
+const START_ATTEMPTS = 3; // a free port can be taken between our probe and anvil's bind
+const RPC_TIMEOUT_MS = 10_000;
+
+export interface EthereumDevnetOptions {
+  /** Port to listen on (127.0.0.1); default: a free one. */
+  port?: number;
+  /** USDC minted to the treasury, in micro-units; default 1,000,000 USDC. */
+  treasuryUsdc?: bigint;
+  /** Mine a block every so many seconds instead of one per transaction (automine). */
+  blockTimeSeconds?: number;
+  logger?: Logger;
+}
+
+export interface EthereumDevnet {
+  rpcUrl: string;
+  usdcAddress: Address;
+  /** Hex private key of the funded treasury (a public anvil test key). */
+  treasuryKey: Hex;
+  treasuryAddress: Address;
+  chainId: number;
+  stop(): Promise<void>;
+}
+
+export class DevnetError extends Error {
+  override readonly name = 'DevnetError';
+}
+
+/** Path of the anvil binary for this platform, from the @foundry-rs/anvil-<os>-<arch> package npm installed. */
+export function anvilBinaryPath(): string {
+  const os = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform as string];
+  const arch = { x64: 'amd64', arm64: 'arm64' }[process.arch as string];
+  if (!os || !arch) throw new DevnetError(`anvil is not shipped for ${process.platform}/${process.arch}`);
+  const pkg = `@foundry-rs/anvil-${os}-${arch}`;
+  let packageJson: string;
+  try {
+    packageJson = createRequire(import.meta.url).resolve(`${pkg}/package.json`);
+  } catch (cause) {
+    throw new DevnetError(`${pkg} is not installed (optional dependency of @foundry-rs/anvil); run npm ci`, { cause });
+  }
+  const binary = join(dirname(packageJson), 'bin', os === 'win32' ? 'anvil.exe' : 'anvil');
+  if (!existsSync(binary)) throw new DevnetError(`anvil binary missing at ${binary}`);
+  return binary;
+}
+
+export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): Promise<EthereumDevnet> {
+  const log = options.logger;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
+    const port = options.port ?? (await freePort());
+    const node = spawnAnvil(port, options.blockTimeSeconds);
+    const rpcUrl = `http://127.0.0.1:${port}`;
+    try {
+      await waitUntilReady(rpcUrl, node);
+      const deployed = await deployUsdc(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS);
+      log?.info({ rpcUrl, usdcAddress: deployed.usdcAddress }, 'ethereum devnet ready');
+      return {
+        rpcUrl,
+        usdcAddress: deployed.usdcAddress,
+        treasuryKey: TREASURY_KEY,
+        treasuryAddress: deployed.treasuryAddress,
+        chainId: DEVNET_CHAIN_ID,
+        stop: () => node.stop(),
+      };
+    } catch (error) {
+      lastError = error;
+      const exitedEarly = node.exitedEarly();
+      await node.stop();
+      // Only a lost race for a port we picked ourselves is worth another try.
+      if (options.port !== undefined || !exitedEarly) break;
+      log?.warn({ port, attempt }, 'anvil exited during start-up; retrying on another port');
+    }
+  }
+  throw lastError;
+}
+
+/** Turns mining on every transaction on or off; with it off, transactions wait in the pool until mineBlocks. */
+export async function setAutomine(rpcUrl: string, enabled: boolean): Promise<void> {
+  await testClient(rpcUrl).setAutomine(enabled);
+}
+
+/** Mines `count` blocks at once (anvil_mine), including whatever the pool holds. */
+export async function mineBlocks(rpcUrl: string, count = 1): Promise<void> {
+  await testClient(rpcUrl).mine({ blocks: count });
+}
+
+function testClient(rpcUrl: string) {
+  return createTestClient({ mode: 'anvil', transport: http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 }) });
+}
+
+interface AnvilProcess {
+  stop(): Promise<void>;
+  exitedEarly(): boolean;
+  exited: Promise<string>;
+}
+
+function spawnAnvil(port: number, blockTimeSeconds: number | undefined): AnvilProcess {
+  const args = ['--silent', '--host', '127.0.0.1', '--port', String(port)];
+  args.push('--chain-id', String(DEVNET_CHAIN_ID), '--mnemonic', DEVNET_MNEMONIC, '--accounts', '3');
+  if (blockTimeSeconds !== undefined) args.push('--block-time', String(blockTimeSeconds));
+  const child: ChildProcess = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2_000);
+  });
+  let done = false;
+  const exited = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve(`anvil exited (code ${code ?? 'none'}, signal ${signal ?? 'none'}): ${stderr.trim() || 'no output'}`);
+    });
+    child.once('error', (error) => {
+      done = true;
+      resolve(`anvil failed to start: ${error.message}`);
+    });
+  });
+  // A crashed or interrupted caller must not leave an orphaned node holding the port.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  let stopping = false;
+  return {
+    exited,
+    exitedEarly: () => done && !stopping,
+    async stop() {
+      stopping = true;
+      process.removeListener('exit', killOnExit);
+      if (done) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function waitUntilReady(rpcUrl: string, node: AnvilProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let exitReason: string | undefined;
+  void node.exited.then((reason) => (exitReason = reason));
+  let lastError = 'no answer';
+  while (Date.now() < deadline) {
+    if (exitReason) throw new DevnetError(exitReason);
+    try {
+      const response = await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+        signal: AbortSignal.timeout(1_000),
+      });
+      const body = (await response.json()) as { result?: string };
+      if (body.result !== undefined && Number(body.result) === DEVNET_CHAIN_ID) return;
+      lastError = `unexpected answer ${JSON.stringify(body)}`;
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
+  }
+  throw new DevnetError(`anvil did not answer eth_chainId at ${rpcUrl} within ${READY_TIMEOUT_MS} ms: ${lastError}`);
+}
+
+interface DeployedUsdc {
+  usdcAddress: Address;
+  treasuryAddress: Address;
+}
+
+async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint): Promise<DeployedUsdc> {
+  const transport = http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 });
+  const publicClient = createPublicClient({ transport, pollingInterval: 50 });
+  const deployer = privateKeyToAccount(DEPLOYER_KEY);
+  const treasury = privateKeyToAccount(TREASURY_KEY);
+  const wallet = createWalletClient({ account: deployer, transport });
+  const receiptOf = (hash: Hex) => publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
+
+  const deployHash = await wallet.deployContract({
+    abi: TEST_USDC_ABI,
+    bytecode: TEST_USDC_BYTECODE,
+    chain: null,
+  });
+  const deployed = await receiptOf(deployHash);
+  if (deployed.status !== 'success' || !deployed.contractAddress) {
+    throw new DevnetError(`USDC deployment failed in tx ${deployHash}`);
+  }
+  const usdcAddress = getAddress(deployed.contractAddress);
+  if (treasuryUsdc > 0n) {
+    const mintHash = await wallet.writeContract({
+      address: usdcAddress,
+      abi: TEST_USDC_ABI,
+      functionName: 'mint',
+      args: [treasury.address, treasuryUsdc],
+      chain: null,
+    });
+    const minted = await receiptOf(mintHash);
+    if (minted.status !== 'success') throw new DevnetError(`USDC mint failed in tx ${mintHash}`);
+  }
+  return { usdcAddress, treasuryAddress: treasury.address };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,406 @@
+// The Ethereum adapter against a real anvil node and a real PostgreSQL: one node and one database for the file.
+// No sleeps: blocks are mined on demand (anvil_mine), and the rare wait polls a condition with a deadline.
+import { createServer, type Server, type Socket } from 'node:net';
+import { createPublicClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEthereumAdapter, type EthereumAdapterOptions } from '../../src/chains/ethereum/adapter.js';
+import {
+  ChainError,
+  type ChainAdapter,
+  type SignedTransfer,
+  type TransferRequest,
+  type TxStatus,
+} from '../../src/chains/port.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
+import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+
+const CONFIRMATIONS = 3;
+
+let devnet: EthereumDevnet;
+let db: TestDatabase;
+let adapter: ChainAdapter;
+let reader: ReturnType<typeof createPublicClient>;
+let intentSequence = 0;
+
+beforeAll(async () => {
+  [devnet, db] = await Promise.all([startEthereumDevnet(), createTestDatabase()]);
+  adapter = createEthereumAdapter(adapterOptions(devnet.rpcUrl));
+  reader = createPublicClient({ transport: http(devnet.rpcUrl), cacheTime: 0 });
+});
+
+afterAll(async () => {
+  await devnet?.stop();
+  await db?.drop();
+});
+
+function adapterOptions(rpcUrl: string, rpcTimeoutSeconds = 5): EthereumAdapterOptions {
+  return {
+    rpcUrl,
+    usdcAddress: devnet.usdcAddress,
+    treasuryKey: devnet.treasuryKey,
+    confirmations: CONFIRMATIONS,
+    ethUsdPrice: 3000,
+    rpcTimeoutSeconds,
+  };
+}
+
+function freshAddress(): Address {
+  return privateKeyToAccount(generatePrivateKey()).address;
+}
+
+function transfer(to: Address, amountMicros: bigint): TransferRequest {
+  intentSequence += 1;
+  return { paymentIntentId: `pi_eth_test_${intentSequence}`, to, amountMicros };
+}
+
+function sign(request: TransferRequest): Promise<SignedTransfer> {
+  return withTransaction(db.pool, (tx) => adapter.signTransfer(tx, request));
+}
+
+function usdcBalance(owner: Address): Promise<bigint> {
+  return reader.readContract({ address: devnet.usdcAddress, abi: TEST_USDC_ABI, functionName: 'balanceOf', args: [owner] });
+}
+
+async function storedNextNonce(): Promise<number | null> {
+  const { rows } = await db.pool.query<{ next_nonce: string }>(
+    "SELECT next_nonce::text FROM chain_nonces WHERE chain = 'ethereum' AND address = $1",
+    [devnet.treasuryAddress.toLowerCase()],
+  );
+  return rows[0] ? Number(rows[0].next_nonce) : null;
+}
+
+/** Leaves the node in automine, whatever the test did. Mine inside: anvil mines the pool when automine resumes. */
+async function withMiningPaused<T>(fn: () => Promise<T>): Promise<T> {
+  await setAutomine(devnet.rpcUrl, false);
+  try {
+    return await fn();
+  } finally {
+    await setAutomine(devnet.rpcUrl, true);
+  }
+}
+
+/** anvil's automine mines shortly after eth_sendRawTransaction answers, not before: wait for the block. */
+async function untilIncluded(signed: SignedTransfer): Promise<void> {
+  await vi.waitFor(
+    async () => expect(['included', 'final']).toContain((await adapter.getStatus(signed)).state),
+    { timeout: 5_000, interval: 10 },
+  );
+}
+
+async function expectChainError(promise: Promise<unknown>): Promise<ChainError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ChainError);
+  return error as ChainError;
+}
+
+async function receiptFee(txId: string): Promise<bigint> {
+  const receipt = await reader.getTransactionReceipt({ hash: txId as Hex });
+  return receipt.gasUsed * receipt.effectiveGasPrice;
+}
+
+describe('ethereum adapter: identity and validation', () => {
+  it('exposes the checksummed treasury address and chain facts', () => {
+    expect(adapter.treasuryAddress()).toBe(devnet.treasuryAddress);
+    expect(adapter.treasuryAddress()).toBe(getAddress(devnet.treasuryAddress));
+    expect(adapter).toMatchObject({ chain: 'ethereum', kind: 'rpc', nativeCurrency: 'ETH', nativeDecimals: 18 });
+    expect(adapter.typicalFinalitySeconds).toBe(CONFIRMATIONS * 12);
+  });
+
+  it('accepts checksummed, lower-case and upper-case hex addresses; refuses bad checksums and malformed ones', () => {
+    const checksummed = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+    expect(adapter.isValidAddress(checksummed)).toBe(true);
+    expect(adapter.isValidAddress(checksummed.toLowerCase())).toBe(true);
+    expect(adapter.isValidAddress(`0x${checksummed.slice(2).toUpperCase()}`)).toBe(true);
+    expect(adapter.isValidAddress('0x70997970c51812dc3A010C7d01b50e0d17dc79C8')).toBe(false); // one letter's case flipped
+    expect(adapter.isValidAddress(checksummed.slice(0, -1))).toBe(false);
+    expect(adapter.isValidAddress(`${checksummed}00`)).toBe(false);
+    expect(adapter.isValidAddress(checksummed.slice(2))).toBe(false);
+    expect(adapter.isValidAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79Zz')).toBe(false);
+    expect(adapter.isValidAddress('0x0000000000000000000000000000000000000000')).toBe(false); // USDC reverts on it
+    expect(adapter.isValidAddress('')).toBe(false);
+  });
+
+  it('refuses a malformed treasury key without echoing it', () => {
+    const bad = `${devnet.treasuryKey}ff`;
+    expect(() => createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), treasuryKey: bad })).toThrow(
+      /^treasuryKey must be a 32-byte hex private key$/,
+    );
+  });
+});
+
+describe('ethereum adapter: fees and health', () => {
+  it('estimates a typical transfer fee in wei and USD, and probes the node', async () => {
+    const fee = await adapter.estimateFee();
+    expect(fee.feeNative).toBeGreaterThan(0n);
+    expect(fee.feeUsd).toBeGreaterThan(0);
+    const probe = await adapter.probe();
+    expect(probe.ok).toBe(true);
+    expect(probe.error).toBeUndefined();
+    expect(probe.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(probe.fee?.feeNative).toBeGreaterThan(0n);
+    expect(probe.finalitySeconds).toBe(CONFIRMATIONS * 12);
+    expect(probe.congestion).toBeGreaterThanOrEqual(0);
+    expect(probe.congestion).toBeLessThanOrEqual(1);
+  });
+
+  it('reads the treasury USDC balance from the token', async () => {
+    expect(await adapter.treasuryUsdcBalance()).toBe(await usdcBalance(devnet.treasuryAddress));
+  });
+});
+
+describe('ethereum adapter: transfers', () => {
+  it('signs, broadcasts and reaches final after enough blocks, moving exactly the amount', async () => {
+    const recipient = freshAddress();
+    const treasuryBefore = await adapter.treasuryUsdcBalance();
+    const signed = await sign(transfer(recipient, 12_345_678n));
+
+    expect(signed.txId).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(signed.rawTx).toMatch(/^0x02/); // EIP-1559 envelope
+    expect(JSON.parse(JSON.stringify(signed.meta))).toEqual(signed.meta);
+    expect(await storedNextNonce()).toBe(Number(signed.meta.nonce) + 1);
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' }); // signing sends nothing
+
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+    // Automine put it in a block; final needs CONFIRMATIONS blocks counting that one.
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 1 });
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 2);
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: CONFIRMATIONS - 1 });
+    await mineBlocks(devnet.rpcUrl, 1);
+
+    const status = await adapter.getStatus(signed);
+    expect(status).toEqual({ state: 'final', feeNative: await receiptFee(signed.txId) });
+    expect((status as { feeNative: bigint }).feeNative).toBeGreaterThan(0n);
+    expect(await usdcBalance(recipient)).toBe(12_345_678n);
+    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - 12_345_678n);
+  });
+
+  it('treats re-broadcasting the same bytes as success, in the pool and after mining, with one transfer', async () => {
+    const recipient = freshAddress();
+    const signed = await sign(transfer(recipient, 1_000_000n));
+    await withMiningPaused(async () => {
+      await adapter.broadcast(signed);
+      await adapter.broadcast(signed); // anvil: "transaction already imported"
+      expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
+      await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
+    });
+    await adapter.broadcast(signed); // anvil: "nonce too low", but the node has our hash
+    expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+    expect(await usdcBalance(recipient)).toBe(1_000_000n);
+  });
+
+  it('gives 10 concurrent signers in separate DB transactions 10 consecutive nonces, all final', async () => {
+    const recipient = freshAddress();
+    const amounts = Array.from({ length: 10 }, (_, i) => BigInt(i + 1) * 1_000n);
+    const signedAll = await Promise.all(
+      amounts.map(async (amount) => {
+        const signed = await sign(transfer(recipient, amount));
+        await adapter.broadcast(signed); // in whatever order they finish: anvil queues a nonce until the gap fills
+        return signed;
+      }),
+    );
+
+    const nonces = signedAll.map((s) => Number(s.meta.nonce)).sort((a, b) => a - b);
+    expect(new Set(nonces).size).toBe(10);
+    expect(nonces).toEqual(Array.from({ length: 10 }, (_, i) => nonces[0]! + i));
+    expect(await storedNextNonce()).toBe(nonces[9]! + 1);
+
+    // Out-of-order arrivals wait in the pool until the gap below them is mined: poll with a deadline.
+    await vi.waitFor(
+      async () => {
+        await mineBlocks(devnet.rpcUrl, 1);
+        const states = await Promise.all(signedAll.map((s) => adapter.getStatus(s)));
+        expect(states.filter((s) => s.state !== 'included' && s.state !== 'final')).toEqual([]);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
+    for (const signed of signedAll) {
+      expect(await adapter.getStatus(signed)).toEqual({ state: 'final', feeNative: await receiptFee(signed.txId) });
+    }
+    expect(await usdcBalance(recipient)).toBe(amounts.reduce((sum, a) => sum + a, 0n));
+  });
+
+  it('steps over nonces used by transactions sent from outside the service', async () => {
+    const outside = createWalletClient({ account: privateKeyToAccount(devnet.treasuryKey), transport: http(devnet.rpcUrl) });
+    const outsideHash = await outside.sendTransaction({ to: freshAddress(), value: 1n, chain: null });
+    const outsideTx = await reader.getTransaction({ hash: outsideHash });
+    expect(outsideTx.nonce).toBe((await storedNextNonce())!); // it took the nonce the service would have used next
+
+    const recipient = freshAddress();
+    const signed = await sign(transfer(recipient, 5n));
+    expect(signed.meta.nonce).toBe(outsideTx.nonce + 1);
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
+    expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+    expect(await usdcBalance(recipient)).toBe(5n);
+  });
+
+  it('replaces a stuck transfer with the same nonce and higher fees; only the replacement lands', async () => {
+    const recipient = freshAddress();
+    const request = transfer(recipient, 7_000_000n);
+    const original = await sign(request);
+
+    const replacement = await withMiningPaused(async () => {
+      await adapter.broadcast(original);
+      expect(await adapter.getStatus(original)).toEqual({ state: 'pending' });
+
+      const bumped = await adapter.replaceWithHigherFee!(db.pool, request, original);
+      expect(bumped.txId).not.toBe(original.txId);
+      expect(bumped.meta.nonce).toBe(original.meta.nonce);
+      expect(bumped.meta.gas).toBe(original.meta.gas);
+      for (const field of ['maxFeePerGas', 'maxPriorityFeePerGas'] as const) {
+        expect(BigInt(bumped.meta[field] as string) * 8n).toBeGreaterThanOrEqual(BigInt(original.meta[field] as string) * 9n);
+      }
+      await adapter.broadcast(bumped);
+      expect(await adapter.getStatus(bumped)).toEqual({ state: 'pending' });
+      // The node evicted the original from its pool for the better-paying replacement.
+      expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' });
+      await mineBlocks(devnet.rpcUrl, 1);
+      return bumped;
+    });
+
+    expect(await adapter.getStatus(replacement)).toEqual({ state: 'included', confirmations: 1 });
+    // Its nonce is taken, but not at final depth yet: a reorg could still bring the original back, so no verdict.
+    expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' });
+
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
+    expect(await adapter.getStatus(replacement)).toEqual({ state: 'final', feeNative: await receiptFee(replacement.txId) });
+    expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
+    expect(await usdcBalance(recipient)).toBe(7_000_000n);
+    // Re-sending the evicted original now is a rejection: its nonce belongs to the replacement.
+    const error = await expectChainError(adapter.broadcast(original));
+    expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'rejected' });
+  });
+
+  it('logs its work without ever writing the private key', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
+    const logged = createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), logger });
+    const request = transfer(freshAddress(), 3n);
+    const signed = await withTransaction(db.pool, (tx) => logged.signTransfer(tx, request));
+    await logged.broadcast(signed);
+    await untilIncluded(signed);
+    await logged.replaceWithHigherFee!(db.pool, request, signed); // signed, never sent
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.join('\n').toLowerCase()).not.toContain(devnet.treasuryKey.slice(2).toLowerCase());
+  });
+
+  it('refuses to re-sign a different transfer as a replacement', async () => {
+    const request = transfer(freshAddress(), 10n);
+    const signed = await sign(request);
+    const error = await expectChainError(adapter.replaceWithHigherFee!(db.pool, { ...request, amountMicros: 11n }, signed));
+    expect(error.reason).toBe('internal_error');
+    await adapter.broadcast(signed); // keep the nonce sequence gap-free for the tests below
+    await untilIncluded(signed);
+  });
+});
+
+describe('ethereum adapter: node unreachable', () => {
+  let blackHole: Server;
+  let blackHoleUrl: string;
+  const held = new Set<Socket>();
+  beforeAll(async () => {
+    // Accepts connections and never answers: the request can only end by our timeout.
+    blackHole = createServer((socket) => {
+      held.add(socket);
+      socket.on('close', () => held.delete(socket));
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    blackHoleUrl = `http://127.0.0.1:${(blackHole.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => blackHole.close(resolve));
+  });
+
+  async function closedPortUrl(): Promise<string> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    await new Promise((resolve) => server.close(resolve));
+    return `http://127.0.0.1:${port}`;
+  }
+
+  it('reports a refused connection as rpc_timeout with an unknown outcome, and probe() as not ok', async () => {
+    const down = createEthereumAdapter(adapterOptions(await closedPortUrl(), 1));
+    const signed = await sign(transfer(freshAddress(), 1n)); // signed on the live node
+    const error = await expectChainError(down.broadcast(signed));
+    expect(error).toMatchObject({ reason: 'rpc_timeout', outcome: 'unknown' });
+    expect(error.shortMessage).toContain('eth_sendRawTransaction');
+    expect(error.cause).toBeDefined();
+    const probe = await down.probe();
+    expect(probe.ok).toBe(false);
+    expect(probe.error).toBeTruthy();
+    // Signing needs the node too; it fails before any nonce is taken, and nothing was sent.
+    const nonceBefore = await storedNextNonce();
+    const signing = withTransaction(db.pool, (tx) => down.signTransfer(tx, transfer(freshAddress(), 1n)));
+    const signError = await expectChainError(signing);
+    expect(signError).toMatchObject({ reason: 'rpc_timeout', outcome: 'rejected' });
+    expect(await storedNextNonce()).toBe(nonceBefore);
+    await adapter.broadcast(signed); // the live node takes it: no gap for later tests
+    await untilIncluded(signed);
+  });
+
+  it('reports a node that never answers as rpc_timeout with an unknown outcome within the timeout', async () => {
+    const silent = createEthereumAdapter(adapterOptions(blackHoleUrl, 0.3));
+    const signed = await sign(transfer(freshAddress(), 1n));
+    const started = Date.now();
+    const error = await expectChainError(silent.broadcast(signed));
+    expect(error).toMatchObject({ reason: 'rpc_timeout', outcome: 'unknown' });
+    expect(Date.now() - started).toBeLessThan(5_000); // sendRawTransaction is not retried
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+  });
+});
+
+// Runs last: it drains the treasury.
+describe('ethereum adapter: transfers the token refuses', () => {
+  // Decision: a transfer that the node's gas estimate shows would revert is refused at signing, before a nonce is
+  // taken and before any fee is spent: insufficient_funds when the treasury holds less USDC than the amount. A
+  // transfer that only starts failing after signing (state changed in between) is mined, reverts, pays its fee,
+  // and is reported as failed/reverted once final.
+  it('refuses at signing a transfer above the treasury USDC balance, without taking a nonce', async () => {
+    const balance = await adapter.treasuryUsdcBalance();
+    const nonceBefore = await storedNextNonce();
+    const error = await expectChainError(sign(transfer(freshAddress(), balance + 1n)));
+    expect(error).toMatchObject({ reason: 'insufficient_funds', outcome: 'rejected' });
+    expect(error.details).toContain(String(balance));
+    expect(await storedNextNonce()).toBe(nonceBefore);
+  });
+
+  it('reports a transfer that reverts on chain as failed/reverted with the fee it paid', async () => {
+    const balance = await adapter.treasuryUsdcBalance();
+    const drain = freshAddress();
+    const late = freshAddress();
+    const [drainTx, lateTx] = await withMiningPaused(async () => {
+      const first = await sign(transfer(drain, balance));
+      await adapter.broadcast(first);
+      // Estimated against the latest block, where the treasury still holds `balance`: signing succeeds.
+      const second = await sign(transfer(late, 1n));
+      await adapter.broadcast(second);
+      await mineBlocks(devnet.rpcUrl, 1); // both in one block, the drain first (lower nonce)
+      return [first, second];
+    });
+    // Included and reverted, but not final: no verdict yet.
+    expect(await adapter.getStatus(lateTx)).toEqual({ state: 'included', confirmations: 1 });
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
+
+    const status = (await adapter.getStatus(lateTx)) as Extract<TxStatus, { state: 'failed' }>;
+    expect(status).toMatchObject({ state: 'failed', reason: 'reverted' });
+    expect(status.feeNative).toBe(await receiptFee(lateTx.txId));
+    expect(status.feeNative).toBeGreaterThan(0n);
+    expect(await adapter.getStatus(drainTx)).toMatchObject({ state: 'final' });
+    expect(await usdcBalance(drain)).toBe(balance);
+    expect(await usdcBalance(late)).toBe(0n);
+    expect(await adapter.treasuryUsdcBalance()).toBe(0n);
+  });
+});
