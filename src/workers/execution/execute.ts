@@ -25,7 +25,8 @@ export interface ExecutionDeps {
 
 type Claim =
   | { kind: 'done'; why: string }
-  | { kind: 'send'; intent: PaymentIntentRow; attempt: Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'> };
+  | { kind: 'send'; intent: PaymentIntentRow; attempt: Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'> }
+  | { kind: 'unsigned'; error: ChainError }; // the chain refused to even build the transfer
 
 const LANDED: TxStatus['state'][] = ['pending', 'included', 'final'];
 const CANNOT_LAND: TxStatus['state'][] = ['expired', 'failed'];
@@ -36,6 +37,11 @@ export async function executePayment(deps: ExecutionDeps, job: ExecutionJob): Pr
   const claim = await withTransaction(deps.pool, (tx) => claimAndSign(deps, tx, job));
   if (claim.kind === 'done') {
     log.debug({ why: claim.why }, 'execution: nothing to do');
+    return;
+  }
+  if (claim.kind === 'unsigned') {
+    await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, job, null, claim.error));
+    log.warn({ reason: claim.error.reason, err: claim.error.shortMessage }, 'execution: could not sign');
     return;
   }
   const adapter = deps.adapters[claim.intent.selected_chain];
@@ -86,11 +92,20 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
     await markFailed(tx, live.id, reason, `superseded: the chain reports ${status.state}`);
   }
 
-  const signed: SignedTransfer = await adapter.signTransfer(tx, {
-    paymentIntentId: intent.id,
-    to: intent.destination_address,
-    amountMicros: intent.amount_micros,
-  });
+  const request = { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros };
+  let signed: SignedTransfer;
+  try {
+    // After a rejection the old nonce is still free: re-sign on it (higher fee) so no later transfer waits behind a
+    // gap. After a nonce conflict the nonce is someone else's, so a fresh one is allocated.
+    const previous = await lastFailedAttempt(tx, intent.id);
+    signed =
+      previous && adapter.replaceWithHigherFee && previous.chain_meta.nonce != null && previous.failure_reason !== 'nonce_conflict'
+        ? await adapter.replaceWithHigherFee(tx, request, signedOf(previous))
+        : await adapter.signTransfer(tx, request);
+  } catch (error) {
+    if (!(error instanceof ChainError)) throw error;
+    return { kind: 'unsigned', error };
+  }
   const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
   const attemptId = newId('att');
   await insertAttempt(tx, {
@@ -107,11 +122,26 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
   return { kind: 'send', intent, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta } };
 }
 
-async function recordOutcome(deps: ExecutionDeps, tx: Queryable, job: ExecutionJob, attemptId: string, error: ChainError | null): Promise<void> {
+async function lastFailedAttempt(tx: Queryable, intentId: string) {
+  const { rows } = await tx.query<Pick<AttemptRow, 'tx_id' | 'signed_tx' | 'chain_meta' | 'failure_reason'>>(
+    `SELECT tx_id, signed_tx, chain_meta, failure_reason FROM payment_attempts
+      WHERE payment_intent_id = $1 AND status = 'failed' ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [intentId],
+  );
+  return rows[0] ?? null;
+}
+
+async function recordOutcome(
+  deps: ExecutionDeps,
+  tx: Queryable,
+  job: ExecutionJob,
+  attemptId: string | null,
+  error: ChainError | null,
+): Promise<void> {
   const now = deps.clock.now();
   const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
   if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
-  if (!error) {
+  if (!error && attemptId) {
     await markBroadcasted(tx, attemptId, now);
     intent.status = await changeStatus(tx, intent, 'broadcasted', now);
     const attempt = await liveAttempt(tx, intent.id);
@@ -120,8 +150,11 @@ async function recordOutcome(deps: ExecutionDeps, tx: Queryable, job: ExecutionJ
   }
   // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
   // the next run asks the chain and re-sends the same bytes.
-  if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
-  else await tx.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, error.reason, error.shortMessage]);
+  if (!error) return;
+  if (attemptId && error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
+  else if (attemptId) {
+    await tx.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, error.reason, error.shortMessage]);
+  }
 
   if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
     intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
@@ -129,7 +162,7 @@ async function recordOutcome(deps: ExecutionDeps, tx: Queryable, job: ExecutionJ
     await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, addSeconds(now, delaySeconds));
     return;
   }
-  if (error.outcome === 'unknown') {
+  if (error.outcome === 'unknown' && attemptId) {
     // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
     // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
     await markBroadcasted(tx, attemptId, now);
