@@ -23,8 +23,17 @@ export async function createAdapters(config: Config, pool: Pool, clock: Clock, l
   return { ethereum, solana };
 }
 
-async function rpcEthereum(_config: Config, _log: Logger): Promise<ChainAdapter> {
-  throw new Error('ETHEREUM_ADAPTER=rpc is not available in this build');
+async function rpcEthereum(config: Config, log: Logger): Promise<ChainAdapter> {
+  const { createEthereumAdapter } = await import('./ethereum/adapter.js');
+  return createEthereumAdapter({
+    rpcUrl: config.ethereum.rpcUrl!,
+    usdcAddress: config.ethereum.usdcAddress!,
+    treasuryKey: config.ethereum.treasuryKey!,
+    confirmations: config.ethereum.confirmations,
+    ethUsdPrice: config.ethUsdPrice,
+    rpcTimeoutSeconds: config.rpcTimeoutSeconds,
+    logger: log,
+  });
 }
 
 async function rpcSolana(_config: Config, _log: Logger): Promise<ChainAdapter> {
