@@ -6,7 +6,8 @@ import { confirm, drainExecution } from '../helpers/workers.js';
 let t: TestContext;
 afterEach(async () => t?.close());
 
-async function pay(amount: number, destination: object, key = `k-${Math.random()}`) {
+let keys = 0;
+async function pay(amount: number, destination: object, key = `k-${++keys}`) {
   const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: amount, destination, priority: 'fast' } });
   const res = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: key } });
   expect(res.statusCode).toBe(201);
