@@ -29,7 +29,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     // Bodies are validated as sent: "10" is not an amount. Defaults come from our code, not from the schema.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
     return503OnClosing: true,
-    maxParamLength: 256,
+    routerOptions: { maxParamLength: 256 },
     // Errors the router raises before any route runs (bad URL encoding, over-long parameters) use our body too.
     frameworkErrors: (error, _request, reply) => {
       const status = error.statusCode === 414 ? 414 : 400;

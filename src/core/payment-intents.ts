@@ -5,7 +5,7 @@ import { AppError } from '../domain/errors.js';
 import { withTransaction } from '../db/pool.js';
 import { attemptsOf } from '../db/queries/attempts.js';
 import { insertEvent } from '../db/queries/events.js';
-import { findIntent, findIntentByKey, insertIntent, recordTransition, type PaymentIntentRow } from '../db/queries/intents.js';
+import { findIntent, findIntentByKey, insertIntent, recordTransitions, type PaymentIntentRow } from '../db/queries/intents.js';
 import { findQuote } from '../db/queries/quotes.js';
 import { newId } from '../ids.js';
 import { enqueueExecution } from '../jobs/queue.js';
@@ -52,15 +52,6 @@ export async function createPaymentIntent(ctx: AppContext, merchantId: string, r
     const destination = quote.destinations[chain];
     if (!destination) throw new Error(`quote ${quote.id} recommends ${chain} without a destination`);
 
-    // The row lock serialises every reservation on this chain: two requests cannot both spend the same funds.
-    const available = await lockBalance(tx, chain, 'USDC', 'treasury_available');
-    if (available < quote.amount_micros) {
-      throw new AppError(
-        'INSUFFICIENT_BALANCE',
-        `treasury on ${chain} has ${formatUsdc(available)} USDC available, ${formatUsdc(quote.amount_micros)} needed`,
-      );
-    }
-
     const intent: PaymentIntentRow = {
       id: newId('pi'),
       merchant_id: merchantId,
@@ -74,10 +65,16 @@ export async function createPaymentIntent(ctx: AppContext, merchantId: string, r
       updated_at: now,
     };
     await insertIntent(tx, intent);
-    await recordTransition(tx, intent.id, null, 'created', now);
-    await recordTransition(tx, intent.id, 'created', 'quoted', now, quote.id);
-    await recordTransition(tx, intent.id, 'quoted', 'route_selected', now, chain);
-    await post(tx, movements.reserve(chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
+    await recordTransitions(
+      tx,
+      intent.id,
+      [
+        { from: null, to: 'created', reason: null },
+        { from: 'created', to: 'quoted', reason: quote.id },
+        { from: 'quoted', to: 'route_selected', reason: chain },
+      ],
+      now,
+    );
     await insertEvent(tx, {
       merchantId,
       paymentIntentId: intent.id,
@@ -91,6 +88,18 @@ export async function createPaymentIntent(ctx: AppContext, merchantId: string, r
       at: now,
     });
     await enqueueExecution(ctx.boss, tx, { payment_intent_id: intent.id, attempt: 1 });
+
+    // Last, so the chain's balance row stays locked only for the check, the posting and the commit: the row lock
+    // serialises every reservation on this chain, and two requests cannot both spend the same funds. A failed
+    // check rolls back everything above.
+    const available = await lockBalance(tx, chain, 'USDC', 'treasury_available');
+    if (available < quote.amount_micros) {
+      throw new AppError(
+        'INSUFFICIENT_BALANCE',
+        `treasury on ${chain} has ${formatUsdc(available)} USDC available, ${formatUsdc(quote.amount_micros)} needed`,
+      );
+    }
+    await post(tx, movements.reserve(chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
     return { intent, replayed: false };
   });
 }

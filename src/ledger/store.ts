@@ -20,30 +20,41 @@ export async function post(
   const ordered = [...movement.postings].sort((a, b) =>
     a.currency === b.currency ? a.kind.localeCompare(b.kind) : a.currency.localeCompare(b.currency),
   );
-  const { rows } = await db.query<{ id: string }>(
-    'INSERT INTO ledger_transactions (type, chain, payment_intent_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id',
-    [movement.type, movement.chain, context.paymentIntentId ?? null, context.at],
+  // One round trip: the transaction row, the balance updates (rows locked in the order given) and the postings.
+  const { rows } = await db.query<{ transaction_id: string; kind: AccountKind; balance: string }>(
+    `WITH moved AS (
+       INSERT INTO ledger_accounts AS a (chain, currency, kind, balance)
+       SELECT $1, u.currency, u.kind, u.amount
+         FROM unnest($2::text[], $3::text[], $4::numeric[]) WITH ORDINALITY AS u(currency, kind, amount, n)
+        ORDER BY u.n
+       ON CONFLICT (chain, currency, kind) DO UPDATE SET balance = a.balance + EXCLUDED.balance
+       RETURNING a.id, a.currency, a.kind, a.balance
+     ), tx AS (
+       INSERT INTO ledger_transactions (type, chain, payment_intent_id, created_at) VALUES ($5, $1, $6, $7) RETURNING id
+     ), posted AS (
+       INSERT INTO ledger_postings (transaction_id, account_id, currency, amount)
+       SELECT tx.id, moved.id, u.currency, u.amount
+         FROM unnest($2::text[], $3::text[], $4::numeric[]) AS u(currency, kind, amount)
+         JOIN moved ON moved.currency = u.currency AND moved.kind = u.kind
+        CROSS JOIN tx
+     )
+     SELECT tx.id::text AS transaction_id, moved.kind, moved.balance::text AS balance FROM moved CROSS JOIN tx`,
+    [
+      movement.chain,
+      ordered.map((p) => p.currency),
+      ordered.map((p) => p.kind),
+      ordered.map((p) => p.amount.toString()),
+      movement.type,
+      context.paymentIntentId ?? null,
+      context.at,
+    ],
   );
-  const transactionId = Number(rows[0]!.id);
-  for (const p of ordered) {
-    const updated = await db.query<{ id: string; balance: string }>(
-      `INSERT INTO ledger_accounts (chain, currency, kind, balance) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (chain, currency, kind) DO UPDATE SET balance = ledger_accounts.balance + EXCLUDED.balance
-       RETURNING id, balance`,
-      [movement.chain, p.currency, p.kind, p.amount.toString()],
-    );
-    const account = updated.rows[0]!;
-    if (NON_NEGATIVE.includes(p.kind) && BigInt(account.balance) < 0n) {
-      throw new LedgerInvariantError(`${movement.chain} ${p.kind} would go negative (${account.balance})`);
+  for (const row of rows) {
+    if (NON_NEGATIVE.includes(row.kind) && BigInt(row.balance) < 0n) {
+      throw new LedgerInvariantError(`${movement.chain} ${row.kind} would go negative (${row.balance})`);
     }
-    await db.query('INSERT INTO ledger_postings (transaction_id, account_id, currency, amount) VALUES ($1, $2, $3, $4)', [
-      transactionId,
-      account.id,
-      p.currency,
-      p.amount.toString(),
-    ]);
   }
-  return transactionId;
+  return Number(rows[0]!.transaction_id);
 }
 
 /** Locks and returns an account's balance (0 when the account does not exist yet). */

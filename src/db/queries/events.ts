@@ -20,13 +20,16 @@ export async function insertEvent(
   event: { merchantId: string; paymentIntentId: string | null; type: EventType; payload: Record<string, unknown>; at: Date },
 ): Promise<string> {
   const id = newId('evt');
-  // A merchant without a webhook_url still gets its events stored (status 'stored'), never sent.
+  // A merchant without a webhook_url still gets its events stored (status 'stored'), never sent. The NOTIFY wakes
+  // webhook workers when the transaction commits.
   await db.query(
-    `INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at)
-     SELECT $1, m.id, $3, $4, $5, CASE WHEN m.webhook_url IS NULL THEN 'stored' ELSE 'pending' END, $6, $6
-       FROM merchants m WHERE m.id = $2`,
-    [id, event.merchantId, event.paymentIntentId, event.type, event.payload, event.at],
+    `WITH inserted AS (
+       INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at)
+       SELECT $1, m.id, $3, $4, $5, CASE WHEN m.webhook_url IS NULL THEN 'stored' ELSE 'pending' END, $6, $6
+         FROM merchants m WHERE m.id = $2
+       RETURNING id)
+     SELECT pg_notify($7, id) FROM inserted`,
+    [id, event.merchantId, event.paymentIntentId, event.type, event.payload, event.at, WEBHOOK_CHANNEL],
   );
-  await db.query('SELECT pg_notify($1, $2)', [WEBHOOK_CHANNEL, id]);
   return id;
 }

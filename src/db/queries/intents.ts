@@ -76,6 +76,21 @@ export async function recordTransition(
   );
 }
 
+/** Several history rows in one statement (creation records created -> quoted -> route_selected at once). */
+export async function recordTransitions(
+  db: Queryable,
+  intentId: string,
+  steps: { from: PaymentStatus | null; to: PaymentStatus; reason: string | null }[],
+  at: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
+     SELECT $1, u.from_status, u.to_status, u.reason, $5
+       FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(from_status, to_status, reason, n) ORDER BY u.n`,
+    [intentId, steps.map((s) => s.from), steps.map((s) => s.to), steps.map((s) => s.reason), at],
+  );
+}
+
 export class ConcurrentTransitionError extends Error {
   override readonly name = 'ConcurrentTransitionError';
 }

@@ -32,9 +32,12 @@ export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
     source: 'admin' | 'collector';
     created_at: Date;
   }>(
-    `SELECT DISTINCT ON (chain) chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
-            p95_latency_ms, congestion_score, source, created_at
-       FROM chain_health_snapshots ORDER BY chain, created_at DESC, id DESC`,
+    // One index probe per chain, however long the history grows.
+    `SELECT s.* FROM unnest($1::text[]) AS c(chain) CROSS JOIN LATERAL (
+       SELECT chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
+              p95_latency_ms, congestion_score, source, created_at
+         FROM chain_health_snapshots WHERE chain = c.chain ORDER BY created_at DESC, id DESC LIMIT 1) s`,
+    [CHAINS],
   );
   return CHAINS.map(
     (chain) =>
