@@ -1,0 +1,94 @@
+// The Solana ChainAdapter over a JSON-RPC node, built with @solana/kit. Each port method delegates to one small
+// module (transfer, broadcast, status, fees, probe, balance); this file only wires settings into them.
+import { isAddress, type Address } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import type { Logger } from 'pino';
+import { ChainError, type ChainAdapter } from '../port.js';
+import { tokenAccountBalance } from './balance.js';
+import { broadcastTransfer } from './broadcast.js';
+import { SolanaConfigError } from './errors.js';
+import {
+  DEFAULT_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS,
+  recentComputeUnitPrice,
+  SOL_DECIMALS,
+  transferFee,
+} from './fees.js';
+import { parseSolanaSecretKey } from './keys.js';
+import { probeNode, TYPICAL_FINALITY_SECONDS } from './probe.js';
+import { createRpcClient } from './rpc.js';
+import { transferStatus } from './status.js';
+import { signUsdcTransfer } from './transfer.js';
+
+export interface SolanaAdapterOptions {
+  rpcUrl: string;
+  /** Base58 address of the USDC mint (classic SPL Token program, 6 decimals). */
+  usdcMint: string;
+  /** Base58 64-byte secret key or a JSON array of 64 numbers. Never logged. */
+  treasuryKey: string;
+  solUsdPrice: number;
+  rpcTimeoutSeconds: number;
+  /** Cap on the priority fee price taken from recent blocks, in micro-lamports per compute unit. */
+  maxComputeUnitPriceMicroLamports?: bigint;
+  logger?: Pick<Logger, 'debug' | 'warn'>;
+}
+
+/** Throws SolanaConfigError (InvalidSecretKeyError for the key) when a setting cannot work. Makes no RPC call. */
+export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter {
+  const key = parseSolanaSecretKey(options.treasuryKey);
+  if (!isAddress(options.usdcMint)) {
+    throw new SolanaConfigError('usdcMint', 'invalid USDC mint', 'expected a base58 address of 32 bytes');
+  }
+  const usdcMint: Address = options.usdcMint;
+  const client = createRpcClient(options.rpcUrl, options.rpcTimeoutSeconds);
+  const maxPrice = options.maxComputeUnitPriceMicroLamports ?? DEFAULT_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS;
+  const log = options.logger;
+  const computeUnitPrice = () => recentComputeUnitPrice(client, maxPrice);
+  let treasuryAtaPromise: Promise<Address> | undefined;
+  const treasuryAta = () =>
+    (treasuryAtaPromise ??= findAssociatedTokenPda({
+      owner: key.address,
+      mint: usdcMint,
+      tokenProgram: TOKEN_PROGRAM_ADDRESS,
+    }).then(([address]) => address));
+
+  return {
+    chain: 'solana',
+    nativeCurrency: 'SOL',
+    nativeDecimals: SOL_DECIMALS,
+    kind: 'rpc',
+    typicalFinalitySeconds: TYPICAL_FINALITY_SECONDS,
+    treasuryAddress: () => key.address,
+    isValidAddress: (address) => isAddress(address),
+    estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
+    // Solana has no nonces, so the database transaction is not needed.
+    signTransfer: async (_db, request) => {
+      const signed = await signUsdcTransfer(
+        { client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice },
+        request,
+      );
+      log?.debug(
+        { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
+        'solana transfer signed',
+      );
+      return signed;
+    },
+    broadcast: async (signed) => {
+      try {
+        await broadcastTransfer(client, signed);
+      } catch (error) {
+        if (error instanceof ChainError) {
+          const { reason, outcome, details } = error;
+          log?.warn({ txId: signed.txId, reason, outcome, details }, error.shortMessage);
+        }
+        throw error;
+      }
+    },
+    getStatus: (signed) => transferStatus(client, key.address, signed),
+    probe: () =>
+      probeNode(client, options.solUsdPrice, async () => ({
+        microLamports: await computeUnitPrice(),
+        maxMicroLamports: maxPrice,
+      })),
+    treasuryUsdcBalance: async () => tokenAccountBalance(client, await treasuryAta()),
+  };
+}

@@ -1,0 +1,150 @@
+// Turns what the RPC says (transport failures, JSON-RPC errors, transaction errors) into our ChainError and
+// FailureReason. Branches only on kit's stable error codes and on error classes, never on message text.
+import {
+  getSolanaErrorFromTransactionError,
+  isSolanaError,
+  SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
+  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  type SolanaError,
+} from '@solana/kit';
+import { ChainError, type FailureReason } from '../port.js';
+import {
+  customErrorVerdict,
+  INSTRUCTION_ERROR_VERDICTS,
+  TRANSACTION_ERROR_VERDICTS,
+  type InstructionRole,
+  type Verdict,
+} from './error-table.js';
+
+/** A setting of the Solana adapter that cannot work (bad key, bad mint address). Raised at start-up. */
+export class SolanaConfigError extends Error {
+  override readonly name: string = 'SolanaConfigError';
+  readonly shortMessage: string;
+  readonly details: string;
+  constructor(
+    readonly setting: string,
+    shortMessage: string,
+    details: string,
+  ) {
+    super(`${shortMessage}: ${details}`);
+    this.shortMessage = shortMessage;
+    this.details = details;
+  }
+}
+
+/** Where our instructions sit in the transaction, so an instruction error can be pinned on one of them. */
+export interface InstructionLayout {
+  transferIndex: number;
+  createAtaIndex: number | null;
+}
+
+const INSTRUCTION_ERROR_FIRST = 4615000;
+const INSTRUCTION_ERROR_LAST = 4615999;
+const DETAILS_MAX_CHARS = 2000;
+
+/** Classifies a transaction error already converted by kit (the cause of a preflight failure). */
+export function transactionErrorVerdict(error: SolanaError, layout: InstructionLayout): Verdict {
+  const code = error.context.__code;
+  if (code >= INSTRUCTION_ERROR_FIRST && code <= INSTRUCTION_ERROR_LAST) {
+    const context = error.context as { index?: number; code?: number };
+    const role = roleOf(context.index, layout);
+    if (code === SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM) return customErrorVerdict(role, context.code ?? -1);
+    const verdict = INSTRUCTION_ERROR_VERDICTS[code] ?? 'unclassified';
+    return typeof verdict === 'string' ? verdict : (verdict[role] ?? 'unclassified');
+  }
+  return TRANSACTION_ERROR_VERDICTS[code] ?? 'unclassified';
+}
+
+/** Classifies a transaction error as the RPC returns it in JSON (getSignatureStatuses, getTransaction). */
+export function rawTransactionErrorVerdict(error: unknown, layout: InstructionLayout): Verdict {
+  if (typeof error !== 'string' && (typeof error !== 'object' || error === null)) return 'unclassified';
+  return transactionErrorVerdict(getSolanaErrorFromTransactionError(error as string | Record<string, unknown>), layout);
+}
+
+/** The reason to report for a verdict, with the default for the situation (a refused send or a landed failure). */
+export function reasonOf(verdict: Verdict, fallback: FailureReason): FailureReason {
+  return verdict === 'unclassified' || verdict === 'already_processed' ? fallback : verdict;
+}
+
+export function isPreflightFailure(
+  error: unknown,
+): error is SolanaError<typeof SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE> {
+  return isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE);
+}
+
+/** Preflight logs, bounded, for ChainError details. */
+export function preflightDetails(error: SolanaError): string {
+  const context = error.context as { logs?: unknown };
+  const cause = error.cause instanceof Error ? error.cause.message : 'unknown transaction error';
+  const logs = Array.isArray(context.logs) ? context.logs.filter((l): l is string => typeof l === 'string') : [];
+  return bounded([cause, ...logs].join('\n'));
+}
+
+// JSON-RPC codes with which a node refuses the bytes themselves: resending them cannot help.
+const REFUSED_BYTES_CODES = new Set([
+  -32003, // signature verification failure
+  -32013, // signature length mismatch
+  -32015, // unsupported transaction version
+  -32600, // invalid request
+  -32602, // invalid params (undecodable transaction)
+]);
+
+/**
+ * A failed RPC call that is not a preflight failure. Network failures and timeouts are 'rpc_timeout' with an unknown
+ * outcome: for a send, the bytes may have reached the node. `refusable` marks a send, where some JSON-RPC codes
+ * prove that the node refused the bytes.
+ */
+export function rpcFailure(error: unknown, action: string, refusable = false): ChainError {
+  if (error instanceof ChainError) return error;
+  if (isTimeout(error)) {
+    return new ChainError('rpc_timeout', 'unknown', `Solana RPC ${action} timed out`, { cause: error });
+  }
+  if (isNetworkFailure(error)) {
+    return new ChainError('rpc_timeout', 'unknown', `Solana RPC ${action} failed: node unreachable`, {
+      details: networkCode(error),
+      cause: error,
+    });
+  }
+  if (isSolanaError(error, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)) {
+    const status = error.context.statusCode;
+    const reason = status === 408 || status === 504 ? 'rpc_timeout' : 'rpc_error';
+    return new ChainError(reason, 'unknown', `Solana RPC ${action} failed: HTTP ${status}`, { cause: error });
+  }
+  if (isSolanaError(error)) {
+    const code = error.context.__code;
+    const outcome = refusable && REFUSED_BYTES_CODES.has(code) ? 'rejected' : 'unknown';
+    return new ChainError('rpc_error', outcome, `Solana RPC ${action} failed`, {
+      details: bounded(`${code}: ${error.message}`),
+      cause: error,
+    });
+  }
+  return new ChainError('rpc_error', 'unknown', `Solana RPC ${action} failed`, {
+    details: bounded(error instanceof Error ? error.message : String(error)),
+    cause: error,
+  });
+}
+
+function roleOf(index: number | undefined, layout: InstructionLayout): InstructionRole {
+  if (index === layout.transferIndex) return 'transfer';
+  if (index !== undefined && index === layout.createAtaIndex) return 'createAta';
+  return 'other';
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
+}
+
+// fetch() rejects with a TypeError whose cause is the socket error (ECONNREFUSED, ECONNRESET, UND_ERR_*).
+function isNetworkFailure(error: unknown): boolean {
+  return error instanceof TypeError && networkCode(error) !== undefined;
+}
+
+function networkCode(error: unknown): string | undefined {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  return typeof cause?.code === 'string' ? cause.code : undefined;
+}
+
+function bounded(text: string): string {
+  return text.length > DETAILS_MAX_CHARS ? `${text.slice(0, DETAILS_MAX_CHARS)}…` : text;
+}

@@ -1,0 +1,24 @@
+// One place where RPC calls get their deadline: every request is sent with an AbortSignal that fires after the
+// configured timeout, and every failure leaves as a ChainError.
+import { createSolanaRpc, type PendingRpcRequest, type Rpc, type SolanaRpcApi } from '@solana/kit';
+import { rpcFailure } from './errors.js';
+
+export type SolanaRpc = Rpc<SolanaRpcApi>;
+
+export interface RpcClient {
+  readonly rpc: SolanaRpc;
+  readonly timeoutMs: number;
+}
+
+export function createRpcClient(rpcUrl: string, timeoutSeconds: number): RpcClient {
+  return { rpc: createSolanaRpc(rpcUrl) as SolanaRpc, timeoutMs: Math.max(1, Math.round(timeoutSeconds * 1000)) };
+}
+
+/** Sends one request with the client's timeout. Throws ChainError. */
+export async function call<T>(client: RpcClient, action: string, request: PendingRpcRequest<T>): Promise<T> {
+  try {
+    return await request.send({ abortSignal: AbortSignal.timeout(client.timeoutMs) });
+  } catch (error) {
+    throw rpcFailure(error, action);
+  }
+}

@@ -1,0 +1,90 @@
+// Where a signed transfer stands. Solana has no mempool to ask about: a signature is either known to the node or
+// not, and an unknown one can provably never land only once the chain is past the blockhash's last valid height.
+import type { Address, Signature } from '@solana/kit';
+import type { SignedTransfer, TxStatus } from '../port.js';
+import { rawTransactionErrorVerdict, reasonOf } from './errors.js';
+import { decodeMeta } from './meta.js';
+import { call, type RpcClient } from './rpc.js';
+
+/** Confirmations reported for a finalized transaction whose details the node cannot return yet. */
+const FINALIZED_CONFIRMATIONS = 32;
+
+export interface SignatureStatus {
+  confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
+  confirmations: bigint | null;
+  err: unknown;
+}
+
+export async function signatureStatus(client: RpcClient, txId: string): Promise<SignatureStatus | null> {
+  const statuses = await call(
+    client,
+    'getSignatureStatuses',
+    client.rpc.getSignatureStatuses([txId as Signature], { searchTransactionHistory: true }),
+  );
+  return statuses.value[0] ?? null;
+}
+
+export async function finalizedBlockHeight(client: RpcClient): Promise<bigint> {
+  return call(client, 'getBlockHeight', client.rpc.getBlockHeight({ commitment: 'finalized' }));
+}
+
+export async function transferStatus(client: RpcClient, treasury: Address, signed: SignedTransfer): Promise<TxStatus> {
+  const meta = decodeMeta(signed);
+  let status = await signatureStatus(client, signed.txId);
+  if (!status) {
+    // Not seen: maybe still propagating (the caller re-sends the same bytes), or never to land. The finalized
+    // height is read first; if it is past lastValidBlockHeight, a status read after it is the final word.
+    if ((await finalizedBlockHeight(client)) <= meta.lastValidBlockHeight) return { state: 'unknown' };
+    status = await signatureStatus(client, signed.txId);
+    if (!status) return { state: 'expired' };
+  }
+  // A failure is reported only once final too: a failed transaction on an abandoned fork does not stop the same
+  // bytes from landing on the chosen one while the blockhash is valid.
+  if (status.confirmationStatus !== 'finalized') {
+    return { state: 'included', confirmations: Number(status.confirmations ?? 0n) };
+  }
+  const transaction = await call(
+    client,
+    'getTransaction',
+    client.rpc.getTransaction(signed.txId as Signature, {
+      commitment: 'finalized',
+      encoding: 'json',
+      maxSupportedTransactionVersion: 0,
+    }),
+  );
+  if (!transaction?.meta) return { state: 'included', confirmations: FINALIZED_CONFIRMATIONS };
+  const feeNative = treasuryLamportsSpent(transaction, treasury);
+  if (status.err !== null && status.err !== undefined) {
+    return {
+      state: 'failed',
+      reason: reasonOf(rawTransactionErrorVerdict(status.err, meta), 'reverted'),
+      feeNative,
+      details: JSON.stringify(status.err, (_key, value: unknown) =>
+        typeof value === 'bigint' ? value.toString() : value,
+      ),
+    };
+  }
+  return { state: 'final', feeNative };
+}
+
+interface LandedTransaction {
+  meta: { fee: bigint; preBalances: readonly bigint[]; postBalances: readonly bigint[] } | null;
+  transaction: { message: { accountKeys: readonly Address[] } };
+}
+
+/**
+ * The native cost of the payout: what the treasury (the fee payer, account 0) lost, which is the fee plus, when
+ * this transaction created the recipient's token account, its rent. Measured rather than predicted, so a token
+ * account that someone else created first (the idempotent create then does nothing) costs no rent here.
+ */
+function treasuryLamportsSpent(transaction: LandedTransaction, treasury: Address): bigint {
+  const meta = transaction.meta;
+  if (!meta) return 0n;
+  const pre = meta.preBalances[0];
+  const post = meta.postBalances[0];
+  if (transaction.transaction.message.accountKeys[0] !== treasury || pre === undefined || post === undefined) {
+    return meta.fee;
+  }
+  const spent = pre - post;
+  return spent > meta.fee ? spent : meta.fee;
+}

@@ -1,0 +1,141 @@
+// Builds and signs one USDC payout: [create the recipient's token account if missing] + transferChecked, paid by the
+// treasury, with a bounded compute budget. Nothing is sent here; the signature is the transaction id from now on.
+import {
+  appendTransactionMessageInstructions,
+  createTransactionMessage,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  isAddress,
+  pipe,
+  setTransactionMessageComputeUnitLimit,
+  setTransactionMessageComputeUnitPrice,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signTransactionMessageWithSigners,
+  type Address,
+  type Instruction,
+} from '@solana/kit';
+import {
+  ASSOCIATED_TOKEN_PROGRAM_ADDRESS,
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstruction,
+  getTransferCheckedInstruction,
+  TOKEN_PROGRAM_ADDRESS,
+} from '@solana-program/token';
+import { USDC_DECIMALS } from '../../money.js';
+import { ChainError, type SignedTransfer, type TransferRequest } from '../port.js';
+import { COMPUTE_UNITS_TRANSFER, COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT } from './fees.js';
+import type { SolanaKey } from './keys.js';
+import { encodeMeta } from './meta.js';
+import { call, type RpcClient } from './rpc.js';
+
+const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+const U64_MAX = 2n ** 64n - 1n;
+// The commitment for everything a transfer is built from. Preflight uses the same one: a blockhash newer than the
+// preflight bank would be refused as "not found".
+export const BUILD_COMMITMENT = 'confirmed';
+
+export interface TransferContext {
+  client: RpcClient;
+  key: SolanaKey;
+  usdcMint: Address;
+  treasuryAta: Address;
+  computeUnitPrice(): Promise<bigint>;
+}
+
+export async function signUsdcTransfer(ctx: TransferContext, request: TransferRequest): Promise<SignedTransfer> {
+  // 1. Validate: the port promises a validated address, but a bad one must never reach the chain.
+  const recipient = request.to;
+  if (!isAddress(recipient)) {
+    throw new ChainError('invalid_destination', 'rejected', 'not a Solana address', { details: recipient });
+  }
+  if (recipient === ctx.key.address) {
+    // The token program accepts a transfer to the source itself and moves nothing: the ledger would disagree.
+    throw new ChainError('invalid_destination', 'rejected', 'the recipient is the treasury itself');
+  }
+  if (request.amountMicros <= 0n || request.amountMicros > U64_MAX) {
+    throw new ChainError('internal_error', 'rejected', 'transfer amount out of range', {
+      details: request.amountMicros.toString(),
+    });
+  }
+  const [recipientAta] = await findAssociatedTokenPda({
+    owner: recipient,
+    mint: ctx.usdcMint,
+    tokenProgram: TOKEN_PROGRAM_ADDRESS,
+  });
+
+  // 2. Read the chain: who the recipient is, whether its token account exists, a recent blockhash, a fee price.
+  const [accounts, latest, computeUnitPrice] = await Promise.all([
+    call(
+      ctx.client,
+      'getMultipleAccounts',
+      ctx.client.rpc.getMultipleAccounts([recipient, recipientAta], {
+        encoding: 'base64',
+        commitment: BUILD_COMMITMENT,
+        dataSlice: { offset: 0, length: 0 },
+      }),
+    ),
+    call(ctx.client, 'getLatestBlockhash', ctx.client.rpc.getLatestBlockhash({ commitment: BUILD_COMMITMENT })),
+    ctx.computeUnitPrice(),
+  ]);
+  const [recipientAccount, recipientAtaAccount] = accounts.value;
+  // A wallet address is owned by the System program (or does not exist yet). A token account given as the
+  // recipient would get a token account of its own that nobody can spend from: refuse it.
+  const recipientOwner = recipientAccount?.owner;
+  if (recipientOwner === TOKEN_PROGRAM_ADDRESS || recipientOwner === TOKEN_2022_PROGRAM_ADDRESS) {
+    throw new ChainError('invalid_destination', 'rejected', 'the recipient is a token account, not a wallet', {
+      details: recipient,
+    });
+  }
+  const createAta = !recipientAtaAccount;
+
+  // 3. Build: the idempotent create makes a race with another payout to the same new recipient harmless.
+  const instructions: Instruction[] = [];
+  if (createAta) {
+    instructions.push(
+      getCreateAssociatedTokenIdempotentInstruction({
+        payer: ctx.key.signer,
+        ata: recipientAta,
+        owner: recipient,
+        mint: ctx.usdcMint,
+      }),
+    );
+  }
+  instructions.push(
+    getTransferCheckedInstruction({
+      source: ctx.treasuryAta,
+      mint: ctx.usdcMint,
+      destination: recipientAta,
+      authority: ctx.key.signer,
+      amount: request.amountMicros,
+      decimals: USDC_DECIMALS,
+    }),
+  );
+  const computeUnitLimit = createAta ? COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT : COMPUTE_UNITS_TRANSFER;
+  const base = pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(ctx.key.signer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(latest.value, m),
+    (m) => appendTransactionMessageInstructions(instructions, m),
+    (m) => setTransactionMessageComputeUnitLimit(computeUnitLimit, m),
+  );
+  const message = computeUnitPrice > 0n ? setTransactionMessageComputeUnitPrice(computeUnitPrice, base) : base;
+
+  // 4. Sign.
+  const transaction = await signTransactionMessageWithSigners(message);
+  const programs = message.instructions.map((ix) => ix.programAddress);
+  return {
+    txId: getSignatureFromTransaction(transaction),
+    rawTx: getBase64EncodedWireTransaction(transaction),
+    meta: encodeMeta({
+      blockhash: latest.value.blockhash,
+      lastValidBlockHeight: latest.value.lastValidBlockHeight,
+      createdAta: createAta,
+      recipientAta,
+      transferIndex: programs.indexOf(TOKEN_PROGRAM_ADDRESS),
+      createAtaIndex: createAta ? programs.indexOf(ASSOCIATED_TOKEN_PROGRAM_ADDRESS) : null,
+      computeUnitLimit,
+      computeUnitPriceMicroLamports: computeUnitPrice,
+    }),
+  };
+}

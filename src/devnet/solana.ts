@@ -1,0 +1,118 @@
+// The Solana half of `stableroute devnet`: LiteSVM (the real SVM and SPL programs, in process) behind a standard
+// Solana JSON-RPC endpoint on 127.0.0.1, with a USDC mint and a funded treasury. Slots tick on a timer like a real
+// cluster; tests pause the ticker and advance slots explicitly instead of sleeping.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { accountMethods } from './solana-rpc/account-methods.js';
+import { SolanaDevnetChain } from './solana-rpc/chain.js';
+import { clusterMethods } from './solana-rpc/cluster-methods.js';
+import { writeGenesis } from './solana-rpc/genesis.js';
+import { createRpcServer } from './solana-rpc/server.js';
+import { transactionMethods } from './solana-rpc/transaction-methods.js';
+
+const DEFAULT_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
+const DEFAULT_TREASURY_LAMPORTS = 100n * 1_000_000_000n;
+const DEFAULT_SLOT_MS = 400;
+const DEFAULT_FINALIZE_AFTER_SLOTS = 32;
+const ADVANCE_MAX_SLOTS = 100_000;
+
+export interface SolanaDevnetOptions {
+  /** Port on 127.0.0.1; default: a free one. */
+  port?: number;
+  /** USDC in the treasury's token account, in micro-units; default 1,000,000 USDC. */
+  treasuryUsdc?: bigint;
+  /** SOL for fees and rent, in lamports; default 100 SOL. */
+  treasuryLamports?: bigint;
+  /** Wall-clock time per slot; default 400 ms. */
+  slotMs?: number;
+  /** Slots after which a transaction is finalized; default 32. */
+  finalizeAfterSlots?: number;
+  logger?: Pick<Logger, 'info' | 'debug' | 'error'>;
+}
+
+export interface SolanaDevnet {
+  rpcUrl: string;
+  usdcMint: string;
+  /** Base58 64-byte secret key of the funded treasury, generated for this devnet. */
+  treasuryKey: string;
+  treasuryAddress: string;
+  /** Stops the slot ticker: statuses and blockhashes stay where they are until resume() or advanceSlots(). */
+  pause(): void;
+  resume(): void;
+  /** Moves the chain forward at once (at most 100,000 slots per call). */
+  advanceSlots(count: number): void;
+  /** The current (processed) slot. */
+  slot(): bigint;
+  stop(): Promise<void>;
+}
+
+export class SolanaDevnetError extends Error {
+  override readonly name = 'SolanaDevnetError';
+}
+
+export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Promise<SolanaDevnet> {
+  const slotMs = options.slotMs ?? DEFAULT_SLOT_MS;
+  const finalizeAfterSlots = options.finalizeAfterSlots ?? DEFAULT_FINALIZE_AFTER_SLOTS;
+  if (!(slotMs >= 1)) throw new SolanaDevnetError(`slotMs must be at least 1, got ${slotMs}`);
+  if (!Number.isInteger(finalizeAfterSlots) || finalizeAfterSlots < 1) {
+    throw new SolanaDevnetError(`finalizeAfterSlots must be a positive integer, got ${finalizeAfterSlots}`);
+  }
+  const treasuryUsdcMicros = options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS;
+  const treasuryLamports = options.treasuryLamports ?? DEFAULT_TREASURY_LAMPORTS;
+  if (treasuryUsdcMicros < 0n || treasuryLamports < 0n) throw new SolanaDevnetError('treasury balances must be >= 0');
+
+  const seed = randomBytes(16).toString('hex');
+  const chain = new SolanaDevnetChain({ finalizeAfterSlots, slotMs, seed, now: Date.now });
+  const genesis = await writeGenesis(chain.svm, { treasuryUsdcMicros, treasuryLamports });
+  const server = createRpcServer(
+    { ...clusterMethods(chain, seed), ...accountMethods(chain), ...transactionMethods(chain) },
+    options.logger,
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (cause) =>
+      reject(new SolanaDevnetError(`cannot listen on 127.0.0.1:${options.port ?? 0}`, { cause })),
+    );
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
+  const rpcUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let ticker: NodeJS.Timeout | undefined;
+  const resume = () => {
+    if (ticker) return;
+    ticker = setInterval(() => chain.advance(1), slotMs);
+    ticker.unref(); // the HTTP server, not the clock, keeps a devnet process alive
+  };
+  const pause = () => {
+    clearInterval(ticker);
+    ticker = undefined;
+  };
+  let stopped: Promise<void> | undefined;
+  resume();
+  options.logger?.info(
+    { rpcUrl, usdcMint: genesis.usdcMint, treasuryAddress: genesis.treasuryAddress },
+    'solana devnet ready',
+  );
+
+  return {
+    rpcUrl,
+    usdcMint: genesis.usdcMint,
+    treasuryKey: genesis.treasuryKey,
+    treasuryAddress: genesis.treasuryAddress,
+    pause,
+    resume,
+    advanceSlots: (count) => {
+      if (!Number.isInteger(count) || count < 0 || count > ADVANCE_MAX_SLOTS) {
+        throw new SolanaDevnetError(`advanceSlots: expected an integer from 0 to ${ADVANCE_MAX_SLOTS}, got ${count}`);
+      }
+      chain.advance(count);
+    },
+    slot: () => chain.slotAt('processed'),
+    stop: () =>
+      (stopped ??= new Promise<void>((resolve) => {
+        pause();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}
