@@ -36,6 +36,14 @@ async function rpcEthereum(config: Config, log: Logger): Promise<ChainAdapter> {
   });
 }
 
-async function rpcSolana(_config: Config, _log: Logger): Promise<ChainAdapter> {
-  throw new Error('SOLANA_ADAPTER=rpc is not available in this build');
+async function rpcSolana(config: Config, log: Logger): Promise<ChainAdapter> {
+  const { createSolanaAdapter } = await import('./solana/adapter.js');
+  return createSolanaAdapter({
+    rpcUrl: config.solana.rpcUrl!,
+    usdcMint: config.solana.usdcMint!,
+    treasuryKey: config.solana.treasuryKey!,
+    solUsdPrice: config.solUsdPrice,
+    rpcTimeoutSeconds: config.rpcTimeoutSeconds,
+    logger: log,
+  });
 }

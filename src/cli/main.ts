@@ -10,6 +10,7 @@ import type { AppContext } from '../core/context.js';
 import { resolveManualReview } from '../core/operator.js';
 import { reconcile } from '../core/reconcile.js';
 import { AppError } from '../domain/errors.js';
+import { devnetCommand } from './devnet.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, startRuntime, type Roles } from '../runtime.js';
 
@@ -184,6 +185,8 @@ commands.reconcile = async (args, config) => {
     return report.every((r) => r.status === 'ok' || r.status === 'in_flight') ? 0 : 1;
   });
 };
+
+commands.devnet = async (args) => devnetCommand(args);
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
