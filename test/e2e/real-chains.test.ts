@@ -1,0 +1,164 @@
+// stableroute against local real chains: anvil (Ethereum) and the LiteSVM JSON-RPC devnet (Solana), through the
+// same workers as production. Transfers are checked on chain to the micro-unit.
+import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveManualReview } from '../../src/core/operator.js';
+import { reconcile } from '../../src/core/reconcile.js';
+import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
+import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { collectOnce } from '../../src/workers/health/collect.js';
+import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
+import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
+import { confirm, drainExecution } from '../helpers/workers.js';
+import pino from 'pino';
+
+const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
+const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+
+let eth: EthereumDevnet;
+let sol: SolanaDevnet;
+let proxy: RpcProxy;
+let t: TestContext;
+
+beforeAll(async () => {
+  [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
+  proxy = await startRpcProxy(eth.rpcUrl);
+  t = await createTestContext({
+    ETHEREUM_ADAPTER: 'rpc',
+    ETHEREUM_RPC_URL: proxy.url,
+    ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
+    ETHEREUM_TREASURY_KEY: eth.treasuryKey,
+    ETHEREUM_CONFIRMATIONS: '2',
+    SOLANA_ADAPTER: 'rpc',
+    SOLANA_RPC_URL: sol.rpcUrl,
+    SOLANA_USDC_MINT: sol.usdcMint,
+    SOLANA_TREASURY_KEY: sol.treasuryKey,
+    RPC_TIMEOUT_SECONDS: '1',
+    STUCK_AFTER_SECONDS: '600',
+    EXECUTION_RETRY_DELAY_SECONDS: '1',
+  });
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+  await proxy?.close();
+  await Promise.all([eth?.stop(), sol?.stop()]);
+});
+
+async function pay(amount: number, destination: object, key: string): Promise<string> {
+  const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: amount, destination, priority: 'fast' } });
+  expect(quote.statusCode, quote.body).toBe(201);
+  const res = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: key } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().payment_intent_id;
+}
+
+const read = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
+const ethBalance = () =>
+  createPublicClient({ transport: http(eth.rpcUrl) }).readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [ETH_RECIPIENT] });
+
+async function solRpc(method: string, params: unknown[]) {
+  const res = await fetch(sol.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  return ((await res.json()) as { result: any }).result;
+}
+
+/** Runs the confirmation worker until `id` is settled, moving the chains on between polls. */
+async function settle(id: string, moveChain: () => Promise<void> | void): Promise<any> {
+  for (let i = 0; i < 50; i++) {
+    await moveChain();
+    await confirm(t);
+    const intent = await read(id);
+    if (intent.status === 'settled' || intent.status === 'failed') return intent;
+  }
+  throw new Error(`${id} did not settle`);
+}
+
+describe('real chains', () => {
+  it('Solana: quote -> intent -> settled; the transfer is on chain to the micro-unit', async () => {
+    const id = await pay(12.345678, { solana_address: SOL_RECIPIENT }, 'sol-1');
+    await drainExecution(t);
+    const intent = await settle(id, () => sol.advanceSlots(4));
+    expect(intent.status).toBe('settled');
+    const signature = intent.attempts[0].tx_id;
+    const tx = await solRpc('getTransaction', [signature, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
+    expect(tx.meta.err).toBeNull();
+    const post = tx.meta.postTokenBalances.find((b: { owner: string }) => b.owner === SOL_RECIPIENT);
+    expect(post.uiTokenAmount.amount).toBe('12345678');
+    expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'fee']);
+    expect(intent.ledger_entries[2].currency).toBe('SOL');
+    expect(intent.ledger_entries[2].amount).toBeGreaterThanOrEqual(tx.meta.fee / 1e9);
+  });
+
+  it('Ethereum: 10 concurrent payouts, no nonce collision, every transfer on chain', async () => {
+    const before = await ethBalance();
+    const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => pay(1 + i / 100, { ethereum_address: ETH_RECIPIENT }, `eth-${i}`)));
+    // Run the ten jobs concurrently, as several workers would.
+    const jobs = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { batchSize: 20, ignoreStartAfter: true });
+    const { executePayment } = await import('../../src/workers/execution/execute.js');
+    await Promise.all(jobs.map((job) => executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job.data)));
+    for (const job of jobs) await t.boss.complete('payment-execute', job.id);
+    const nonces = await t.db.pool.query("SELECT chain_meta->>'nonce' AS nonce FROM payment_attempts WHERE chain = 'ethereum'");
+    expect(new Set(nonces.rows.map((r) => r.nonce)).size).toBe(nonces.rows.length);
+    for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    const expected = ids.reduce((sum, _, i) => sum + 1_000_000n + BigInt(i) * 10_000n, 0n);
+    expect((await ethBalance()) - before).toBe(expected);
+    const intent = await read(ids[0]!);
+    expect(intent.attempts[0].actual_fee_native).toBeGreaterThan(0);
+  });
+
+  it('Ethereum: mining paused -> manual_review; a fee-bumped replacement settles it, paid once', async () => {
+    const before = await ethBalance();
+    await setAutomine(eth.rpcUrl, false);
+    try {
+      const id = await pay(5, { ethereum_address: ETH_RECIPIENT }, 'stuck-1');
+      await drainExecution(t);
+      expect((await read(id)).status).toBe('broadcasted');
+      t.clock.advance(601_000);
+      await confirm(t);
+      expect((await read(id)).status).toBe('manual_review');
+      const replaced = await resolveManualReview(t.ctx, id, 'replace');
+      expect(replaced.status).toBe('broadcasted');
+    } finally {
+      await setAutomine(eth.rpcUrl, true);
+    }
+    await mineBlocks(eth.rpcUrl, 1);
+    const id = (await t.db.pool.query("SELECT id FROM payment_intents WHERE idempotency_key = 'stuck-1'")).rows[0].id;
+    const intent = await settle(id, () => mineBlocks(eth.rpcUrl, 1));
+    expect(intent.status).toBe('settled');
+    expect(intent.attempts.map((a: { status: string }) => a.status).sort()).toEqual(['confirmed', 'replaced']);
+    expect((await ethBalance()) - before).toBe(5_000_000n);
+  });
+
+  it('Ethereum RPC down: rpc_timeout, retrying, then recovery once the node answers', async () => {
+    proxy.down = true;
+    let id: string;
+    try {
+      id = await pay(2, { ethereum_address: ETH_RECIPIENT }, 'down-1');
+      const [job] = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { ignoreStartAfter: true });
+      const { executePayment } = await import('../../src/workers/execution/execute.js');
+      await executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
+      await t.boss.complete('payment-execute', job!.id);
+      const intent = await read(id);
+      expect(intent.status).toBe('retrying');
+      const reasons = await t.db.pool.query("SELECT reason FROM payment_intent_transitions WHERE payment_intent_id = $1 AND to_status = 'retrying'", [id]);
+      expect(reasons.rows[0].reason).toBe('rpc_timeout');
+      const probe = await t.ctx.adapters.ethereum.probe();
+      expect(probe.ok).toBe(false);
+    } finally {
+      proxy.down = false;
+    }
+    await drainExecution(t);
+    expect((await settle(id!, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    await collectOnce({ ...t.ctx, log: pino({ level: 'silent' }) });
+  });
+
+  it('reconciliation shows zero difference and the ledger verifies', async () => {
+    const report = await reconcile(t.db.pool, t.ctx.adapters);
+    for (const row of report) {
+      expect(row.status, JSON.stringify(row)).toBe('ok');
+      expect(row.difference_usdc).toBe('0');
+    }
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
