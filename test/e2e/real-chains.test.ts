@@ -54,17 +54,27 @@ async function pay(amount: number, destination: object, key: string): Promise<st
   return res.json().payment_intent_id;
 }
 
-const read = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
+const read = async (id: string): Promise<IntentView> => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
 const ethBalance = () =>
   createPublicClient({ transport: http(eth.rpcUrl) }).readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [ETH_RECIPIENT] });
 
-async function solRpc(method: string, params: unknown[]) {
-  const res = await fetch(sol.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  return ((await res.json()) as { result: any }).result;
+interface SolanaTransaction {
+  meta: { err: unknown; fee: number; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] };
 }
 
+async function solRpc(method: string, params: unknown[]): Promise<SolanaTransaction> {
+  const res = await fetch(sol.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  return ((await res.json()) as { result: SolanaTransaction }).result;
+}
+
+type IntentView = {
+  status: string;
+  attempts: { tx_id: string; status: string; actual_fee_native: number }[];
+  ledger_entries: { type: string; amount: number; currency: string }[];
+};
+
 /** Runs the confirmation worker until `id` is settled, moving the chains on between polls. */
-async function settle(id: string, moveChain: () => Promise<void> | void): Promise<any> {
+async function settle(id: string, moveChain: () => Promise<void> | void): Promise<IntentView> {
   for (let i = 0; i < 50; i++) {
     await moveChain();
     await confirm(t);
@@ -80,14 +90,14 @@ describe('real chains', () => {
     await drainExecution(t);
     const intent = await settle(id, () => sol.advanceSlots(4));
     expect(intent.status).toBe('settled');
-    const signature = intent.attempts[0].tx_id;
+    const signature = intent.attempts[0]!.tx_id;
     const tx = await solRpc('getTransaction', [signature, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
     expect(tx.meta.err).toBeNull();
-    const post = tx.meta.postTokenBalances.find((b: { owner: string }) => b.owner === SOL_RECIPIENT);
-    expect(post.uiTokenAmount.amount).toBe('12345678');
+    const post = tx.meta.postTokenBalances.find((b) => b.owner === SOL_RECIPIENT);
+    expect(post?.uiTokenAmount.amount).toBe('12345678');
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'fee']);
-    expect(intent.ledger_entries[2].currency).toBe('SOL');
-    expect(intent.ledger_entries[2].amount).toBeGreaterThanOrEqual(tx.meta.fee / 1e9);
+    expect(intent.ledger_entries[2]!.currency).toBe('SOL');
+    expect(intent.ledger_entries[2]!.amount).toBeGreaterThanOrEqual(tx.meta.fee / 1e9);
   });
 
   it('Ethereum: 10 concurrent payouts, no nonce collision, every transfer on chain', async () => {
@@ -104,7 +114,7 @@ describe('real chains', () => {
     const expected = ids.reduce((sum, _, i) => sum + 1_000_000n + BigInt(i) * 10_000n, 0n);
     expect((await ethBalance()) - before).toBe(expected);
     const intent = await read(ids[0]!);
-    expect(intent.attempts[0].actual_fee_native).toBeGreaterThan(0);
+    expect(intent.attempts[0]!.actual_fee_native).toBeGreaterThan(0);
   });
 
   it('Ethereum: mining paused -> manual_review; a fee-bumped replacement settles it, paid once', async () => {
