@@ -1,4 +1,5 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
+import { readFileSync } from 'node:fs';
 import { parseUsdc } from './money.js';
 
 export type AdapterKind = 'simulated' | 'rpc';
@@ -128,10 +129,34 @@ function url(env: Env, name: string): string | null {
   return raw;
 }
 
+function requiredSecret(env: Env, name: string, needed: boolean, why: string): string | null {
+  const value = secret(env, name);
+  if (needed && value === undefined) throw new ConfigError(name, `(or ${name}_FILE) is required ${why}`);
+  return value ?? null;
+}
+
 function required(env: Env, name: string, why: string): string {
   const raw = present(env, name);
   if (raw === undefined) throw new ConfigError(name, `is required ${why}`);
   return raw;
+}
+
+/**
+ * A secret from NAME, or from the file named by NAME_FILE (a mounted secret, kept out of the process environment).
+ * The value itself never appears in an error message.
+ */
+function secret(env: Env, name: string): string | undefined {
+  const direct = present(env, name);
+  const file = present(env, `${name}_FILE`);
+  if (direct !== undefined && file !== undefined) throw new ConfigError(name, `set ${name} or ${name}_FILE, not both`);
+  if (file === undefined) return direct;
+  try {
+    const value = readFileSync(file, 'utf8').trim();
+    if (!value) throw new Error('empty');
+    return value;
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE`, `cannot read a key from ${file} (${(error as NodeJS.ErrnoException).code ?? 'empty file'})`);
+  }
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -193,10 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
         ethereumAdapter === 'rpc'
           ? required(env, 'ETHEREUM_USDC_ADDRESS', 'with ETHEREUM_ADAPTER=rpc')
           : (present(env, 'ETHEREUM_USDC_ADDRESS') ?? null),
-      treasuryKey:
-        ethereumAdapter === 'rpc'
-          ? required(env, 'ETHEREUM_TREASURY_KEY', 'with ETHEREUM_ADAPTER=rpc')
-          : (present(env, 'ETHEREUM_TREASURY_KEY') ?? null),
+      treasuryKey: requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
       confirmations: integer(env, 'ETHEREUM_CONFIRMATIONS', 12, 1, 1000),
     },
     solana: {
@@ -205,10 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
         solanaAdapter === 'rpc'
           ? required(env, 'SOLANA_USDC_MINT', 'with SOLANA_ADAPTER=rpc')
           : (present(env, 'SOLANA_USDC_MINT') ?? null),
-      treasuryKey:
-        solanaAdapter === 'rpc'
-          ? required(env, 'SOLANA_TREASURY_KEY', 'with SOLANA_ADAPTER=rpc')
-          : (present(env, 'SOLANA_TREASURY_KEY') ?? null),
+      treasuryKey: requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
     },
     ethUsdPrice: positiveNumber(env, 'ETH_USD_PRICE', 3000),
     solUsdPrice: positiveNumber(env, 'SOL_USD_PRICE', 150),

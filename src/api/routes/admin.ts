@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
 import type { AppContext } from '../../core/context.js';
 import { reconcile } from '../../core/reconcile.js';
-import { chainSchema, errorRef, healthSnapshotSchema, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
+import { listWebhookEvents, redeliverWebhookEvent, WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../core/webhook-events.js';
+import { chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 
 const chainHealthBody = {
   type: 'object',
@@ -117,6 +118,60 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async () => reconcile(ctx.pool, ctx.adapters),
+  );
+
+  app.get<{ Querystring: { status?: WebhookEventStatus; limit?: string } }>(
+    '/admin/webhook-events',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Webhook events by delivery status (default: failed), newest first',
+        querystring: {
+          type: 'object',
+          properties: {
+            status: { type: 'string', enum: [...WEBHOOK_EVENT_STATUSES] },
+            limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
+          },
+        },
+        response: {
+          200: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                id: { type: 'string' },
+                event_type: { type: 'string' },
+                payment_intent_id: { type: ['string', 'null'] },
+                merchant_id: { type: 'string' },
+                status: { type: 'string' },
+                attempts: { type: 'number' },
+                last_error: { type: ['string', 'null'] },
+                next_attempt_at: { type: 'string' },
+                delivered_at: { type: ['string', 'null'] },
+                created_at: { type: 'string' },
+              },
+            },
+          },
+          400: errorRef,
+        },
+      },
+    },
+    async (request) =>
+      listWebhookEvents(ctx.pool, request.query.status ?? 'failed', Math.min(500, Math.max(1, Number(request.query.limit ?? 100)))),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/admin/webhook-events/:id/redeliver',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Queue a failed or stored webhook event again with a fresh retry budget',
+        params: idParams,
+        response: { 200: { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' } } }, 404: errorRef, 409: errorRef },
+      },
+      config: { validationCodes: { '': 'NOT_FOUND', id: 'NOT_FOUND' } },
+    },
+    async (request) => redeliverWebhookEvent(ctx.pool, request.params.id, ctx.clock.now()),
   );
 
   app.post<{ Body: ChainHealthInput }>(
