@@ -5,10 +5,9 @@
 import type { SignedTransfer } from '../chains/port.js';
 import { AppError } from '../domain/errors.js';
 import { withTransaction } from '../db/pool.js';
-import { insertAttempt, liveAttempt, markBroadcasted, markConfirmed, markFailed, signedOf } from '../db/queries/attempts.js';
+import { liveAttempt, markBroadcasted, markConfirmed, markFailed, signedOf } from '../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../db/queries/intents.js';
-import { newId } from '../ids.js';
-import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../workers/outcomes.js';
+import { emitPaymentEvent, failIntent, persistSignedAttempt, postFee, settleIntent } from '../workers/outcomes.js';
 import type { AppContext } from './context.js';
 
 export type Resolution = 'settled' | 'failed' | 'replace';
@@ -61,16 +60,7 @@ export async function resolveManualReview(ctx: AppContext, intentId: string, res
     // Both transactions share a nonce: whichever lands, only one transfer happens. The old one is kept as
     // 'replaced' for the record; the confirmation worker watches the new one.
     await markFailed(tx, attempt.id, 'stuck', `replaced by ${replacement.txId}`, null, 'replaced');
-    const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
-    const attemptId = newId('att');
-    await insertAttempt(tx, {
-      id: attemptId,
-      payment_intent_id: intent.id,
-      chain: intent.selected_chain,
-      estimated_fee_usd: fee.feeUsd,
-      created_at: now,
-      signed: replacement,
-    });
+    const attemptId = await persistSignedAttempt(tx, adapter, intent, replacement, now);
     // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
     await markBroadcasted(tx, attemptId, now);
     intent.status = await changeStatus(tx, intent, 'broadcasted', now, 'fee_bump');

@@ -1,6 +1,8 @@
 // Final outcomes of a payment intent, shared by the execution and confirmation workers and operator actions.
 // Each runs inside the caller's transaction: status, ledger postings and outbox event commit together.
-import type { Chain, FailureReason } from '../chains/port.js';
+import type { Chain, ChainAdapter, FailureReason, SignedTransfer } from '../chains/port.js';
+import { insertAttempt } from '../db/queries/attempts.js';
+import { newId } from '../ids.js';
 import type { Queryable } from '../db/pool.js';
 import { insertEvent, type EventType } from '../db/queries/events.js';
 import { changeStatus, type PaymentIntentRow } from '../db/queries/intents.js';
@@ -36,9 +38,30 @@ export async function emitPaymentEvent(
   });
 }
 
-async function hasDebit(tx: Queryable, intentId: string): Promise<boolean> {
+export async function hasDebit(tx: Queryable, intentId: string): Promise<boolean> {
   const { rowCount } = await tx.query("SELECT 1 FROM ledger_transactions WHERE payment_intent_id = $1 AND type = 'debit'", [intentId]);
   return (rowCount ?? 0) > 0;
+}
+
+/** Stores a signed transfer as a new attempt of the intent, with the fee estimate of the moment. Nothing is sent. */
+export async function persistSignedAttempt(
+  tx: Queryable,
+  adapter: ChainAdapter,
+  intent: PaymentIntentRow,
+  signed: SignedTransfer,
+  at: Date,
+): Promise<string> {
+  const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
+  const attemptId = newId('att');
+  await insertAttempt(tx, {
+    id: attemptId,
+    payment_intent_id: intent.id,
+    chain: intent.selected_chain,
+    estimated_fee_usd: fee.feeUsd,
+    created_at: at,
+    signed,
+  });
+  return attemptId;
 }
 
 /** Records a native fee the chain charged (a reverted transaction still pays one). */

@@ -6,13 +6,12 @@ import { ChainError, type ChainAdapters, type FailureReason, type SignedTransfer
 import { addSeconds, type Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
-import { insertAttempt, liveAttempt, markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { liveAttempt, markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { newId } from '../../ids.js';
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
 import { post } from '../../ledger/store.js';
-import { emitPaymentEvent, failIntent } from '../outcomes.js';
+import { emitPaymentEvent, failIntent, hasDebit, persistSignedAttempt } from '../outcomes.js';
 
 export interface ExecutionDeps {
   pool: Pool;
@@ -106,19 +105,9 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
     if (!(error instanceof ChainError)) throw error;
     return { kind: 'unsigned', error };
   }
-  const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
-  const attemptId = newId('att');
-  await insertAttempt(tx, {
-    id: attemptId,
-    payment_intent_id: intent.id,
-    chain: intent.selected_chain,
-    estimated_fee_usd: fee.feeUsd,
-    created_at: now,
-    signed,
-  });
+  const attemptId = await persistSignedAttempt(tx, adapter, intent, signed, now);
   // One debit per intent, at its first signed transfer; later attempts move the same funds.
-  const debited = await tx.query("SELECT 1 FROM ledger_transactions WHERE payment_intent_id = $1 AND type = 'debit'", [intent.id]);
-  if (!debited.rowCount) await post(tx, movements.debit(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
+  if (!(await hasDebit(tx, intent.id))) await post(tx, movements.debit(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
   return { kind: 'send', intent, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta } };
 }
 
