@@ -93,6 +93,8 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
 
   const request = { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros };
   let signed: SignedTransfer;
+  // A refused signature must leave nothing behind (no nonce taken): the adapter's writes sit behind a savepoint.
+  await tx.query('SAVEPOINT sign_transfer');
   try {
     // After a rejection the old nonce is still free: re-sign on it (higher fee) so no later transfer waits behind a
     // gap. After a nonce conflict the nonce is someone else's, so a fresh one is allocated.
@@ -103,8 +105,10 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
         : await adapter.signTransfer(tx, request);
   } catch (error) {
     if (!(error instanceof ChainError)) throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT sign_transfer');
     return { kind: 'unsigned', error };
   }
+  await tx.query('RELEASE SAVEPOINT sign_transfer');
   const attemptId = await persistSignedAttempt(tx, adapter, intent, signed, now);
   // One debit per intent, at its first signed transfer; later attempts move the same funds.
   if (!(await hasDebit(tx, intent.id))) await post(tx, movements.debit(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
