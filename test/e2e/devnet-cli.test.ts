@@ -1,0 +1,269 @@
+// The operator's path to real-chain mode, entirely from the outside: `stableroute devnet --json` prints the
+// environment, `stableroute serve` started with exactly those variables pays out on both local chains, and ordinary
+// JSON-RPC clients see each payout on chain to the micro-unit. Nothing here imports the devnet or the service's runtime.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getBase58Decoder, getBase58Encoder, type Address as SolanaAddress } from '@solana/kit';
+import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { BIN, freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+
+const DEVNET_VARIABLES = [
+  'ETHEREUM_ADAPTER', 'ETHEREUM_RPC_URL', 'ETHEREUM_USDC_ADDRESS', 'ETHEREUM_TREASURY_KEY',
+  'SOLANA_ADAPTER', 'SOLANA_RPC_URL', 'SOLANA_USDC_MINT', 'SOLANA_TREASURY_KEY',
+] as const;
+const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
+const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
+const DEVNET_READY_MS = 30_000;
+const SETTLE_MS = 60_000;
+const EXIT_MS = 15_000;
+const RPC_TIMEOUT_MS = 5_000;
+
+interface Devnet {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+let devnet: Devnet | undefined;
+let devnetChildren: { pid: number; name: string }[] = [];
+let service: ServiceProcess | undefined;
+let db: TestDatabase | undefined;
+
+/** SIGTERM first, so a devnet stops its own anvil; SIGKILL only if the process does not exit in time. */
+async function stop(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+afterAll(async () => {
+  if (service) await stop(service.child, service.exited);
+  if (devnet) await stop(devnet.child, devnet.exited);
+  for (const c of devnetChildren) if (isAlive(c)) process.kill(c.pid, 'SIGKILL');
+  await db?.drop();
+}, 60_000);
+
+function startDevnet(): Devnet {
+  let stdout = '';
+  let stderr = '';
+  const child = spawn(process.execPath, [BIN, 'devnet', '--json'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Direct children of `pid` (Linux /proc), so the test can prove anvil went away with its parent. */
+function childPids(pid: number): { pid: number; name: string }[] {
+  if (process.platform !== 'linux') return [];
+  const children: { pid: number; name: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push({ pid: Number(entry), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) });
+    } catch {
+      // the process ended while we were listing
+    }
+  }
+  return children;
+}
+
+/** Waits for `promise`, failing with `what` after `ms` (a process that hangs on SIGTERM fails the test, not the run). */
+async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Still running, and still the same program (a pid can be reused once a process is gone). */
+function isAlive(process_: { pid: number; name: string }): boolean {
+  try {
+    const stat = readFileSync(`/proc/${process_.pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+    return stat.includes(`(${process_.name})`) && state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function solanaRpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
+  });
+  const body = (await res.json()) as { result?: T; error?: unknown };
+  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result as T;
+}
+
+type WithContext<T> = { context: { slot: number }; value: T };
+type TokenAmount = { amount: string; decimals: number };
+type IntentView = { status: string; selected_chain: string; attempts: { tx_id: string; status: string }[] };
+type SolanaTransaction = {
+  meta: { err: unknown; fee: number; postTokenBalances: { owner: string; mint: string; uiTokenAmount: TokenAmount }[] };
+};
+
+async function pay(base: string, amount_usd: number, destination: object, idempotency_key: string): Promise<string> {
+  const quote = await fetch(`${base}/quotes`, { method: 'POST', headers: KEY, body: JSON.stringify({ amount_usd, destination, priority: 'fast' }) });
+  const quoteBody = (await quote.json()) as { quote_id: string };
+  expect(quote.status, JSON.stringify(quoteBody)).toBe(201);
+  const intent = await fetch(`${base}/payment_intents`, { method: 'POST', headers: KEY, body: JSON.stringify({ quote_id: quoteBody.quote_id, idempotency_key }) });
+  const intentBody = (await intent.json()) as { payment_intent_id: string };
+  expect(intent.status, JSON.stringify(intentBody)).toBe(201);
+  return intentBody.payment_intent_id;
+}
+
+async function readIntent(base: string, id: string): Promise<IntentView> {
+  const res = await fetch(`${base}/payment_intents/${id}`, { headers: KEY });
+  expect(res.status).toBe(200);
+  return (await res.json()) as IntentView;
+}
+
+describe('stableroute devnet --json + serve', () => {
+  it('pays out on both local chains end to end, checked on chain, then everything stops cleanly', async () => {
+    // 1. The devnet prints one JSON line of variables.
+    devnet = startDevnet();
+    const running = devnet;
+    const ready = await waitFor(
+      'devnet --json line',
+      async () => {
+        const out = running.stdout();
+        if (out.includes('\n')) return { line: out.slice(0, out.indexOf('\n')) };
+        return running.child.exitCode !== null && { line: undefined };
+      },
+      DEVNET_READY_MS,
+    );
+    expect(ready.line, `devnet exited early: ${running.stderr().slice(-2000)}`).toBeDefined();
+    const line = ready.line!;
+    devnetChildren = childPids(running.child.pid!);
+    if (process.platform === 'linux') expect(devnetChildren.map((c) => c.name)).toContain('anvil');
+    const env = JSON.parse(line) as Record<string, string>;
+    for (const name of DEVNET_VARIABLES) expect(typeof env[name], name).toBe('string');
+    expect(env.ETHEREUM_ADAPTER).toBe('rpc');
+    expect(env.SOLANA_ADAPTER).toBe('rpc');
+    for (const value of Object.values(env)) expect(typeof value).toBe('string');
+
+    // 2. Both endpoints answer standard JSON-RPC to ordinary clients.
+    const ethRpc = env.ETHEREUM_RPC_URL!;
+    const solRpc = env.SOLANA_RPC_URL!;
+    const usdc = env.ETHEREUM_USDC_ADDRESS as Address;
+    const mint = env.SOLANA_USDC_MINT! as SolanaAddress;
+    const eth = createPublicClient({ transport: http(ethRpc, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) });
+    const ethBalanceOf = (owner: Address) => eth.readContract({ address: usdc, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    const ethTreasury = privateKeyToAccount(env.ETHEREUM_TREASURY_KEY as Hex).address;
+    expect(await eth.getChainId()).toBe(31337);
+    const ethTreasuryBefore = await ethBalanceOf(ethTreasury);
+    expect(ethTreasuryBefore).toBeGreaterThan(0n);
+
+    // A Solana secret key is seed (32 bytes) then public key (32 bytes).
+    const solTreasury = getBase58Decoder().decode(getBase58Encoder().encode(env.SOLANA_TREASURY_KEY!).slice(32)) as SolanaAddress;
+    const [solTreasuryAta] = await findAssociatedTokenPda({ owner: solTreasury, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    const blockhash = await solanaRpc<WithContext<{ blockhash: string; lastValidBlockHeight: number }>>(solRpc, 'getLatestBlockhash', [{ commitment: 'finalized' }]);
+    expect(blockhash.value.blockhash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+    expect(await solanaRpc<number>(solRpc, 'getSlot')).toBeGreaterThanOrEqual(0);
+    expect((await solanaRpc<WithContext<number>>(solRpc, 'getBalance', [solTreasury])).value).toBeGreaterThan(0);
+    const mintInfo = await solanaRpc<WithContext<{ owner: string; data: { parsed: { type: string; info: { decimals: number } } } }>>(
+      solRpc, 'getAccountInfo', [mint, { encoding: 'jsonParsed' }],
+    );
+    expect(mintInfo.value.owner).toBe(TOKEN_PROGRAM_ADDRESS);
+    expect(mintInfo.value.data.parsed).toMatchObject({ type: 'mint', info: { decimals: 6 } });
+    const solTreasuryUsdc = () => solanaRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [solTreasuryAta]);
+    const solTreasuryBefore = BigInt((await solTreasuryUsdc()).value.amount);
+    expect(solTreasuryBefore).toBeGreaterThan(0n);
+
+    // 3. serve with exactly the printed variables, plus a database and a port.
+    db = await createTestDatabase();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    service = startService(['serve'], {
+      ...env,
+      DATABASE_URL: db.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      CONFIRMATION_POLL_SECONDS: '0.5',
+      HEALTH_COLLECT_SECONDS: '1',
+    });
+    await waitHealthy(base, service);
+
+    const solRecipient = getBase58Decoder().decode(randomBytes(32));
+    const ethRecipient = privateKeyToAccount(generatePrivateKey()).address;
+    const solId = await pay(base, 12.345678, { solana_address: solRecipient }, 'devnet-cli-sol');
+    const ethId = await pay(base, 7.654321, { ethereum_address: ethRecipient }, 'devnet-cli-eth');
+    const live = service;
+    const FINAL = ['settled', 'failed', 'manual_review'];
+    const [solIntent, ethIntent] = await waitFor(
+      'both payouts final',
+      async () => {
+        const intents = await Promise.all([readIntent(base, solId), readIntent(base, ethId)]);
+        return intents.every((i) => FINAL.includes(i.status)) && intents;
+      },
+      SETTLE_MS,
+      250,
+    );
+    for (const intent of [solIntent, ethIntent]) expect(intent!.status, `${JSON.stringify(intent)}\n${live.output().slice(-3000)}`).toBe('settled');
+    expect(solIntent!.selected_chain).toBe('solana');
+    expect(ethIntent!.selected_chain).toBe('ethereum');
+
+    // 4. On chain, to the micro-unit.
+    const signature = solIntent!.attempts.find((a) => a.status === 'confirmed')?.tx_id;
+    expect(signature, JSON.stringify(solIntent)).toBeTruthy();
+    const tx = await solanaRpc<SolanaTransaction>(solRpc, 'getTransaction', [
+      signature,
+      { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 },
+    ]);
+    expect(tx.meta.err).toBeNull();
+    expect(tx.meta.fee).toBeGreaterThan(0);
+    const received = tx.meta.postTokenBalances.find((b) => b.owner === solRecipient);
+    expect(received?.mint).toBe(mint);
+    expect(received?.uiTokenAmount.amount).toBe('12345678');
+    const [recipientAta] = await findAssociatedTokenPda({ owner: solRecipient as SolanaAddress, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    expect((await solanaRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [recipientAta])).value.amount).toBe('12345678');
+    expect(BigInt((await solTreasuryUsdc()).value.amount)).toBe(solTreasuryBefore - 12_345_678n);
+    expect(await ethBalanceOf(ethRecipient)).toBe(7_654_321n);
+    expect(await ethBalanceOf(ethTreasury)).toBe(ethTreasuryBefore - 7_654_321n);
+
+    // 5. The books agree with both chains.
+    const reconciliationRes = await fetch(`${base}/admin/reconciliation`);
+    expect(reconciliationRes.status).toBe(200);
+    const reconciliation = (await reconciliationRes.json()) as { chain: string; status: string; difference_usdc: string }[];
+    expect(reconciliation.map((r) => r.chain).sort()).toEqual(['ethereum', 'solana']);
+    for (const row of reconciliation) {
+      expect(row.status, JSON.stringify(row)).toBe('ok');
+      expect(row.difference_usdc).toBe('0');
+    }
+    const verify = await runCommand(['ledger', 'verify'], { DATABASE_URL: db.url });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+
+    // 6. Both processes stop on SIGTERM with exit 0, and the devnet takes anvil with it.
+    service.child.kill('SIGTERM');
+    expect(await withDeadline(service.exited, EXIT_MS, 'serve exit after SIGTERM'), service.output().slice(-2000)).toBe(0);
+    running.child.kill('SIGTERM');
+    expect(await withDeadline(running.exited, EXIT_MS, 'devnet exit after SIGTERM'), running.stderr().slice(-2000)).toBe(0);
+    expect(running.stdout().trim().split('\n')).toHaveLength(1);
+    await expect(eth.getChainId()).rejects.toThrow();
+    await expect(solanaRpc(solRpc, 'getSlot')).rejects.toThrow();
+    const anvil = devnetChildren.find((c) => c.name === 'anvil');
+    if (anvil) expect(isAlive(anvil), 'anvil outlived the devnet').toBe(false);
+    // tsx's esbuild service leaves by itself once its parent's pipe closes.
+    await waitFor('every devnet child gone', async () => devnetChildren.every((c) => !isAlive(c)), 5_000);
+  }, 90_000);
+});
