@@ -207,6 +207,8 @@ describe('deliverDueEvents', () => {
     expect(request.headers['webhook-id']).toBe(eventId);
     expect(request.headers['webhook-timestamp']).toBe(String(Date.parse('2026-03-01T12:00:00.000Z') / 1000));
     expect(request.headers['x-stableroute-signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(request.headers['x-webhook-signature']).toBe(request.headers['x-stableroute-signature']);
+    expect(request.headers['x-signature']).toBe(request.headers['x-stableroute-signature']);
 
     const event = await eventRow(eventId);
     expect(event).toMatchObject({ status: 'delivered', attempts: 1, last_error: null });

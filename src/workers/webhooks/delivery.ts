@@ -5,6 +5,7 @@
  *   content-type: application/json
  *   user-agent: stableroute-webhooks/0.1
  *   X-Stableroute-Signature: <lowercase hex HMAC-SHA256(WEBHOOK_SIGNING_SECRET, body bytes)>   (spec, Authentication 6)
+ *   X-Webhook-Signature, X-Signature: the same value, for receivers that look for those names
  *   webhook-id: <event id, e.g. evt_...>; the same on every retry of an event, so receivers can deduplicate
  *   webhook-timestamp: <unix seconds of this attempt>
  *   webhook-signature: v1,<base64 HMAC-SHA256(WEBHOOK_SIGNING_SECRET, "{webhook-id}.{webhook-timestamp}.{body}")>

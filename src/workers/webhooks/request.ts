@@ -31,10 +31,14 @@ export function buildWebhookHeaders(
   timestampSeconds: number,
   body: string,
 ): Record<string, string> {
+  const signature = signBody(secret, body);
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    'x-stableroute-signature': signBody(secret, body),
+    'x-stableroute-signature': signature,
+    // The same value under the header names most receivers already look for; the spec leaves the name open.
+    'x-webhook-signature': signature,
+    'x-signature': signature,
     'webhook-id': eventId,
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': signStandardWebhook(secret, eventId, timestampSeconds, body),
