@@ -7,7 +7,7 @@ import { createPool } from '../db/pool.js';
 import { startQueue } from '../jobs/queue.js';
 import { verifyLedger } from '../ledger/verify.js';
 import type { AppContext } from '../core/context.js';
-import { resolveManualReview } from '../core/operator.js';
+import { cancelPayment, resolveManualReview } from '../core/operator.js';
 import { reconcile } from '../core/reconcile.js';
 import { AppError } from '../domain/errors.js';
 import { devnetCommand } from './devnet.js';
@@ -25,6 +25,7 @@ const USAGE = `usage: stableroute <command>
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
   intents resolve ID --settled|--failed|--replace [--json]
                              resolve a payment intent in manual_review
+  intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
 `;
@@ -151,13 +152,15 @@ commands.intents = async (args, config) => {
     },
   });
   const chosen = (['settled', 'failed', 'replace'] as const).filter((r) => values[r]);
-  if (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1) {
+  const cancel = positionals[0] === 'cancel' && positionals[1] && chosen.length === 0;
+  if (!cancel && (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1)) {
     process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace [--json]\n');
+    process.stderr.write('       stableroute intents cancel PAYMENT_INTENT_ID [--json]\n');
     return 2;
   }
   return withContext(config, async (ctx) => {
     try {
-      const result = await resolveManualReview(ctx, positionals[1]!, chosen[0]!);
+      const result = cancel ? await cancelPayment(ctx, positionals[1]!) : await resolveManualReview(ctx, positionals[1]!, chosen[0]!);
       out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
       return 0;
     } catch (error) {

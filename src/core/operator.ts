@@ -7,7 +7,9 @@ import { AppError } from '../domain/errors.js';
 import { withTransaction } from '../db/pool.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, signedOf } from '../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../db/queries/intents.js';
-import { emitPaymentEvent, failIntent, persistSignedAttempt, postFee, settleIntent } from '../workers/outcomes.js';
+import { emitPaymentEvent, failIntent, hasDebit, persistSignedAttempt, postFee, settleIntent } from '../workers/outcomes.js';
+import { movements } from '../ledger/movements.js';
+import { post } from '../ledger/store.js';
 import type { AppContext } from './context.js';
 
 export type Resolution = 'settled' | 'failed' | 'replace';
@@ -74,4 +76,32 @@ export async function resolveManualReview(ctx: AppContext, intentId: string, res
       .catch((error: unknown) => ctx.log.warn({ err: error, payment_intent_id: intentId }, 'replacement send failed; will be re-sent'));
   }
   return outcome;
+}
+
+/**
+ * Cancels a payment that has not reached the chain: in route_selected, or retrying with no transaction that could
+ * still land. The reservation is released. The spec has no cancellation event, so none is sent; the status shows
+ * on read.
+ */
+export async function cancelPayment(ctx: AppContext, intentId: string): Promise<ResolutionResult> {
+  return withTransaction(ctx.pool, async (tx) => {
+    const now = ctx.clock.now();
+    const intent = await findIntent(tx, intentId, { forUpdate: true });
+    if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
+    if (intent.status !== 'route_selected' && intent.status !== 'retrying') {
+      throw new AppError('INVALID_STATE', `payment intent ${intentId} is ${intent.status}; only route_selected or retrying payments can be cancelled`);
+    }
+    const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+    if (live) {
+      const status = await ctx.adapters[intent.selected_chain].getStatus(signedOf(live)).catch(() => null);
+      if (status?.state !== 'expired' && status?.state !== 'failed') {
+        throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${live.tx_id})`);
+      }
+      await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
+    }
+    intent.status = await changeStatus(tx, intent, 'cancelled', now, 'operator');
+    const from = (await hasDebit(tx, intent.id)) ? 'treasury_in_flight' : 'treasury_reserved';
+    await post(tx, movements.release(intent.selected_chain, intent.amount_micros, from), { paymentIntentId: intent.id, at: now });
+    return { payment_intent_id: intent.id, status: intent.status, tx_id: live?.tx_id ?? null };
+  });
 }

@@ -27,7 +27,7 @@ const TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   quoted: ['route_selected', 'expired', 'failed', 'cancelled'],
   route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled'],
   broadcasting: ['broadcasted', 'retrying', 'failed', 'manual_review'],
-  retrying: ['broadcasting', 'failed', 'manual_review'],
+  retrying: ['broadcasting', 'failed', 'manual_review', 'cancelled'],
   broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review'],
   pending_confirmation: ['settled', 'failed', 'manual_review'],
   // An operator resolves manual review: settled after an outside check, failed with funds released, or a

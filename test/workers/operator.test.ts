@@ -64,3 +64,23 @@ describe('operator resolution of manual review', () => {
     expect(admin.json()).toHaveLength(2);
   });
 });
+
+describe('operator cancellation', () => {
+  it('cancels a payment not yet on chain and releases its funds; refuses one that may land', async () => {
+    const { cancelPayment } = await import('../../src/core/operator.js');
+    const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: 9, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
+    const created = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: 'cancel-1' } });
+    const id = created.json().payment_intent_id;
+    const result = await cancelPayment(t.ctx, id);
+    expect(result.status).toBe('cancelled');
+    const intent = await status(id);
+    expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'release']);
+    // The queued execution job finds nothing to do.
+    await drainExecution(t);
+    expect((await status(id)).attempts).toEqual([]);
+    await expect(cancelPayment(t.ctx, id)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    const stuck = await stuckIntent(11);
+    await expect(cancelPayment(t.ctx, stuck)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
