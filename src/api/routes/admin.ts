@@ -4,7 +4,7 @@ import { failures, overview, recordChainHealth, routeDistribution, type ChainHea
 import type { AppContext } from '../../core/context.js';
 import { reconcile } from '../../core/reconcile.js';
 import { listWebhookEvents, redeliverWebhookEvent, WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../core/webhook-events.js';
-import { chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
+import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 
 const chainHealthBody = {
   type: 'object',
@@ -57,13 +57,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['admin'],
         summary: 'Payment intents per selected chain',
         response: {
-          200: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: { selected_chain: chainSchema, count: { type: 'string' }, volume: { type: 'string' } },
-            },
-          },
+          200: arrayOf({ selected_chain: chainSchema, count: { type: 'string' }, volume: { type: 'string' } }),
         },
       },
     },
@@ -77,13 +71,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['admin'],
         summary: 'Failed attempts grouped by reason and chain, most common first',
         response: {
-          200: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: { failure_reason: { type: 'string' }, chain: chainSchema, count: { type: 'string' } },
-            },
-          },
+          200: arrayOf({ failure_reason: { type: 'string' }, chain: chainSchema, count: { type: 'string' } }),
         },
       },
     },
@@ -97,23 +85,17 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['admin'],
         summary: "Each treasury's ledger USDC balance against its on-chain balance",
         response: {
-          200: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                chain: chainSchema,
-                address: { type: 'string' },
-                adapter: { type: 'string' },
-                ledger_usdc: { type: 'string' },
-                in_flight_usdc: { type: 'string' },
-                on_chain_usdc: { type: ['string', 'null'] },
-                difference_usdc: { type: ['string', 'null'] },
-                status: { type: 'string', enum: ['ok', 'in_flight', 'mismatch', 'error'] },
-                error: { type: 'string' },
-              },
-            },
-          },
+          200: arrayOf({
+            chain: chainSchema,
+            address: { type: 'string' },
+            adapter: { type: 'string' },
+            ledger_usdc: { type: 'string' },
+            in_flight_usdc: { type: 'string' },
+            on_chain_usdc: { type: ['string', 'null'] },
+            difference_usdc: { type: ['string', 'null'] },
+            status: { type: 'string', enum: ['ok', 'in_flight', 'mismatch', 'error'] },
+            error: { type: 'string' },
+          }),
         },
       },
     },
@@ -134,24 +116,18 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
           },
         },
         response: {
-          200: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                id: { type: 'string' },
-                event_type: { type: 'string' },
-                payment_intent_id: { type: ['string', 'null'] },
-                merchant_id: { type: 'string' },
-                status: { type: 'string' },
-                attempts: { type: 'number' },
-                last_error: { type: ['string', 'null'] },
-                next_attempt_at: { type: 'string' },
-                delivered_at: { type: ['string', 'null'] },
-                created_at: { type: 'string' },
-              },
-            },
-          },
+          200: arrayOf({
+            id: { type: 'string' },
+            event_type: { type: 'string' },
+            payment_intent_id: { type: ['string', 'null'] },
+            merchant_id: { type: 'string' },
+            status: { type: 'string' },
+            attempts: { type: 'number' },
+            last_error: { type: ['string', 'null'] },
+            next_attempt_at: { type: 'string' },
+            delivered_at: { type: ['string', 'null'] },
+            created_at: { type: 'string' },
+          }),
           400: errorRef,
         },
       },

@@ -1,4 +1,9 @@
 // Shared JSON schemas: they validate requests, serialise responses and make up the OpenAPI document.
+/** An array of objects with these properties (response schemas). */
+export function arrayOf<P extends Record<string, unknown>>(properties: P) {
+  return { type: 'array', items: { type: 'object', properties } } as const;
+}
+
 export const chainSchema = { type: 'string', enum: ['ethereum', 'solana'] } as const;
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
