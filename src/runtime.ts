@@ -52,7 +52,8 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   const clock = options.clock ?? systemClock;
   const { url, embedded } = await openDatabase(config, log);
   const pool = createPool(url, 20);
-  const closers: (() => Promise<void>)[] = [async () => embedded?.stop(), async () => pool.end()];
+  // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
+  const closers: (() => Promise<void>)[] = [async () => pool.end(), async () => embedded?.stop()];
   try {
     const applied = await migrate(pool);
     if (applied.length) log.info({ applied }, 'migrations applied');
