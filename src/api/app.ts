@@ -26,8 +26,9 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
   const app = Fastify({
     loggerInstance: ctx.log.child({ component: 'http' }) as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    // Bodies are validated as sent: "10" is not an amount. Defaults come from our code, not from the schema.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false } },
+    // Bodies are validated as sent: "10" is not an amount. Defaults come from our code, not from the schema. Every
+    // issue is collected so that the error handler answers the one about the earliest field (bodies are capped small).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     return503OnClosing: true,
     routerOptions: { maxParamLength: 256 },
     // Errors the router raises before any route runs (bad URL encoding, over-long parameters) use our body too.

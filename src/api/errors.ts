@@ -37,6 +37,8 @@ export type ValidationCodes = Record<string, ErrorCode>;
 declare module 'fastify' {
   interface FastifyContextConfig {
     validationCodes?: ValidationCodes;
+    /** A fixed message for a code, where the schema rule behind it reads badly (an `anyOf`, say). */
+    validationMessages?: Partial<Record<ErrorCode, string>>;
   }
 }
 
@@ -56,13 +58,32 @@ interface ValidationIssue {
   message?: string;
 }
 
-function validationCode(issue: ValidationIssue, codes: ValidationCodes | undefined): ErrorCode {
+/** The top-level field an issue is about ('' for the whole body or params). */
+function fieldOf(issue: ValidationIssue): string {
   const field =
     issue.keyword === 'required'
       ? [issue.instancePath.split('/')[1], issue.params.missingProperty].filter(Boolean)[0]
       : issue.instancePath.split('/')[1];
-  const name = String(field ?? '');
+  return String(field ?? '');
+}
+
+function validationCode(issue: ValidationIssue, codes: ValidationCodes | undefined): ErrorCode {
+  const name = fieldOf(issue);
   return codes?.[`${name}:${issue.keyword}`] ?? codes?.[name] ?? codes?.[''] ?? 'INVALID_REQUEST';
+}
+
+/**
+ * Ajv collects every issue; the one answered is about the earliest field in the schema's property order (the spec's
+ * field order), so `{"amount_usd": -1}` is INVALID_AMOUNT whatever else is missing. Ajv's own order would put every
+ * missing required field first.
+ */
+function firstIssue(issues: ValidationIssue[], schema: unknown): ValidationIssue {
+  const order = Object.keys((schema as { properties?: object } | undefined)?.properties ?? {});
+  const rank = (issue: ValidationIssue) => {
+    const field = fieldOf(issue);
+    return field === '' ? -1 : order.includes(field) ? order.indexOf(field) : order.length;
+  };
+  return issues.reduce((best, issue) => (rank(issue) < rank(best) ? issue : best));
 }
 
 function validationMessage(issue: ValidationIssue, context: string | undefined): string {
@@ -83,9 +104,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     if (error instanceof AmountError) return sendError(reply, 400, 'INVALID_AMOUNT', error.message);
     if (error.validation && error.validation.length > 0) {
-      const issue = error.validation[0] as ValidationIssue;
-      const code = validationCode(issue, request.routeOptions.config.validationCodes);
-      return sendError(reply, ERROR_CODES[code], code, validationMessage(issue, error.validationContext));
+      const context = error.validationContext ?? 'body';
+      const schema = (request.routeOptions.schema as Record<string, unknown> | undefined)?.[context];
+      const issue = firstIssue(error.validation as ValidationIssue[], schema);
+      const { validationCodes, validationMessages } = request.routeOptions.config;
+      const code = validationCode(issue, validationCodes);
+      const message = validationMessages?.[code] ?? validationMessage(issue, context);
+      return sendError(reply, ERROR_CODES[code], code, message);
     }
     const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
     if (mapped) return sendError(reply, ERROR_CODES[mapped], mapped, error.message);

@@ -69,6 +69,13 @@ describe('POST /quotes', () => {
     [{ amount_usd: 10, destination: { ethereum_address: ETH_ADDRESS }, priority: 'cheap' }, 'INVALID_PRIORITY'],
     [{ amount_usd: 10, destination: { ethereum_address: '0x1234' }, priority: 'fast' }, 'INVALID_DESTINATION'],
     [{ amount_usd: 10, destination: { solana_address: 'not-base58-0OIl' }, priority: 'fast' }, 'INVALID_DESTINATION'],
+    [{ amount_usd: 10, destination: { ethereum_address: 5 }, priority: 'fast' }, 'INVALID_DESTINATION'],
+    // Several mistakes: the earliest field in the spec's order (amount, destination, priority) is answered.
+    [{}, 'INVALID_AMOUNT'],
+    [{ amount_usd: -1 }, 'INVALID_AMOUNT'],
+    [{ amount_usd: 'ten', priority: 'cheap' }, 'INVALID_AMOUNT'],
+    [{ amount_usd: 10 }, 'MISSING_DESTINATION'],
+    [{ amount_usd: 10, destination: {}, priority: 'cheap' }, 'MISSING_DESTINATION'],
   ])('400 for %j -> %s', async (body, code) => {
     const res = await quote(body);
     expect(res.statusCode).toBe(400);

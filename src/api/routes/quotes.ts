@@ -9,13 +9,13 @@ import { candidateRouteSchema, errorRef, timestamp } from '../schemas/common.js'
 
 interface QuoteBody {
   amount_usd: number;
-  destination?: { ethereum_address?: string; solana_address?: string };
+  destination: { ethereum_address?: string; solana_address?: string };
   priority: Priority;
 }
 
 const bodySchema = {
   type: 'object',
-  required: ['amount_usd', 'priority'],
+  required: ['amount_usd', 'destination', 'priority'],
   properties: {
     amount_usd: { type: 'number', exclusiveMinimum: 0, description: 'USD amount, at most 6 decimals' },
     destination: {
@@ -24,10 +24,13 @@ const bodySchema = {
         ethereum_address: { type: 'string', maxLength: 128 },
         solana_address: { type: 'string', maxLength: 128 },
       },
+      anyOf: [{ required: ['ethereum_address'] }, { required: ['solana_address'] }],
     },
     priority: { type: 'string', enum: ['low_fee', 'fast', 'reliable'] },
   },
 } as const;
+
+const MISSING_DESTINATION_MESSAGE = 'destination.ethereum_address or destination.solana_address is required';
 
 export const quoteSchema = {
   type: 'object',
@@ -51,17 +54,25 @@ export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
         response: { 201: quoteSchema, 400: errorRef, 401: errorRef, 422: errorRef },
       },
       config: {
-        validationCodes: { '': 'INVALID_AMOUNT', amount_usd: 'INVALID_AMOUNT', priority: 'INVALID_PRIORITY', destination: 'MISSING_DESTINATION' },
+        validationCodes: {
+          '': 'INVALID_AMOUNT',
+          amount_usd: 'INVALID_AMOUNT',
+          destination: 'MISSING_DESTINATION',
+          'destination:type': 'INVALID_DESTINATION',
+          'destination:maxLength': 'INVALID_DESTINATION',
+          priority: 'INVALID_PRIORITY',
+        },
+        validationMessages: { MISSING_DESTINATION: MISSING_DESTINATION_MESSAGE },
       },
     },
     async (request, reply) => {
       // 1. authenticate (onRequest hook)  2. validate  3. act  4. shape the reply
       const merchant = merchantOf(request);
       const amountMicros = usdcFromJsonNumber(request.body.amount_usd);
-      const ethereum = request.body.destination?.ethereum_address?.trim() || undefined;
-      const solana = request.body.destination?.solana_address?.trim() || undefined;
+      const ethereum = request.body.destination.ethereum_address?.trim() || undefined;
+      const solana = request.body.destination.solana_address?.trim() || undefined;
       if (!ethereum && !solana) {
-        throw new AppError('MISSING_DESTINATION', 'destination.ethereum_address or destination.solana_address is required');
+        throw new AppError('MISSING_DESTINATION', MISSING_DESTINATION_MESSAGE);
       }
       const quote = await createQuote(ctx, merchant.id, {
         amountMicros,
