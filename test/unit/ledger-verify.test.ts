@@ -1,0 +1,58 @@
+// `ledger verify` must catch a books that no longer add up: a tampered balance, an unbalanced transaction, an
+// intent whose entries tell an impossible story. A verifier that always passes would prove nothing.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { runCommand } from '../helpers/process.js';
+
+let t: TestContext;
+let intentId: string;
+
+beforeEach(async () => {
+  t = await createTestContext();
+  const q = await t.app.inject({
+    method: 'POST',
+    url: '/quotes',
+    headers: KEY,
+    payload: { amount_usd: 12.5, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' },
+  });
+  const pi = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: q.json().quote_id, idempotency_key: 'v-1' } });
+  expect(pi.statusCode).toBe(201);
+  intentId = pi.json().payment_intent_id;
+});
+afterEach(async () => t.close());
+
+async function checksFailing(): Promise<string[]> {
+  return [...new Set((await verifyLedger(t.db.pool)).problems.map((p) => p.check))].sort();
+}
+
+describe('ledger verify', () => {
+  it('passes on consistent books and exits 0', async () => {
+    expect(await checksFailing()).toEqual([]);
+    const cli = await runCommand(['ledger', 'verify'], { DATABASE_URL: t.db.url });
+    expect(cli.code, cli.stderr).toBe(0);
+  });
+
+  it('catches a materialised balance that differs from its postings, and exits 1', async () => {
+    await t.db.pool.query("UPDATE ledger_accounts SET balance = balance + 1 WHERE chain = 'solana' AND kind = 'treasury_available' AND currency = 'USDC'");
+    expect(await checksFailing()).toEqual(['account_balance_equals_postings']);
+    const cli = await runCommand(['ledger', 'verify', '--json'], { DATABASE_URL: t.db.url });
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toContain('account_balance_equals_postings');
+  });
+
+  it('catches a transaction whose postings do not sum to zero', async () => {
+    await t.db.pool.query(
+      `UPDATE ledger_postings SET amount = amount * 2
+        WHERE id = (SELECT p.id FROM ledger_postings p JOIN ledger_transactions x ON x.id = p.transaction_id
+                     WHERE x.payment_intent_id = $1 AND p.amount > 0 LIMIT 1)`,
+      [intentId],
+    );
+    expect(await checksFailing()).toContain('transaction_balances');
+  });
+
+  it('catches an intent marked settled without its settlement entries', async () => {
+    await t.db.pool.query("UPDATE payment_intents SET status = 'settled' WHERE id = $1", [intentId]);
+    expect(await checksFailing()).toEqual(['payment_intent_story']);
+  });
+});
