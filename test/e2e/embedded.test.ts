@@ -1,23 +1,28 @@
 // A fresh laptop: no DATABASE_URL. `serve` starts an embedded PostgreSQL in DATA_DIR, migrates, serves; SIGTERM
 // exits 0; data survives a restart; a kill -9 (which orphans PostgreSQL) does not stop the next start.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, runCommand, startService, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
+let privateDir: string;
 let dataDir: string;
 let service: ServiceProcess | undefined;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'stableroute-e2e-'));
+  // Inside a mode-700 directory, like a checkout in root's home: as root, PostgreSQL runs as the postgres user and
+  // must still reach its data.
+  privateDir = await mkdtemp(join(tmpdir(), 'stableroute-e2e-'));
+  await chmod(privateDir, 0o700);
+  dataDir = join(privateDir, 'data');
 });
 afterAll(async () => {
   if (service && service.child.exitCode === null) {
     service.child.kill('SIGTERM');
     await service.exited;
   }
-  await rm(dataDir, { recursive: true, force: true });
+  await rm(privateDir, { recursive: true, force: true });
 });
 
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -30,6 +35,7 @@ describe('embedded PostgreSQL start-up', () => {
 
     service = startService(['serve'], env);
     await waitHealthy(base, service, 120_000);
+    if (process.getuid?.() === 0) expect((await stat(privateDir)).mode & 0o777).toBe(0o701); // search, not read
     const quote = (await (
       await fetch(`${base}/quotes`, {
         method: 'POST',
