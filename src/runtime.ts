@@ -60,6 +60,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     const boss = await startQueue({
       connectionString: url,
       jobTimeoutSeconds: config.executionJobTimeoutSeconds,
+      retryDelaySeconds: config.executionRetryDelaySeconds,
       maintenanceIntervalSeconds: Math.min(30, config.executionJobTimeoutSeconds),
       supervise: roles.workers,
     });

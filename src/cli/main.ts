@@ -87,7 +87,12 @@ const commands: Record<string, Command> = {
   migrate: async (_args, config) =>
     withDatabase(config, async (_pool, url) => {
       // The job queue's own tables too, so a migrated database is ready for every role.
-      const boss = await startQueue({ connectionString: url, jobTimeoutSeconds: config.executionJobTimeoutSeconds, supervise: false });
+      const boss = await startQueue({
+        connectionString: url,
+        jobTimeoutSeconds: config.executionJobTimeoutSeconds,
+        retryDelaySeconds: config.executionRetryDelaySeconds,
+        supervise: false,
+      });
       await boss.stop({ graceful: false, wait: true });
       out('migrations applied');
       return 0;

@@ -19,6 +19,8 @@ export interface QueueOptions {
   connectionString: string;
   /** Seconds an active job may run before pg-boss presumes its worker dead and retries it. */
   jobTimeoutSeconds: number;
+  /** First delay before pg-boss re-runs a crashed or timed-out job (EXECUTION_RETRY_DELAY_SECONDS), doubling after. */
+  retryDelaySeconds: number;
   /** How often pg-boss maintenance runs (expires jobs of dead workers). */
   maintenanceIntervalSeconds?: number;
   supervise: boolean;
@@ -35,22 +37,22 @@ export async function startQueue(options: QueueOptions): Promise<PgBoss> {
   });
   boss.on('error', () => undefined); // surfaced through job outcomes and the logs of the caller
   await boss.start();
-  await ensureQueues(boss, options.jobTimeoutSeconds);
+  await ensureQueues(boss, options);
   return boss;
 }
 
-async function ensureQueues(boss: PgBoss, jobTimeoutSeconds: number): Promise<void> {
+async function ensureQueues(boss: PgBoss, options: QueueOptions): Promise<void> {
   if (!(await boss.getQueue(EXECUTION_DEAD_LETTER_QUEUE))) {
     await boss.createQueue(EXECUTION_DEAD_LETTER_QUEUE, { name: EXECUTION_DEAD_LETTER_QUEUE, retentionDays: 30 });
   }
   const executionQueue = {
     name: EXECUTION_QUEUE,
-    // Our worker schedules business retries itself (fractional backoff from our clock). pg-boss retries only
-    // crashed or timed-out runs; after those, the job lands in the dead-letter queue.
+    // Our worker schedules business retries itself, as new jobs. pg-boss re-runs only crashed or timed-out runs,
+    // with the same backoff (pg-boss counts whole seconds); after those, the job lands in the dead-letter queue.
     retryLimit: EXECUTION_MAX_ATTEMPTS - 1,
-    retryDelay: 1,
+    retryDelay: Math.max(1, Math.ceil(options.retryDelaySeconds)),
     retryBackoff: true,
-    expireInSeconds: Math.max(1, Math.ceil(jobTimeoutSeconds)),
+    expireInSeconds: Math.max(1, Math.ceil(options.jobTimeoutSeconds)),
     deadLetter: EXECUTION_DEAD_LETTER_QUEUE,
   };
   if (!(await boss.getQueue(EXECUTION_QUEUE))) await boss.createQueue(EXECUTION_QUEUE, executionQueue);
@@ -62,8 +64,12 @@ export function onTransaction(tx: Queryable): PgBoss.Db {
   return { executeSql: (text, values) => tx.query(text, values) };
 }
 
-export async function enqueueExecution(boss: PgBoss, tx: Queryable, job: ExecutionJob, startAfter?: Date): Promise<void> {
-  await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), ...(startAfter ? { startAfter } : {}) });
+/**
+ * Queues an execution job on the caller's transaction. The delay is relative: pg-boss compares start times with
+ * the database clock, so an absolute time from this process's clock would run early if the two clocks drift.
+ */
+export async function enqueueExecution(boss: PgBoss, tx: Queryable, job: ExecutionJob, delaySeconds = 0): Promise<void> {
+  await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), ...(delaySeconds > 0 ? { startAfter: delaySeconds } : {}) });
 }
 
 export async function setAside(boss: PgBoss, tx: Queryable, job: ExecutionJob & { reason: string }): Promise<void> {

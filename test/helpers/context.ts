@@ -26,7 +26,12 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const config: Config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: db.url });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const log = pino({ level: config.logLevel });
-  const boss = await startQueue({ connectionString: db.url, jobTimeoutSeconds: 60, supervise: false });
+  const boss = await startQueue({
+    connectionString: db.url,
+    jobTimeoutSeconds: 60,
+    retryDelaySeconds: config.executionRetryDelaySeconds,
+    supervise: false,
+  });
   const adapters = await createAdapters(config, db.pool, clock, log);
   const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss };
   await ensureTreasuries(db.pool, adapters, config, clock.now());

@@ -91,6 +91,15 @@ export async function recordTransitions(
   );
 }
 
+/** How many times the intent entered `to` (e.g. 'retrying': the execution attempts already failed). */
+export async function countTransitions(db: Queryable, intentId: string, to: PaymentStatus): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    'SELECT COUNT(*)::int AS n FROM payment_intent_transitions WHERE payment_intent_id = $1 AND to_status = $2',
+    [intentId, to],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 export class ConcurrentTransitionError extends Error {
   override readonly name = 'ConcurrentTransitionError';
 }

@@ -2,16 +2,16 @@
 // persisted bytes; it signs anew only when the chain proves the old transaction can never land.
 import type { Logger } from 'pino';
 import type PgBoss from 'pg-boss';
-import { ChainError, type ChainAdapters, type FailureReason, type SignedTransfer, type TxStatus } from '../../chains/port.js';
-import { addSeconds, type Clock } from '../../clock.js';
+import { ChainError, type ChainAdapters, type SignedTransfer, type TxStatus } from '../../chains/port.js';
+import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
-import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatus, countTransitions, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
 import { post } from '../../ledger/store.js';
-import { emitPaymentEvent, failIntent, hasDebit, persistSignedAttempt } from '../outcomes.js';
+import { emitPaymentEvent, failIntent, hasDebit, persistSignedAttempt, postFee } from '../outcomes.js';
 
 export interface ExecutionDeps {
   pool: Pool;
@@ -24,7 +24,13 @@ export interface ExecutionDeps {
 
 type Claim =
   | { kind: 'done'; why: string }
-  | { kind: 'send'; intent: PaymentIntentRow; attempt: Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'> }
+  | {
+      kind: 'send';
+      intent: PaymentIntentRow;
+      attempt: Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'>;
+      /** The bytes were sent before with an unknown outcome: a refusal now does not prove they cannot land. */
+      resend: boolean;
+    }
   | { kind: 'unsigned'; error: ChainError }; // the chain refused to even build the transfer
 
 const LANDED: TxStatus['state'][] = ['pending', 'included', 'final'];
@@ -53,6 +59,11 @@ export async function executePayment(deps: ExecutionDeps, job: ExecutionJob): Pr
         ? caught
         : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
   }
+  // A node refusing bytes it may already have passed on (or that other nodes hold) proves nothing: only the chain's
+  // own answer to getStatus, on the next run, may end that attempt.
+  if (error && claim.resend && error.outcome === 'rejected') {
+    error = new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
+  }
   await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, job, claim.attempt.id, error));
   if (error) log.warn({ reason: error.reason, outcome: error.outcome, err: error.shortMessage }, 'execution: broadcast failed');
   else log.info({ tx_id: claim.attempt.tx_id }, 'execution: broadcasted');
@@ -62,6 +73,10 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
   const now = deps.clock.now();
   const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
   if (!intent) return { kind: 'done', why: 'unknown intent' };
+  // The attempt number comes from the intent's history, not from the job: a job whose run crashed after its outcome
+  // committed is re-run by pg-boss while the next attempt's job already waits. That stale run must do nothing.
+  const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+  if (job.attempt !== attempt) return { kind: 'done', why: `job of attempt ${job.attempt}; the intent is at attempt ${attempt}` };
   // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
   if (intent.status === 'route_selected' || intent.status === 'retrying') {
     intent.status = await changeStatus(tx, intent, 'broadcasting', now);
@@ -86,9 +101,16 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
       await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
       return { kind: 'done', why: 'earlier send had landed' };
     }
-    if (!CANNOT_LAND.includes(status.state)) return { kind: 'send', intent, attempt: live }; // same bytes again
-    const reason: FailureReason = status.state === 'failed' ? status.reason : (live.failure_reason ?? 'dropped');
-    await markFailed(tx, live.id, reason, `superseded: the chain reports ${status.state}`);
+    if (!CANNOT_LAND.includes(status.state)) return { kind: 'send', intent, attempt: live, resend: true }; // same bytes
+    if (status.state === 'failed') {
+      // Mined and failed (reverted): the fee is spent and the nonce used. As when the confirmation worker finds it
+      // (decision 28): the intent fails and the funds return; the merchant decides on a new payment.
+      await markFailed(tx, live.id, status.reason, status.details ?? status.reason, status.feeNative);
+      await postFee(tx, intent, status.feeNative, now);
+      await failIntent(tx, intent, status.reason, now);
+      return { kind: 'done', why: `the transfer failed on chain: ${status.reason}` };
+    }
+    await markFailed(tx, live.id, live.failure_reason ?? 'dropped', 'superseded: the chain reports it can no longer land');
   }
 
   const request = { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros };
@@ -112,7 +134,12 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
   const attemptId = await persistSignedAttempt(tx, adapter, intent, signed, now);
   // One debit per intent, at its first signed transfer; later attempts move the same funds.
   if (!(await hasDebit(tx, intent.id))) await post(tx, movements.debit(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at: now });
-  return { kind: 'send', intent, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta } };
+  return {
+    kind: 'send',
+    intent,
+    attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta },
+    resend: false,
+  };
 }
 
 async function lastFailedAttempt(tx: Queryable, intentId: string) {
@@ -134,6 +161,7 @@ async function recordOutcome(
   const now = deps.clock.now();
   const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
   if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
+  if (attemptId && (await liveAttempt(tx, intent.id))?.id !== attemptId) return; // an overlapping run took over
   if (!error && attemptId) {
     await markBroadcasted(tx, attemptId, now);
     intent.status = await changeStatus(tx, intent, 'broadcasted', now);
@@ -152,7 +180,7 @@ async function recordOutcome(
   if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
     intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
     const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, addSeconds(now, delaySeconds));
+    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
     return;
   }
   if (error.outcome === 'unknown' && attemptId) {
