@@ -23,7 +23,7 @@ const USAGE = `usage: stableroute <command>
   merchants create --name NAME --webhook-url URL [--json]
                              onboard a merchant; prints its API key once
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
-  intents resolve ID --settled|--failed|--replace [--json]
+  intents resolve ID --settled|--failed|--replace [--force] [--json]
                              resolve a payment intent in manual_review
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
@@ -153,19 +153,22 @@ commands.intents = async (args, config) => {
       settled: { type: 'boolean', default: false },
       failed: { type: 'boolean', default: false },
       replace: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
   const chosen = (['settled', 'failed', 'replace'] as const).filter((r) => values[r]);
   const cancel = positionals[0] === 'cancel' && positionals[1] && chosen.length === 0;
   if (!cancel && (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1)) {
-    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace [--json]\n');
+    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace [--force] [--json]\n');
     process.stderr.write('       stableroute intents cancel PAYMENT_INTENT_ID [--json]\n');
     return 2;
   }
   return withContext(config, async (ctx) => {
     try {
-      const result = cancel ? await cancelPayment(ctx, positionals[1]!) : await resolveManualReview(ctx, positionals[1]!, chosen[0]!);
+      const result = cancel
+        ? await cancelPayment(ctx, positionals[1]!)
+        : await resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force });
       out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
       return 0;
     } catch (error) {

@@ -61,10 +61,17 @@ export async function routeDistribution(ctx: AppContext) {
   return rows.map((r) => ({ selected_chain: r.selected_chain, count: r.count, volume: formatUsdc(BigInt(r.volume)) }));
 }
 
+/**
+ * Failed attempts (a settled payment whose first send timed out is not a failure; a replaced one is not either) and
+ * attempts refused before signing, by reason and chain, most common first.
+ */
 export async function failures(ctx: AppContext) {
   const { rows } = await ctx.pool.query<{ failure_reason: string; chain: Chain; count: string }>(
-    `SELECT failure_reason, chain, COUNT(*)::text AS count FROM payment_attempts
-      WHERE failure_reason IS NOT NULL GROUP BY failure_reason, chain
+    `SELECT failure_reason, chain, COUNT(*)::text AS count FROM (
+       SELECT failure_reason, chain FROM payment_attempts WHERE status = 'failed' AND failure_reason IS NOT NULL
+       UNION ALL
+       SELECT reason, chain FROM sign_refusals
+     ) f GROUP BY failure_reason, chain
       ORDER BY COUNT(*) DESC, failure_reason, chain`,
   );
   return rows;

@@ -2,7 +2,8 @@
 //  settled  - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
 //  failed   - the transfer will not land: fail it and release the funds
 //  replace  - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
-import type { SignedTransfer } from '../chains/port.js';
+import type { ChainAdapter, SignedTransfer, TxStatus } from '../chains/port.js';
+import type { Queryable } from '../db/pool.js';
 import { AppError } from '../domain/errors.js';
 import { withTransaction } from '../db/pool.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, signedOf } from '../db/queries/attempts.js';
@@ -20,7 +21,30 @@ export interface ResolutionResult {
   tx_id: string | null;
 }
 
-export async function resolveManualReview(ctx: AppContext, intentId: string, resolution: Resolution): Promise<ResolutionResult> {
+/**
+ * What the chain says, against what the operator claims. `failed` while the transfer is pending, included or final
+ * would release funds that are (or may be) paid out; `settled` while the chain reports the transfer failed or
+ * expired would book a payout that never happened. Either needs `force` (the operator knows better than our node).
+ */
+function contradiction(resolution: Resolution, chainStatus: TxStatus | null, reached: boolean): string | null {
+  if (resolution === 'failed') {
+    if (!reached) return 'the chain could not be reached to check that the transfer cannot land';
+    if (chainStatus && ['pending', 'included', 'final'].includes(chainStatus.state)) {
+      return `the chain reports the transfer ${chainStatus.state}; it may be paid out`;
+    }
+  }
+  if (resolution === 'settled' && chainStatus && (chainStatus.state === 'failed' || chainStatus.state === 'expired')) {
+    return `the chain reports the transfer ${chainStatus.state}; it was not paid out`;
+  }
+  return null;
+}
+
+export async function resolveManualReview(
+  ctx: AppContext,
+  intentId: string,
+  resolution: Resolution,
+  options: { force?: boolean } = {},
+): Promise<ResolutionResult> {
   const result = await withTransaction(ctx.pool, async (tx): Promise<ResolutionResult & { send?: SignedTransfer }> => {
     const now = ctx.clock.now();
     const intent = await findIntent(tx, intentId, { forUpdate: true });
@@ -30,7 +54,22 @@ export async function resolveManualReview(ctx: AppContext, intentId: string, res
     }
     const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
     const adapter = ctx.adapters[intent.selected_chain];
-    const chainStatus = attempt ? await adapter.getStatus(signedOf(attempt)).catch(() => null) : null;
+    let reached = true;
+    const chainStatus = attempt
+      ? await adapter.getStatus(signedOf(attempt)).catch(() => {
+          reached = false;
+          return null;
+        })
+      : null;
+    // A fee-bumped predecessor shares the nonce and may be the one that lands.
+    const replaced = resolution === 'failed' ? await replacedStatuses(tx, adapter, intent.id) : [];
+    const conflict =
+      contradiction(resolution, chainStatus, reached) ??
+      replaced.map((s) => contradiction(resolution, s.status, s.reached)).find((c) => c !== null) ??
+      null;
+    if (conflict && !options.force) {
+      throw new AppError('INVALID_STATE', `refusing to mark ${intentId} ${resolution}: ${conflict} (force to override)`);
+    }
 
     if (resolution === 'settled') {
       if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to settle`);
@@ -76,6 +115,22 @@ export async function resolveManualReview(ctx: AppContext, intentId: string, res
       .catch((error: unknown) => ctx.log.warn({ err: error, payment_intent_id: intentId }, 'replacement send failed; will be re-sent'));
   }
   return outcome;
+}
+
+async function replacedStatuses(tx: Queryable, adapter: ChainAdapter, intentId: string) {
+  const { rows } = await tx.query<{ tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
+    "SELECT tx_id, signed_tx, chain_meta FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'replaced'",
+    [intentId],
+  );
+  return Promise.all(
+    rows.map(async (row) => {
+      try {
+        return { status: await adapter.getStatus(signedOf(row)), reached: true };
+      } catch {
+        return { status: null, reached: false };
+      }
+    }),
+  );
 }
 
 /**

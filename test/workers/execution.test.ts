@@ -21,12 +21,15 @@ const refused: Broadcast = async () => {
 };
 
 /** The simulated Ethereum adapter with scripted broadcast results and chain statuses, consumed in order. */
-function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatus[]): ChainAdapter & { sent: string[] } {
+function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatus[], signRefusal?: ChainError): ChainAdapter & { sent: string[] } {
   const sent: string[] = [];
   return {
     ...real,
     sent,
-    signTransfer: (db, request) => real.signTransfer(db, request),
+    signTransfer: async (db, request) => {
+      if (signRefusal) throw signRefusal;
+      return real.signTransfer(db, request);
+    },
     estimateFee: () => real.estimateFee(),
     async broadcast(signed: SignedTransfer) {
       sent.push(signed.txId);
@@ -42,9 +45,9 @@ function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatu
   };
 }
 
-async function setup(broadcasts: Broadcast[], statuses: TxStatus[]) {
+async function setup(broadcasts: Broadcast[], statuses: TxStatus[], signRefusal?: ChainError) {
   t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
-  const adapter = scripted(t.ctx.adapters.ethereum, broadcasts, statuses);
+  const adapter = scripted(t.ctx.adapters.ethereum, broadcasts, statuses, signRefusal);
   const deps: ExecutionDeps = { ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: adapter }, log: pino({ level: 'silent' }) };
   const quote = await t.app.inject({
     method: 'POST',
@@ -58,6 +61,7 @@ async function setup(broadcasts: Broadcast[], statuses: TxStatus[]) {
   return { id, adapter, run };
 }
 
+const failures = async () => (await t.app.inject({ method: 'GET', url: '/admin/failures' })).json();
 const read = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
 const queuedAttempts = async (id: string) =>
   (
@@ -134,5 +138,25 @@ describe('execution worker', () => {
     expect(adapter.sent).toHaveLength(1);
     expect(await queuedAttempts(id)).toEqual([1, 2]);
     expect((await verifyLedger(t.db.pool)).ok).toBe(true);
+  });
+
+  it('a payment whose first send timed out and then went through is not counted as a failure', async () => {
+    const { id, run } = await setup([timeout, ok], [{ state: 'unknown' }]);
+    await run(1);
+    await run(2);
+    expect((await read(id)).status).toBe('broadcasted');
+    expect(await failures()).toEqual([]);
+  });
+
+  it('signatures the chain refuses fail the payment after 3 attempts and show in /admin/failures', async () => {
+    const refusal = new ChainError('insufficient_funds', 'rejected', 'the treasury lacks USDC on chain');
+    const { id, adapter, run } = await setup([], [], refusal);
+    for (const attempt of [1, 2, 3]) await run(attempt);
+    const intent = await read(id);
+    expect(intent.status).toBe('failed');
+    expect(intent.attempts).toEqual([]);
+    expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'release']);
+    expect(adapter.sent).toEqual([]);
+    expect(await failures()).toEqual([{ failure_reason: 'insufficient_funds', chain: 'ethereum', count: '3' }]);
   });
 });

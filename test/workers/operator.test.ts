@@ -25,10 +25,13 @@ async function stuckIntent(amount: number): Promise<string> {
 const status = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
 
 describe('operator resolution of manual review', () => {
-  it('failed: releases the funds and tells the merchant', async () => {
+  it('failed: refused while the chain reports the transfer pending; forced, releases the funds and tells the merchant', async () => {
     const id = await stuckIntent(20);
     expect((await status(id)).status).toBe('manual_review');
-    const result = await resolveManualReview(t.ctx, id, 'failed');
+    await expect(resolveManualReview(t.ctx, id, 'failed')).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await status(id)).status).toBe('manual_review');
+    expect((await status(id)).ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit']);
+    const result = await resolveManualReview(t.ctx, id, 'failed', { force: true });
     expect(result.status).toBe('failed');
     const intent = await status(id);
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'release']);
@@ -46,9 +49,23 @@ describe('operator resolution of manual review', () => {
   it('refuses actions that do not apply', async () => {
     const id = await stuckIntent(40);
     await expect(resolveManualReview(t.ctx, id, 'replace')).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await resolveManualReview(t.ctx, id, 'failed');
+    await resolveManualReview(t.ctx, id, 'failed', { force: true });
     await expect(resolveManualReview(t.ctx, id, 'settled')).rejects.toBeInstanceOf(AppError);
     await expect(resolveManualReview(t.ctx, 'pi_missing', 'failed')).rejects.toMatchObject({ code: 'PAYMENT_INTENT_NOT_FOUND' });
+  });
+
+  it('checks the chain: settled refused for a transfer that can no longer land, failed allowed; failed refused when the chain is unreachable', async () => {
+    const solana = t.ctx.adapters.solana;
+    const answering = (getStatus: typeof solana.getStatus) => ({ ...t.ctx, adapters: { ...t.ctx.adapters, solana: { ...solana, getStatus } } });
+    const expired = answering(async () => ({ state: 'expired' }));
+    const unreachable = answering(async () => {
+      throw new Error('connect ECONNREFUSED');
+    });
+    const id = await stuckIntent(7);
+    await expect(resolveManualReview(expired, id, 'settled')).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(resolveManualReview(unreachable, id, 'failed')).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await status(id)).status).toBe('manual_review');
+    expect((await resolveManualReview(expired, id, 'failed')).status).toBe('failed');
   });
 
   it('the ledger verifies and the simulated wallets reconcile', async () => {

@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { changeStatus, countTransitions, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
@@ -172,8 +173,11 @@ async function recordOutcome(
   // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
   // the next run asks the chain and re-sends the same bytes.
   if (!error) return;
-  if (attemptId && error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
-  else if (attemptId) {
+  if (!attemptId) {
+    const detail = error.details ?? error.shortMessage;
+    await recordSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });
+  } else if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
+  else {
     await tx.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, error.reason, error.shortMessage]);
   }
 
