@@ -114,7 +114,8 @@ describe('paying out', () => {
     expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' }); // signed, never sent
 
     await adapter.broadcast(signed);
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 0 });
+    // 'processed': in one leader's block, not voted on yet.
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
     devnet.advanceSlots(1);
     expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 1 });
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS - 1);
@@ -208,12 +209,17 @@ describe('refusals and failures', () => {
     const lamportsBefore = (await rpc.getBalance(devnet.treasuryAddress as Address).send()).value;
     const signed = await sign(transfer(freshRecipient(), treasuryUsdc + 1n));
 
+    // Missing funds are state: they may arrive while the blockhash is valid, so the refusal is not final yet.
     const refused = await chainError(adapter.broadcast(signed));
     expect(refused.reason).toBe('insufficient_funds');
-    expect(refused.outcome).toBe('rejected');
+    expect(refused.outcome).toBe('unknown');
     expect(refused.details).toContain('insufficient funds'); // the program logs from preflight
     expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' });
     expect((await rpc.getBalance(devnet.treasuryAddress as Address).send()).value).toBe(lamportsBefore);
+
+    await advanceFinalizedHeightTo(BigInt(signed.meta.lastValidBlockHeight as string) + 1n);
+    expect((await chainError(adapter.broadcast(signed))).outcome).toBe('rejected');
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'expired' });
   });
 
   it('reports a failure that landed (sent without preflight) once final, with the fee it cost', async () => {
@@ -227,7 +233,7 @@ describe('refusals and failures', () => {
       .sendTransaction(signed.rawTx as kit.Base64EncodedWireTransaction, { encoding: 'base64', skipPreflight: true })
       .send();
 
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 0 });
+    expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
     expect(await adapter.getStatus(signed)).toMatchObject({
       state: 'failed',
@@ -261,10 +267,109 @@ describe('refusals and failures', () => {
         const signed = await sign(transfer(freshRecipient(), 1_000_000n), chainAdapter);
         const refused = await chainError(chainAdapter.broadcast(signed));
         expect(refused.reason).toBe('insufficient_gas');
-        expect(refused.outcome).toBe('rejected');
+        expect(refused.outcome).toBe('unknown'); // SOL may arrive while the blockhash is valid
       }
     } finally {
       await Promise.all([poor.stop(), broke.stop()]);
+    }
+  });
+});
+
+/** A node in front of the devnet that refuses every sendTransaction with `refusal` and passes the rest through. */
+async function startRefusingNode(refusal: { code: number; message: string; data?: unknown }) {
+  const server: HttpServer = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const request = JSON.parse(body.toString()) as { id: unknown; method: string };
+      const answer =
+        request.method === 'sendTransaction'
+          ? Promise.resolve(JSON.stringify({ jsonrpc: '2.0', id: request.id, error: refusal }))
+          : fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) =>
+              r.text(),
+            );
+      void answer.then(
+        (text) => res.writeHead(200, { 'content-type': 'application/json' }).end(text),
+        () => res.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    adapter: createSolanaAdapter(adapterOptions(devnet, { rpcUrl: `http://127.0.0.1:${port}` })),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A preflight failure as a validator sends it (JSON-RPC -32002 with the transaction error). */
+function preflightFailure(err: unknown) {
+  return {
+    code: -32002,
+    message: 'Transaction simulation failed',
+    data: { accounts: null, err, innerInstructions: null, logs: [], replacementBlockhash: null, returnData: null, unitsConsumed: 0 },
+  };
+}
+
+describe('a refused send', () => {
+  it('is not final while the bytes can still land: an earlier send of them may (no second transfer)', async () => {
+    const recipient = freshRecipient();
+    const signed = await sign(transfer(recipient, 250_000n));
+    const busy = await startRefusingNode(preflightFailure('AccountInUse'));
+    try {
+      const refused = await chainError(busy.adapter.broadcast(signed));
+      expect(refused.reason).toBe('rpc_error');
+      expect(refused.outcome).toBe('unknown');
+
+      // The first send, whose answer was lost, reaches a leader after all: the transfer happens.
+      await rpc
+        .sendTransaction(signed.rawTx as kit.Base64EncodedWireTransaction, { encoding: 'base64', skipPreflight: true })
+        .send();
+      devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
+      expect((await adapter.getStatus(signed)).state).toBe('final');
+      expect(await usdcOf(recipient)).toBe(250_000n);
+      await busy.adapter.broadcast(signed); // refused again, but the signature is known: success
+    } finally {
+      await busy.close();
+    }
+  });
+
+  it('becomes final (rejected) for state-dependent errors once the blockhash has expired', async () => {
+    for (const err of ['WouldExceedMaxBlockCostLimit', { InstructionError: [1, { Custom: 1 }] }]) {
+      const signed = await sign(transfer(freshRecipient(), 1n));
+      const node = await startRefusingNode(preflightFailure(err));
+      try {
+        expect((await chainError(node.adapter.broadcast(signed))).outcome, JSON.stringify(err)).toBe('unknown');
+        await advanceFinalizedHeightTo(BigInt(signed.meta.lastValidBlockHeight as string));
+        expect((await chainError(node.adapter.broadcast(signed))).outcome, JSON.stringify(err)).toBe('unknown');
+        devnet.advanceSlots(1);
+        const refused = await chainError(node.adapter.broadcast(signed));
+        expect(refused.outcome, JSON.stringify(err)).toBe('rejected');
+        expect(await adapter.getStatus(signed)).toEqual({ state: 'expired' });
+      } finally {
+        await node.close();
+      }
+    }
+  });
+
+  it('is rejected at once only when the bytes themselves can never be valid', async () => {
+    const signed = await sign(transfer(freshRecipient(), 1n));
+    const cases: [{ code: number; message: string; data?: unknown }, 'rejected' | 'unknown'][] = [
+      [preflightFailure('SignatureFailure'), 'rejected'],
+      [preflightFailure('SanitizeFailure'), 'rejected'],
+      [{ code: -32003, message: 'Transaction signature verification failure' }, 'rejected'],
+      [{ code: -32602, message: 'Invalid params: unsupported preflightCommitment' }, 'unknown'],
+      [{ code: -32015, message: 'Transaction version (0) is not supported' }, 'unknown'],
+      [{ code: -32005, message: 'Node is unhealthy' }, 'unknown'],
+    ];
+    for (const [refusal, outcome] of cases) {
+      const node = await startRefusingNode(refusal);
+      try {
+        expect((await chainError(node.adapter.broadcast(signed))).outcome, JSON.stringify(refusal)).toBe(outcome);
+      } finally {
+        await node.close();
+      }
     }
   });
 });

@@ -53,6 +53,22 @@ export const TRANSACTION_ERROR_VERDICTS: Readonly<Record<number, Verdict>> = {
   [kit.SOLANA_ERROR__TRANSACTION_ERROR__UNBALANCED_TRANSACTION]: 'internal_error',
 };
 
+/**
+ * Transaction errors that follow from the bytes alone (signatures, message layout), never from the state of the chain:
+ * no bank will ever execute these bytes, so a refusal with one of them is final. Every other refusal (a busy account,
+ * a full block, missing funds, an instruction error) depends on state that can change while the blockhash is valid,
+ * and an earlier send of the same bytes may still land; those stay unresolved until the blockhash has expired.
+ */
+export const BYTES_NEVER_VALID_ERRORS: ReadonlySet<number> = new Set([
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__SIGNATURE_FAILURE,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__SANITIZE_FAILURE,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__ACCOUNT_LOADED_TWICE,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__MISSING_SIGNATURE_FOR_FEE,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__INVALID_ACCOUNT_INDEX,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__DUPLICATE_INSTRUCTION,
+  kit.SOLANA_ERROR__TRANSACTION_ERROR__INVALID_LOADED_ACCOUNTS_DATA_SIZE_LIMIT,
+]);
+
 export const INSTRUCTION_ERROR_VERDICTS: Readonly<Record<number, InstructionVerdict>> = {
   [kit.SOLANA_ERROR__INSTRUCTION_ERROR__UNKNOWN]: 'unclassified',
   [kit.SOLANA_ERROR__INSTRUCTION_ERROR__GENERIC_ERROR]: 'unclassified',

@@ -81,19 +81,18 @@ export function preflightDetails(error: SolanaError): string {
   return bounded([cause, ...logs].join('\n'));
 }
 
-// JSON-RPC codes with which a node refuses the bytes themselves: resending them cannot help.
-const REFUSED_BYTES_CODES = new Set([
+// JSON-RPC codes that prove the bytes themselves can never land, on any node: their signatures do not verify.
+// Other refusals (invalid params, an unsupported version, an unhealthy node) prove only that this send did not go
+// through, not that an earlier send of the same bytes, or another node, cannot still get them into a block.
+const INVALID_BYTES_CODES = new Set([
   -32003, // signature verification failure
   -32013, // signature length mismatch
-  -32015, // unsupported transaction version
-  -32600, // invalid request
-  -32602, // invalid params (undecodable transaction)
 ]);
 
 /**
  * A failed RPC call that is not a preflight failure. Network failures and timeouts are 'rpc_timeout' with an unknown
- * outcome: for a send, the bytes may have reached the node. `refusable` marks a send, where some JSON-RPC codes
- * prove that the node refused the bytes.
+ * outcome: for a send, the bytes may have reached the node. `refusable` marks a send, where a JSON-RPC code
+ * proving the bytes invalid makes the outcome 'rejected'.
  */
 export function rpcFailure(error: unknown, action: string, refusable = false): ChainError {
   if (error instanceof ChainError) return error;
@@ -113,7 +112,7 @@ export function rpcFailure(error: unknown, action: string, refusable = false): C
   }
   if (isSolanaError(error)) {
     const code = error.context.__code;
-    const outcome = refusable && REFUSED_BYTES_CODES.has(code) ? 'rejected' : 'unknown';
+    const outcome = refusable && INVALID_BYTES_CODES.has(code) ? 'rejected' : 'unknown';
     return new ChainError('rpc_error', outcome, `Solana RPC ${action} failed`, {
       details: bounded(`${code}: ${error.message}`),
       cause: error,

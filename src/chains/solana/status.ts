@@ -39,9 +39,21 @@ export async function transferStatus(client: RpcClient, treasury: Address, signe
     if (!status) return { state: 'expired' };
   }
   // A failure is reported only once final too: a failed transaction on an abandoned fork does not stop the same
-  // bytes from landing on the chosen one while the blockhash is valid.
-  if (status.confirmationStatus !== 'finalized') {
-    return { state: 'included', confirmations: Number(status.confirmations ?? 0n) };
+  // bytes from landing on the chosen one while the blockhash is valid. 'processed' is one leader's block that the
+  // cluster has not voted on yet: pending. 'confirmed' (a supermajority voted) is included, not final.
+  // A node too old to report confirmationStatus says "rooted" with confirmations: null.
+  const commitment = status.confirmationStatus ?? (status.confirmations === null ? 'finalized' : 'processed');
+  switch (commitment) {
+    case 'finalized':
+      break;
+    case 'confirmed':
+      return { state: 'included', confirmations: Number(status.confirmations ?? 0n) };
+    case 'processed':
+      return { state: 'pending' };
+    default: {
+      const exhaustive: never = commitment;
+      return exhaustive;
+    }
   }
   const transaction = await call(
     client,
