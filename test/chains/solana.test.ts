@@ -5,6 +5,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createNetServer } from 'node:net';
 import * as kit from '@solana/kit';
 import { createSolanaRpc, type Address, type Signature } from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSolanaAdapter, type SolanaAdapterOptions } from '../../src/chains/solana/adapter.js';
@@ -558,5 +559,41 @@ describe('devnet JSON-RPC', () => {
     const slot = await post({ jsonrpc: '2.0', id: 3, method: 'getSlot', params: [{ commitment: 'processed' }] });
     expect(typeof slot.result).toBe('number');
     expect(await usdcOf(recipient)).toBe(5n);
+  });
+
+  it('getTransaction takes the legacy positional encoding ([signature, "json"]), as real nodes do', async () => {
+    // A legacy (unversioned) transaction: a client that names no maxSupportedTransactionVersion can read it.
+    const treasury = parseSolanaSecretKey(devnet.treasuryKey);
+    const latest = await rpc.getLatestBlockhash({ commitment: 'confirmed' }).send();
+    const message = kit.pipe(
+      kit.createTransactionMessage({ version: 'legacy' }),
+      (m) => kit.setTransactionMessageFeePayerSigner(treasury.signer, m),
+      (m) => kit.setTransactionMessageLifetimeUsingBlockhash(latest.value, m),
+      (m) =>
+        kit.appendTransactionMessageInstruction(
+          getTransferSolInstruction({ source: treasury.signer, destination: freshRecipient(), amount: 1_000_000n }),
+          m,
+        ),
+    );
+    const legacy = await kit.signTransactionMessageWithSigners(message);
+    const signature = kit.getSignatureFromTransaction(legacy);
+    await rpc
+      .sendTransaction(kit.getBase64EncodedWireTransaction(legacy), { encoding: 'base64', preflightCommitment: 'confirmed' })
+      .send();
+    // Our payouts are version 0: the same legacy request gets the error a real node gives such a client.
+    const payout = await sign(transfer(freshRecipient(), 1n));
+    await adapter.broadcast(payout);
+    devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
+
+    const json = await post({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [signature, 'json'] });
+    expect(json).toMatchObject({ result: { version: 'legacy', meta: { err: null, fee: 5000 } } });
+    const base64 = await post({ jsonrpc: '2.0', id: 2, method: 'getTransaction', params: [signature, 'base64'] });
+    expect(base64).toMatchObject({ result: { transaction: [kit.getBase64EncodedWireTransaction(legacy), 'base64'] } });
+    expect(await post({ jsonrpc: '2.0', id: 3, method: 'getTransaction', params: [payout.txId, 'json'] })).toMatchObject({
+      error: { code: -32015 },
+    });
+    expect(await post({ jsonrpc: '2.0', id: 4, method: 'getTransaction', params: [signature, 'jsonParsedX'] })).toMatchObject({
+      error: { code: -32602 },
+    });
   });
 });

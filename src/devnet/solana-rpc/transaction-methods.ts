@@ -69,7 +69,8 @@ export function transactionMethods(chain: SolanaDevnetChain): Methods {
     },
     getTransaction: (params) => {
       const signature = stringParam(params, 0, 'signature');
-      const config = configParam(params, 1);
+      // The legacy form [signature, "json"] names the encoding alone; real nodes still accept it.
+      const config = typeof params[1] === 'string' ? { encoding: params[1] } : configParam(params, 1);
       const commitment = commitmentOf(config);
       if (commitment === 'processed') throw invalidParams('Method does not support commitment below `confirmed`');
       const encoding = optionalString(config, 'encoding') ?? 'json';
