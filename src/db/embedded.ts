@@ -1,6 +1,6 @@
 // Embedded PostgreSQL for a laptop with no database server: real binaries shipped through npm, data in DATA_DIR.
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -76,15 +76,27 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const root = resolve(dataDir);
   const pgData = join(root, 'pg');
-  const secretFile = join(root, 'pg-password');
   await mkdir(root, { recursive: true });
-  let password: string;
-  if (existsSync(secretFile)) {
-    password = (await readFile(secretFile, 'utf8')).trim();
-  } else {
-    password = randomBytes(18).toString('base64url');
-    await writeFile(secretFile, `${password}\n`, { mode: 0o600 });
+  const password = await readOrCreatePassword(join(root, 'pg-password'));
+  // Another stableroute process (an operator command, a second worker) already runs the server: share it.
+  if (!(await claimOwnership(root))) return attach(root, pgData, password, log);
+  try {
+    return await startOwnServer(EmbeddedPostgres, root, pgData, password, log);
+  } catch (error) {
+    await releaseOwnership(root);
+    throw error;
   }
+}
+
+type EmbeddedPostgresClass = Awaited<ReturnType<typeof importEmbeddedPostgres>>;
+
+async function startOwnServer(
+  EmbeddedPostgres: EmbeddedPostgresClass,
+  root: string,
+  pgData: string,
+  password: string,
+  log: Logger,
+): Promise<EmbeddedDatabase> {
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     // Both the binaries (in node_modules) and the data must be reachable by the postgres user.
@@ -129,14 +141,84 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   };
   process.on('exit', onExit);
 
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   return {
-    url,
+    url: databaseUrl(password, port),
     stop: async () => {
       process.removeListener('exit', onExit);
       await server.stop();
+      await releaseOwnership(root);
     },
   };
+}
+
+function databaseUrl(password: string, port: number): string {
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+}
+
+async function readOrCreatePassword(file: string): Promise<string> {
+  try {
+    const password = randomBytes(18).toString('base64url');
+    await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' }); // exclusive: concurrent first starts agree
+    return password;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return (await readFile(file, 'utf8')).trim();
+  }
+}
+
+// One stableroute process owns (starts and stops) the server; the others attach to it. The owner file, created
+// exclusively, is the lock; a file whose process is gone (kill -9) is stale and is taken over.
+const OWNER_FILE = 'owner.pid';
+const ATTACH_TIMEOUT_MS = 120_000;
+
+function isStableroute(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    // A reused pid (after a reboot) belongs to some other program; Linux tells, elsewhere trust the pid.
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
+  } catch {
+    return true;
+  }
+}
+
+async function claimOwnership(root: string): Promise<boolean> {
+  const file = join(root, OWNER_FILE);
+  for (;;) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isStableroute(owner)) return false;
+    await rm(file, { force: true }); // stale; whoever creates it next owns the server
+  }
+}
+
+async function releaseOwnership(root: string): Promise<void> {
+  const file = join(root, OWNER_FILE);
+  const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  if (owner === process.pid) await rm(file, { force: true });
+}
+
+/** Connects to the server another process owns, once it is up (its postmaster.pid names the port). */
+async function attach(root: string, pgData: string, password: string, log: Logger): Promise<EmbeddedDatabase> {
+  const deadline = Date.now() + ATTACH_TIMEOUT_MS;
+  for (;;) {
+    const lines = (await readFile(join(pgData, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
+    const pid = Number(lines[0]);
+    const port = Number(lines[3]);
+    // Line 8 is the server's status; "ready" once it accepts connections.
+    if (pid > 0 && isAlive(pid) && port > 0 && lines[7]?.trim() === 'ready') {
+      log.info({ port, owner: (await readFile(join(root, OWNER_FILE), 'utf8').catch(() => '?')).trim() }, 'attached to the running embedded PostgreSQL');
+      return { url: databaseUrl(password, port), stop: async () => undefined };
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`embedded PostgreSQL in ${pgData} is owned by another process but did not become ready; stop it or remove ${join(root, OWNER_FILE)}`);
+    }
+    await delay(100);
+  }
 }
 
 /**

@@ -51,6 +51,16 @@ describe('embedded PostgreSQL start-up', () => {
     expect(created.status).toBe(201);
     const { payment_intent_id: id } = (await created.json()) as { payment_intent_id: string };
 
+    // An operator command on the same DATA_DIR while the service runs shares its server instead of stopping it.
+    const onboarded = await runCommand(['merchants', 'create', '--name', 'Live', '--webhook-url', 'http://127.0.0.1:9/hooks', '--json'], {
+      DATA_DIR: dataDir,
+    });
+    expect(onboarded.code, onboarded.stderr).toBe(0);
+    const { api_key: liveKey } = JSON.parse(onboarded.stdout.trim().split('\n').at(-1)!) as { api_key: string };
+    const test = await fetch(`${base}/webhooks/test`, { method: 'POST', headers: { 'x-api-key': liveKey } });
+    expect(test.status).toBe(200);
+    expect(((await test.json()) as { url: string }).url).toBe('http://127.0.0.1:9/hooks'); // the new merchant, served live
+
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
 
