@@ -102,7 +102,7 @@ describe('a payment on the simulated chains', () => {
     const failures = (await t.app.inject({ method: 'GET', url: '/admin/failures' })).json();
     expect(failures.length).toBeGreaterThan(0);
     for (const row of failures) {
-      expect(['insufficient_gas', 'rpc_timeout', 'nonce_conflict', 'blockhash_expired', 'dropped']).toContain(row.failure_reason);
+      expect(['insufficient_gas', 'rpc_timeout', 'nonce_conflict', 'dropped']).toContain(row.failure_reason);
       expect(row.chain).toBe('ethereum');
       expect(row.count).toMatch(/^\d+$/);
     }

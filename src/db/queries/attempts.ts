@@ -1,5 +1,6 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
 import type { Chain, FailureReason, SignedTransfer } from '../../chains/port.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';
 
 export type AttemptStatus = 'signed' | 'broadcasted' | 'confirmed' | 'failed' | 'replaced';
@@ -77,6 +78,30 @@ export async function findAttemptForUpdate(db: Queryable, attemptId: string, ski
     [attemptId],
   );
   return rows[0] ? toRow(rows[0]) : null;
+}
+
+/**
+ * Picks up to `limit` broadcast attempts of intents the confirmation worker watches, least recently checked first, and
+ * stamps them checked at `at`. Stamping before the check (not after it) keeps attempts whose check keeps failing from
+ * holding the head of the line. Rows another transaction holds are skipped, never waited for.
+ */
+export async function claimAttemptsToCheck(
+  db: Queryable,
+  watchedIntentStatuses: readonly PaymentStatus[],
+  limit: number,
+  at: Date,
+): Promise<{ id: string; payment_intent_id: string }[]> {
+  const { rows } = await db.query<{ id: string; payment_intent_id: string }>(
+    `UPDATE payment_attempts SET last_checked_at = $3
+      WHERE id IN (
+        SELECT a.id FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
+         WHERE a.status = 'broadcasted' AND i.status = ANY($1)
+         ORDER BY a.last_checked_at NULLS FIRST, a.broadcast_at, a.id
+         LIMIT $2 FOR UPDATE OF a SKIP LOCKED)
+      RETURNING id, payment_intent_id`,
+    [watchedIntentStatuses, limit, at],
+  );
+  return rows;
 }
 
 export async function markBroadcasted(db: Queryable, attemptId: string, at: Date): Promise<void> {

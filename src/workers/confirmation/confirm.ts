@@ -1,13 +1,24 @@
-// The confirmation worker: every CONFIRMATION_POLL_SECONDS it asks the chain about each broadcast attempt and moves
-// its intent to pending_confirmation, settled, failed or manual_review. Attempts are claimed with
-// FOR UPDATE SKIP LOCKED, so several worker processes never handle the same attempt at once.
+// The confirmation worker: every CONFIRMATION_POLL_SECONDS it asks the chain about broadcast attempts and moves
+// their intents to pending_confirmation, settled, failed or manual_review.
+// Each poll takes a bounded batch, least recently checked first, so a backlog that stays open (manual review) cannot
+// starve newer payments. Each check locks the intent, then the attempt (the order every writer uses), skipping either
+// when another transaction holds it: several worker processes never handle the same attempt at once, and a poll
+// never waits on, or deadlocks with, an execution run or an operator.
 import type { Logger } from 'pino';
 import type { ChainAdapter, ChainAdapters, SignedTransfer } from '../../chains/port.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
-import { findAttemptForUpdate, markConfirmed, markFailed, markIncluded, signedOf } from '../../db/queries/attempts.js';
+import {
+  claimAttemptsToCheck,
+  findAttemptForUpdate,
+  markConfirmed,
+  markFailed,
+  markIncluded,
+  signedOf,
+} from '../../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../../db/queries/intents.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../outcomes.js';
 import { decideConfirmation } from './decide.js';
 
@@ -21,6 +32,8 @@ export interface ConfirmationDeps {
 
 /** Attempts looked at per poll; the rest wait for the next one. */
 export const CONFIRMATION_BATCH = 200;
+/** Intent statuses whose broadcast attempt the worker watches (manual review included: the chain may still decide). */
+const WATCHED: readonly PaymentStatus[] = ['broadcasted', 'pending_confirmation', 'manual_review'];
 const PARALLEL_CHECKS = 8;
 
 export interface ConfirmationSummary {
@@ -31,18 +44,14 @@ export interface ConfirmationSummary {
 }
 
 export async function confirmOnce(deps: ConfirmationDeps): Promise<ConfirmationSummary> {
-  const { rows } = await deps.pool.query<{ id: string }>(
-    `SELECT a.id FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
-      WHERE a.status = 'broadcasted' AND i.status IN ('broadcasted', 'pending_confirmation', 'manual_review')
-      ORDER BY a.broadcast_at LIMIT $1`,
-    [CONFIRMATION_BATCH],
-  );
+  const claimed = await claimAttemptsToCheck(deps.pool, WATCHED, CONFIRMATION_BATCH, deps.clock.now());
   const summary: ConfirmationSummary = { checked: 0, settled: 0, failed: 0, manualReview: 0 };
-  const queue = rows.map((r) => r.id);
+  const queue = [...claimed];
   const workers = Array.from({ length: Math.min(PARALLEL_CHECKS, queue.length) }, async () => {
-    for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { id, payment_intent_id: intentId } = next;
       try {
-        const outcome = await checkAttempt(deps, id);
+        const outcome = await checkAttempt(deps, intentId, id);
         if (outcome === null) continue;
         summary.checked++;
         if (outcome === 'settle') summary.settled++;
@@ -71,17 +80,25 @@ async function landedSibling(tx: Queryable, adapter: ChainAdapter, intentId: str
   return null;
 }
 
-async function checkAttempt(deps: ConfirmationDeps, attemptId: string) {
+/** Locks the intent unless another transaction holds it. */
+async function lockIntentIfFree(tx: Queryable, intentId: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED', [intentId]);
+  return rowCount === 1;
+}
+
+async function checkAttempt(deps: ConfirmationDeps, intentId: string, attemptId: string) {
   return withTransaction(deps.pool, async (tx) => {
+    if (!(await lockIntentIfFree(tx, intentId))) return null; // another worker or an operator has it
+    const intent = await findIntent(tx, intentId);
+    if (!intent || !WATCHED.includes(intent.status)) return null; // it moved on
     const attempt = await findAttemptForUpdate(tx, attemptId, true);
-    if (!attempt || attempt.status !== 'broadcasted') return null; // another worker has it, or it moved on
-    const intent = await findIntent(tx, attempt.payment_intent_id, { forUpdate: true });
-    if (!intent || !['broadcasted', 'pending_confirmation', 'manual_review'].includes(intent.status)) return null;
+    if (!attempt || attempt.status !== 'broadcasted' || attempt.payment_intent_id !== intent.id) return null;
     const adapter = deps.adapters[attempt.chain];
     const signed = signedOf(attempt);
     const chainStatus = await adapter.getStatus(signed);
     const now = deps.clock.now();
     const action = decideConfirmation({
+      chain: attempt.chain,
       intentStatus: intent.status,
       chainStatus,
       broadcastAt: attempt.broadcast_at ?? attempt.created_at,

@@ -1,5 +1,5 @@
 // What the confirmation worker does with one broadcast attempt, given what the chain says. Pure.
-import type { FailureReason, TxStatus } from '../../chains/port.js';
+import type { Chain, FailureReason, TxStatus } from '../../chains/port.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 
 export type ConfirmationAction =
@@ -11,12 +11,19 @@ export type ConfirmationAction =
   | { kind: 'wait' };
 
 export interface ConfirmationInput {
+  chain: Chain;
   intentStatus: PaymentStatus;
   chainStatus: TxStatus;
   broadcastAt: Date;
   now: Date;
   stuckAfterSeconds: number;
 }
+
+/** Why a transaction that can provably never land failed, in the terms of its chain (docs/errors.md). */
+const EXPIRED_REASON: Record<Chain, FailureReason> = {
+  solana: 'blockhash_expired', // its recent blockhash is past lastValidBlockHeight
+  ethereum: 'dropped', // no expiry on Ethereum: the node forgot it (or never took it)
+};
 
 export function decideConfirmation(input: ConfirmationInput): ConfirmationAction {
   const { chainStatus, intentStatus } = input;
@@ -26,7 +33,7 @@ export function decideConfirmation(input: ConfirmationInput): ConfirmationAction
     case 'failed':
       return { kind: 'fail', reason: chainStatus.reason, feeNative: chainStatus.feeNative, detail: chainStatus.details ?? chainStatus.reason };
     case 'expired':
-      return { kind: 'fail', reason: 'blockhash_expired', feeNative: 0n, detail: 'the transaction can no longer land' };
+      return { kind: 'fail', reason: EXPIRED_REASON[input.chain], feeNative: 0n, detail: 'the transaction can no longer land' };
     case 'included':
     case 'pending':
     case 'unknown': {

@@ -1,0 +1,154 @@
+// The confirmation worker under load and contention: a backlog of unresolved transfers does not starve newer ones,
+// a poll never waits on an intent someone else holds, and two polls never handle the same attempt.
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAdapters } from '../../src/chains/factory.js';
+import type { TxStatus } from '../../src/chains/port.js';
+import { loadConfig } from '../../src/config.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { CONFIRMATION_BATCH } from '../../src/workers/confirmation/confirm.js';
+import { decideConfirmation } from '../../src/workers/confirmation/decide.js';
+import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { confirm, drainExecution } from '../helpers/workers.js';
+
+let t: TestContext | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+function ctx(): TestContext {
+  if (!t) throw new Error('no test context');
+  return t;
+}
+
+let keys = 0;
+async function pay(amount: number): Promise<string> {
+  const app = ctx().app;
+  const quote = await app.inject({
+    method: 'POST',
+    url: '/quotes',
+    headers: KEY,
+    payload: { amount_usd: amount, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' },
+  });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/payment_intents',
+    headers: KEY,
+    payload: { quote_id: quote.json().quote_id, idempotency_key: `confirm-${++keys}` },
+  });
+  expect(res.statusCode).toBe(201);
+  return res.json().payment_intent_id as string;
+}
+
+const statusOf = async (id: string): Promise<string> =>
+  (await ctx().db.pool.query<{ status: string }>('SELECT status FROM payment_intents WHERE id = $1', [id])).rows[0]!.status;
+const countWithStatus = async (status: string): Promise<number> =>
+  (await ctx().db.pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE status = $1', [status])).rows[0]!.n;
+
+/** Resolves to 'blocked' if `work` has not finished after `ms`: a poll must never wait on a lock. */
+function orBlocked<T>(work: Promise<T>, ms: number): Promise<T | 'blocked'> {
+  let timer: NodeJS.Timeout | undefined;
+  const watchdog = new Promise<'blocked'>((resolve) => {
+    timer = setTimeout(() => resolve('blocked'), ms);
+  });
+  return Promise.race([work, watchdog]).finally(() => clearTimeout(timer));
+}
+
+describe('decideConfirmation', () => {
+  const base = { intentStatus: 'broadcasted' as const, broadcastAt: new Date(0), now: new Date(1_000), stuckAfterSeconds: 600 };
+  const expired: TxStatus = { state: 'expired' };
+
+  it('names a transfer that can no longer land in its chain own terms', () => {
+    expect(decideConfirmation({ ...base, chain: 'solana', chainStatus: expired })).toMatchObject({ kind: 'fail', reason: 'blockhash_expired' });
+    expect(decideConfirmation({ ...base, chain: 'ethereum', chainStatus: expired })).toMatchObject({ kind: 'fail', reason: 'dropped' });
+  });
+});
+
+describe('the confirmation worker', () => {
+  it('settles a new payment within a bounded number of polls behind more than a batch of stuck ones', { timeout: 120_000 }, async () => {
+    const env = { SIM_TREASURY_USDC: '100000', SIM_STUCK_RATE: '1', STUCK_AFTER_SECONDS: '600' };
+    t = await createTestContext(env);
+    const stuck = CONFIRMATION_BATCH + 10;
+    for (let i = 0; i < stuck; i++) await pay(1);
+    await drainExecution(t);
+    t.clock.advance(601_000);
+    // Every stuck transfer reaches manual review, a batch per poll.
+    for (let poll = 0; poll < Math.ceil(stuck / CONFIRMATION_BATCH); poll++) {
+      await confirm(t);
+      t.clock.advance(15_000);
+    }
+    expect(await countWithStatus('manual_review')).toBe(stuck);
+
+    // A healthy transfer, broadcast after the backlog formed (same simulated network, no stuck transactions).
+    const healthyConfig = loadConfig({ NODE_ENV: 'test', ...env, SIM_STUCK_RATE: '0', DATABASE_URL: t.db.url });
+    const healthy = await createAdapters(healthyConfig, t.db.pool, t.clock, pino({ level: 'silent' }));
+    const id = await pay(5);
+    await drainExecution({ ...t, ctx: { ...t.ctx, adapters: healthy } });
+    expect(await statusOf(id)).toBe('broadcasted');
+    t.clock.advance(20_000); // past Solana finality on the simulator
+
+    const bound = Math.ceil((stuck + 1) / CONFIRMATION_BATCH);
+    for (let poll = 0; poll < bound && (await statusOf(id)) !== 'settled'; poll++) {
+      await confirm(t);
+      t.clock.advance(15_000);
+    }
+    expect(await statusOf(id)).toBe('settled');
+    // The backlog keeps being watched: every open attempt was checked in the last round.
+    const unchecked = await t.db.pool.query<{ n: number }>(
+      "SELECT COUNT(*)::int AS n FROM payment_attempts WHERE status = 'broadcasted' AND last_checked_at IS NULL",
+    );
+    expect(unchecked.rows[0]!.n).toBe(0);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+
+  it('skips an intent another transaction holds instead of waiting, so it never deadlocks with an operator', async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+    const id = await pay(3);
+    await drainExecution(t);
+    t.clock.advance(20_000);
+    const attemptId = (await t.db.pool.query<{ id: string }>('SELECT id FROM payment_attempts WHERE payment_intent_id = $1', [id])).rows[0]!.id;
+
+    // An operator (or the execution worker) holds the intent and will next lock its attempt: the order every writer uses.
+    const operator = await t.db.pool.connect();
+    let poll: Promise<unknown> | undefined;
+    try {
+      await operator.query('BEGIN');
+      await operator.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE', [id]);
+      poll = confirm(t);
+      const summary = await orBlocked(poll, 3_000);
+      expect(summary).not.toBe('blocked');
+      expect(summary).toMatchObject({ checked: 0, settled: 0 });
+      // The poll holds nothing of this intent: the operator gets the attempt at once.
+      await operator.query('SELECT 1 FROM payment_attempts WHERE id = $1 FOR UPDATE NOWAIT', [attemptId]);
+    } finally {
+      await operator.query('ROLLBACK').catch(() => undefined);
+      operator.release();
+      await poll?.catch(() => undefined);
+    }
+    expect(await statusOf(id)).toBe('broadcasted');
+
+    // Once released, the next poll (the attempt stays first in line) settles it.
+    expect((await confirm(t)).settled).toBe(1);
+    expect(await statusOf(id)).toBe('settled');
+  });
+
+  it('two concurrent polls settle each payment once', async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+    const ids: string[] = [];
+    for (let i = 1; i <= 20; i++) ids.push(await pay(i));
+    await drainExecution(t);
+    t.clock.advance(20_000);
+    const [a, b] = await Promise.all([confirm(t), confirm(t)]);
+    const settledNow = a.settled + b.settled;
+    // A payment one poll skipped (the other held it) is settled by the next poll.
+    const again = await confirm(t);
+    expect(settledNow + again.settled).toBe(ids.length);
+    const settledEvents = await t.db.pool.query<{ payment_intent_id: string; n: number }>(
+      "SELECT payment_intent_id, COUNT(*)::int AS n FROM webhook_events WHERE event_type = 'payment.settled' GROUP BY payment_intent_id",
+    );
+    expect(settledEvents.rows).toHaveLength(ids.length);
+    expect(settledEvents.rows.every((r) => r.n === 1)).toBe(true);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
