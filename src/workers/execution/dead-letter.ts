@@ -1,7 +1,10 @@
 // Execution jobs that pg-boss gave up on (a crash or an outage outlasted every retry) land here. The intent must still
-// reach a final state: failed when no transfer can land, manual review when one might.
+// reach a final state: failed when no transfer can land, manual review when one might. In the second case the
+// transfer is marked broadcasted (it may have been sent), so the confirmation worker watches it: it settles the intent
+// when the transfer is final, fails it when the chain proves it cannot land, and re-sends the bytes the chain does not
+// know.
 import { withTransaction } from '../../db/pool.js';
-import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
+import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../../db/queries/intents.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
 import { emitPaymentEvent, failIntent } from '../outcomes.js';
@@ -16,7 +19,8 @@ export async function handleDeadExecution(deps: ExecutionDeps, job: ExecutionJob
     if (live) {
       const status = await deps.adapters[intent.selected_chain].getStatus(signedOf(live)).catch(() => ({ state: 'unknown' as const }));
       if (status.state !== 'expired' && status.state !== 'failed') {
-        // It may land: never release funds that could be paid out. An operator decides.
+        // It may land: never release funds that could be paid out. An operator decides, or the chain does.
+        await markBroadcasted(tx, live.id, now);
         if (intent.status !== 'broadcasting') intent.status = await changeStatus(tx, intent, 'broadcasting', now);
         intent.status = await changeStatus(tx, intent, 'manual_review', now, 'execution_abandoned');
         await emitPaymentEvent(tx, intent, 'payment.manual_review', now, { tx_id: live.tx_id });
