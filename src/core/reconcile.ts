@@ -4,9 +4,11 @@ import { CHAINS, type Chain } from '../chains/port.js';
 import type { ChainAdapters } from '../chains/port.js';
 import type { Queryable } from '../db/pool.js';
 import { formatUsdc } from '../money.js';
+import { sameTreasury } from './treasury.js';
 
 export interface ChainReconciliation {
   chain: Chain;
+  /** The live treasury: the wallet the adapter pays from, whose on-chain balance is compared. */
   address: string;
   adapter: 'simulated' | 'rpc';
   ledger_usdc: string;
@@ -32,13 +34,20 @@ export async function reconcile(db: Queryable, adapters: ChainAdapters): Promise
     if (!row) continue;
     const ledger = BigInt(row.holdings);
     const inFlight = BigInt(row.in_flight);
+    const address = adapters[chain].treasuryAddress();
     const base = {
       chain,
-      address: row.address,
+      address,
       adapter: adapters[chain].kind,
       ledger_usdc: formatUsdc(ledger),
       in_flight_usdc: formatUsdc(inFlight),
     };
+    if (!sameTreasury(chain, row.address, address)) {
+      // Balances of two different wallets say nothing about each other (start-up refuses this; see ensureTreasuries).
+      const error = `the ledger books treasury ${row.address}, not ${address}`;
+      results.push({ ...base, on_chain_usdc: null, difference_usdc: null, status: 'mismatch', error });
+      continue;
+    }
     try {
       const onChain = await adapters[chain].treasuryUsdcBalance();
       const difference = onChain - ledger;
