@@ -18,6 +18,13 @@ export interface HealthDeps {
 }
 
 const LOCK_BASE = 7_340_212_000;
+/**
+ * A collector snapshot younger than this share of a period means another process already recorded this period.
+ * Not half a period: with three or more workers some tick always comes more than half a period after the last
+ * snapshot, so every period would get two. Not a whole period: a lone collector's tick that comes a little early
+ * must still record.
+ */
+const SAME_PERIOD_SHARE = 0.9;
 /** Settled attempts needed before measured settlement times replace the adapter's typical finality. */
 const MIN_SETTLEMENT_SAMPLES = 3;
 
@@ -29,7 +36,10 @@ async function probeWithTimeout(deps: HealthDeps, chain: Chain): Promise<HealthP
   });
   try {
     return await Promise.race([
-      deps.adapters[chain].probe().catch((error: unknown) => ({ ok: false, latencyMs: timeoutMs, error: String(error) })),
+      // Through then(), so an adapter that throws instead of rejecting is a failed probe, not a failed collection.
+      Promise.resolve()
+        .then(() => deps.adapters[chain].probe())
+        .catch((error: unknown) => ({ ok: false, latencyMs: timeoutMs, error: String(error) })),
       timeout,
     ]);
   } finally {
@@ -54,7 +64,7 @@ export async function collectOnce(deps: HealthDeps): Promise<number> {
       ]);
       const fresh = await tx.query(
         `SELECT 1 FROM chain_health_snapshots WHERE chain = $1 AND source = 'collector' AND created_at > $2`,
-        [chain, new Date(now.getTime() - deps.config.healthCollectSeconds * 500)],
+        [chain, new Date(now.getTime() - deps.config.healthCollectSeconds * 1000 * SAME_PERIOD_SHARE)],
       );
       if (fresh.rowCount) return false;
       const recent = await tx.query<{ ok: boolean; latency_ms: number }>(
