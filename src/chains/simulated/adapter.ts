@@ -1,11 +1,13 @@
 // The simulated chains: real ChainAdapters whose "network" is a table in our database, so a transfer broadcast
-// before a crash is still there afterwards. Deterministic: every random choice is a hash of SIM_SEED and the
-// transaction id, so the same run replays the same way. Fault injection through SIM_FAILURE_RATE / SIM_STUCK_RATE.
+// before a crash is still there afterwards. Replayable: every random choice hashes SIM_SEED, the chain, the transfer's
+// number in its chain's signing sequence and, for a send, the try number; never a random id, so the same seed and the
+// same operations give the same outcomes. Truthful like a node: bytes it never took are 'unknown' (sent again they may
+// land); 'expired' only for bytes it refused, which it then refuses for good. Faults: SIM_FAILURE_RATE / SIM_STUCK_RATE.
 import { createHash } from 'node:crypto';
 import { getBase58Decoder, isAddress as isSolanaAddress } from '@solana/kit';
 import { isAddress as isEthereumAddress } from 'viem';
 import type { Clock } from '../../clock.js';
-import type { Queryable } from '../../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
@@ -21,7 +23,7 @@ import {
 
 export interface SimulatedOptions {
   chain: Chain;
-  db: Queryable;
+  db: Pool;
   clock: Clock;
   seed: string;
   failureRate: number;
@@ -78,6 +80,21 @@ export function simulatedTreasuryAddress(chain: Chain, seed: string): string {
   return chain === 'ethereum' ? `0x${bytes.subarray(0, 20).toString('hex')}` : getBase58Decoder().decode(bytes);
 }
 
+/** The simulated wire format: what signTransfer writes and the node reads back. */
+interface SimulatedTx {
+  chain: Chain;
+  from: string;
+  to: string;
+  amount: string;
+  /** The payment intent: keeps tx ids unique across databases and lets tests count payouts per intent. */
+  ref: string;
+  /** This transfer's number in its chain's signing sequence; what the rolls hash. Absent in bytes signed before it. */
+  chain_sequence?: number;
+}
+
+/** What the node does with one send of bytes it has not taken yet. */
+type SendOutcome = { kind: 'accepted' } | { kind: 'refused'; reason: FailureReason } | { kind: 'timeout'; landed: boolean };
+
 export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter {
   const { chain, db, clock, seed } = options;
   const profile = PROFILES[chain];
@@ -85,9 +102,25 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
   const finalAfter = options.confirmSeconds === null ? profile.finalAfterSeconds : options.confirmSeconds;
   const address = simulatedTreasuryAddress(chain, seed);
 
-  function feeFor(txId: string): bigint {
+  /** The labels a transfer's rolls hash: its place in the chain's sequence, so a replay rolls the same numbers. */
+  function rollKey(signed: SignedTransfer): string[] {
+    const body = JSON.parse(signed.rawTx) as SimulatedTx;
+    return body.chain_sequence === undefined ? [signed.txId] : [chain, String(body.chain_sequence)];
+  }
+
+  /** The try-th send of a transfer the node has neither taken nor refused. Pure. */
+  function decideSend(key: string[], tryNumber: number): SendOutcome {
+    const attempt = String(tryNumber);
+    if (roll(seed, ...key, 'fail', attempt) >= options.failureRate) return { kind: 'accepted' };
+    const reason = BROADCAST_FAILURES[Math.floor(roll(seed, ...key, 'reason', attempt) * BROADCAST_FAILURES.length)]!;
+    // A timeout is an unknown outcome: half the time the node did take the transaction.
+    if (reason === 'rpc_timeout') return { kind: 'timeout', landed: roll(seed, ...key, 'landed', attempt) < 0.5 };
+    return { kind: 'refused', reason };
+  }
+
+  function feeFor(key: string[]): bigint {
     // +-20% around the base fee, fixed per transaction.
-    const jitter = BigInt(Math.floor(roll(seed, txId, 'fee') * 400)) - 200n;
+    const jitter = BigInt(Math.floor(roll(seed, ...key, 'fee') * 400)) - 200n;
     return profile.baseFeeNative + (profile.baseFeeNative * jitter) / 1000n;
   }
 
@@ -117,53 +150,78 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
     },
 
     async signTransfer(tx: Queryable, request: TransferRequest): Promise<SignedTransfer> {
-      // The n-th signature for an intent is always the same bytes: a replayed run signs identically.
-      const { rows } = await tx.query<{ n: string }>(
-        'SELECT COUNT(*)::text AS n FROM payment_attempts WHERE payment_intent_id = $1',
-        [request.paymentIntentId],
+      // Numbered under the wallet row's lock in the caller's transaction: signatures of one chain are ordered, and a
+      // refused or rolled-back signature gives its number back, so a replay numbers its transfers the same way.
+      const { rows } = await tx.query<{ last_sequence: string }>(
+        'UPDATE sim_wallets SET last_sequence = last_sequence + 1 WHERE chain = $1 RETURNING last_sequence::text',
+        [chain],
       );
-      const rawTx = JSON.stringify({
+      if (!rows[0]) throw new Error(`no simulated ${chain} wallet: ensureTreasuries creates it at start-up`);
+      const body: SimulatedTx = {
         chain,
         from: address,
         to: request.to,
         amount: request.amountMicros.toString(),
         ref: request.paymentIntentId,
-        sequence: Number(rows[0]?.n ?? 0),
-      });
+        chain_sequence: Number(rows[0].last_sequence),
+      };
+      const rawTx = JSON.stringify(body);
       return { txId: txIdFor(rawTx), rawTx, meta: {} };
     },
 
     async broadcast(signed: SignedTransfer): Promise<void> {
-      const known = await db.query('SELECT 1 FROM sim_transactions WHERE tx_id = $1', [signed.txId]);
-      if (known.rowCount) return; // the chain already has these bytes: resending is harmless
-      const tries = await db.query<{ tries: number }>(
-        `INSERT INTO sim_broadcast_tries (tx_id, tries) VALUES ($1, 1)
-         ON CONFLICT (tx_id) DO UPDATE SET tries = sim_broadcast_tries.tries + 1 RETURNING tries`,
-        [signed.txId],
-      );
-      const attempt = String(tries.rows[0]!.tries);
-      if (roll(seed, signed.txId, 'fail', attempt) < options.failureRate) {
-        const reason = BROADCAST_FAILURES[Math.floor(roll(seed, signed.txId, 'reason', attempt) * BROADCAST_FAILURES.length)]!;
-        if (reason === 'rpc_timeout') {
-          // A timeout is an unknown outcome: half the time the node did take the transaction.
-          if (roll(seed, signed.txId, 'landed', attempt) < 0.5) await record(signed);
-          throw new ChainError('rpc_timeout', 'unknown', 'simulated RPC timed out', { details: `attempt ${attempt}` });
+      if (await isRecorded(db, signed.txId)) return; // the chain already has these bytes: resending is harmless
+      const sent = await withTransaction(db, async (tx): Promise<{ outcome: SendOutcome; tries: number }> => {
+        // The tries row's lock orders concurrent sends of the same bytes, and the decision commits with what it
+        // decided (refusal or record): a send never sees an earlier one half done, and getStatus never sees it at all.
+        const { rows } = await tx.query<{ tries: number; refused_reason: FailureReason | null }>(
+          `INSERT INTO sim_broadcast_tries (tx_id, tries) VALUES ($1, 1)
+           ON CONFLICT (tx_id) DO UPDATE SET tries = sim_broadcast_tries.tries + 1 RETURNING tries, refused_reason`,
+          [signed.txId],
+        );
+        const { tries, refused_reason: refusedBefore } = rows[0]!;
+        if (refusedBefore) return { outcome: { kind: 'refused', reason: refusedBefore }, tries };
+        if (await isRecorded(tx, signed.txId)) return { outcome: { kind: 'accepted' }, tries };
+        const outcome = decideSend(rollKey(signed), tries);
+        if (outcome.kind === 'refused') {
+          await tx.query('UPDATE sim_broadcast_tries SET refused_reason = $2 WHERE tx_id = $1', [signed.txId, outcome.reason]);
+        } else if (outcome.kind === 'accepted' || outcome.landed) {
+          await record(tx, signed);
         }
-        throw new ChainError(reason, 'rejected', `simulated node rejected the transaction: ${reason}`);
+        return { outcome, tries };
+      });
+      const { outcome, tries } = sent;
+      if (outcome.kind === 'timeout') {
+        throw new ChainError('rpc_timeout', 'unknown', 'simulated RPC timed out', { details: `try ${tries}` });
       }
-      await record(signed);
+      if (outcome.kind === 'refused') {
+        throw new ChainError(outcome.reason, 'rejected', `simulated node rejected the transaction: ${outcome.reason}`, {
+          details: `try ${tries}`,
+        });
+      }
     },
 
     async getStatus(signed: SignedTransfer): Promise<TxStatus> {
-      const { rows } = await db.query<{ will_stick: boolean; included_at: Date; final_at: Date; fee_native: string }>(
-        'SELECT will_stick, included_at, final_at, fee_native::text FROM sim_transactions WHERE tx_id = $1',
+      // One statement, one snapshot: a send commits its tries row together with its outcome, so a send in progress
+      // reads as not there yet ('unknown'), never as refused.
+      const { rows } = await db.query<{
+        will_stick: boolean | null;
+        included_at: Date | null;
+        final_at: Date | null;
+        fee_native: string | null;
+        refused_reason: string | null;
+      }>(
+        `SELECT t.will_stick, t.included_at, t.final_at, t.fee_native::text, b.refused_reason
+           FROM (SELECT $1::text AS tx_id) AS asked
+           LEFT JOIN sim_transactions t ON t.tx_id = asked.tx_id
+           LEFT JOIN sim_broadcast_tries b ON b.tx_id = asked.tx_id`,
         [signed.txId],
       );
-      const row = rows[0];
-      if (!row) {
-        // The simulated node is the whole network: bytes it refused or lost are gone unless sent again.
-        const tried = await db.query('SELECT 1 FROM sim_broadcast_tries WHERE tx_id = $1', [signed.txId]);
-        return tried.rowCount ? { state: 'expired' } : { state: 'unknown' };
+      const row = rows[0]!;
+      if (row.included_at === null || row.final_at === null || row.fee_native === null) {
+        // Refused bytes are refused for good (see broadcast), so they can provably never land. Anything else the node
+        // does not hold, a timed-out send included, may still land if sent again.
+        return row.refused_reason !== null ? { state: 'expired' } : { state: 'unknown' };
       }
       const now = clock.now().getTime();
       if (row.will_stick || now < row.included_at.getTime()) return { state: 'pending' };
@@ -198,10 +256,15 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
     },
   };
 
-  async function record(signed: SignedTransfer): Promise<void> {
-    const body = JSON.parse(signed.rawTx) as { to: string; amount: string };
+  async function isRecorded(q: Queryable, txId: string): Promise<boolean> {
+    return ((await q.query('SELECT 1 FROM sim_transactions WHERE tx_id = $1', [txId])).rowCount ?? 0) > 0;
+  }
+
+  async function record(q: Queryable, signed: SignedTransfer): Promise<void> {
+    const body = JSON.parse(signed.rawTx) as SimulatedTx;
+    const key = rollKey(signed);
     const now = clock.now();
-    await db.query(
+    await q.query(
       `INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`,
       [
@@ -210,8 +273,8 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
         signed.rawTx,
         body.to,
         body.amount,
-        feeFor(signed.txId).toString(),
-        roll(seed, signed.txId, 'stick') < options.stuckRate,
+        feeFor(key).toString(),
+        roll(seed, ...key, 'stick') < options.stuckRate,
         now,
         new Date(now.getTime() + includedAfter * 1000),
         new Date(now.getTime() + finalAfter * 1000),
