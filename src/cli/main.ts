@@ -223,6 +223,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command(args, config);
   } catch (error) {
+    // A mistyped flag is a usage error (2), never confused with a refused operation (1).
+    if ((error as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${name}: ${(error as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
     process.stderr.write(`${name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
