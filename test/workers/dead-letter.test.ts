@@ -94,6 +94,21 @@ describe('handleDeadExecution, no transfer can land', () => {
     expect((await eventTypes(id)).at(-1)).toBe('payment.failed');
     expect(await solanaReserved()).toBe(0);
   });
+
+  it('fails an intent whose transfer the chain reports reverted, with the chain\'s reason and the fee it spent', async () => {
+    const id = await pay(16);
+    await executePayment(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
+    const reverted: ChainAdapters = {
+      ...t.ctx.adapters,
+      solana: { ...t.ctx.adapters.solana, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
+    };
+    await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt: 1 });
+    const intent = await read(id);
+    expect(intent.status).toBe('failed');
+    expect(intent.attempts).toMatchObject([{ status: 'failed', failure_reason: 'reverted', actual_fee_native: 0.000005 }]);
+    expect(entryTypes(intent)).toEqual(['reserve', 'debit', 'fee', 'release']);
+    expect(await solanaReserved()).toBe(0);
+  });
 });
 
 describe('handleDeadExecution, a transfer may land', () => {
