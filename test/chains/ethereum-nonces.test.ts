@@ -1,12 +1,15 @@
-// Nonce allocation in PostgreSQL: concurrent allocations never collide, and a nonce whose transaction the node
-// refused is reused before the counter advances, so no gap blocks later payouts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Nonce allocation in PostgreSQL (decision 38): concurrent allocations never collide, the chain's pending count
+// decides where the sequence stands (so a reset chain heals), our live attempts and refused ones that their own
+// retry may re-sign keep their nonces, and a gap left by a transfer refused for good is filled first.
+import { beforeAll, afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { allocateNonce } from '../../src/chains/ethereum/nonces.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const TREASURY = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 let db: TestDatabase;
+let sequence = 0;
+
 beforeAll(async () => {
   db = await createTestDatabase();
   await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_n', 'n', now())");
@@ -15,29 +18,46 @@ beforeAll(async () => {
        chain_health, treasury_balances, created_at, expires_at)
      VALUES ('quo_n', 'mer_n', 1, 'fast', '{}', '[]', 'ethereum', '[]', '[]', '[]', now(), now())`,
   );
-  await db.pool.query(
-    `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain, destination_address, created_at, updated_at)
-     VALUES ('pi_n', 'mer_n', 'quo_n', 'k', 1, 'broadcasting', 'ethereum', '0x0', now(), now())`,
-  );
 });
 afterAll(async () => db.drop());
+beforeEach(async () => {
+  await db.pool.query('DELETE FROM payment_attempts');
+  await db.pool.query('DELETE FROM chain_nonces');
+});
 
-let attempts = 0;
-async function attempt(nonce: number, status: string, reason: string | null = null) {
+/** A payment intent in `status`; returns its id. */
+async function intent(status: string): Promise<string> {
+  const id = `pi_n${++sequence}`;
+  await db.pool.query(
+    `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain, destination_address, created_at, updated_at)
+     VALUES ($1, 'mer_n', 'quo_n', $1, 1, $2, 'ethereum', '0x0', now(), now())`,
+    [id, status],
+  );
+  return id;
+}
+
+async function attempt(intentId: string, nonce: number, status: string, reason: string | null = null) {
   await db.pool.query(
     `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, failure_reason, created_at)
-     VALUES ($1, 'pi_n', 'ethereum', $1, $2, '0x', $3, 0, $4, now())`,
-    [`att_${++attempts}`, status, { nonce }, reason],
+     VALUES ($1, $2, 'ethereum', $1, $3, '0x', $4, 0, $5, now())`,
+    [`att_n${++sequence}`, intentId, status, { nonce }, reason],
   );
 }
 
+const allocate = (pendingCount: number) => withTransaction(db.pool, (tx) => allocateNonce(tx, TREASURY, pendingCount));
+
 describe('ethereum nonce allocation', () => {
-  it('10 concurrent allocations get 10 distinct consecutive nonces, starting at the chain pending count', async () => {
+  it('10 concurrent allocations, each stored with its attempt, get 10 consecutive nonces from the pending count', async () => {
+    const owner = await intent('broadcasting');
     const nonces = await Promise.all(
       Array.from({ length: 10 }, () =>
         withTransaction(db.pool, async (tx) => {
-          const nonce = await allocateNonce(tx, TREASURY, 3, 3);
-          await attempt(nonce, 'broadcasted');
+          const nonce = await allocateNonce(tx, TREASURY, 3);
+          await tx.query(
+            `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
+             VALUES ($1, $2, 'ethereum', $1, 'signed', '0x', $3, 0, now())`,
+            [`att_c${nonce}`, owner, { nonce }],
+          );
           return nonce;
         }),
       ),
@@ -45,25 +65,75 @@ describe('ethereum nonce allocation', () => {
     expect([...nonces].sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
-  it('reuses the nonce of a refused transaction, lowest first, only once', async () => {
-    await db.pool.query("UPDATE payment_attempts SET status = 'failed', failure_reason = 'insufficient_gas' WHERE chain_meta->>'nonce' IN ('6', '9')");
-    expect(await allocateNonce(db.pool, TREASURY, 13, 3)).toBe(6);
-    await attempt(6, 'signed');
-    expect(await allocateNonce(db.pool, TREASURY, 13, 3)).toBe(9);
-    await attempt(9, 'signed');
-    expect(await allocateNonce(db.pool, TREASURY, 13, 3)).toBe(13);
+  it('follows a chain that was reset under the same database: the pending count wins over the stored counter', async () => {
+    const settled = await intent('settled');
+    for (let nonce = 0; nonce < 5; nonce++) await attempt(settled, nonce, 'confirmed');
+    await db.pool.query(`INSERT INTO chain_nonces (chain, address, next_nonce) VALUES ('ethereum', $1, 5)`, [TREASURY.toLowerCase()]);
+    // The fresh chain expects nonce 0; nonce 5 would never be mined and every later payout would queue behind it.
+    expect(await allocate(0)).toBe(0);
   });
 
-  it('never reuses a nonce that was mined, taken by another transaction, or shared with a fee-bump replacement', async () => {
-    await attempt(14, 'failed', 'nonce_conflict');
-    await attempt(15, 'failed', 'rpc_error');
-    await attempt(15, 'replaced');
-    await attempt(20, 'failed', 'insufficient_gas');
-    // 14 went to another transaction, 15 lives on in its replacement: 20 is the lowest free one.
-    expect(await allocateNonce(db.pool, TREASURY, 22, 14)).toBe(20);
-    await attempt(20, 'signed');
-    await attempt(22, 'failed', 'insufficient_gas');
-    // Something with nonce 22 was mined since (mined count 23): it is not free, the counter moves on.
-    expect(await allocateNonce(db.pool, TREASURY, 23, 23)).toBe(23);
+  it('steps past nonces our live transfers hold, even those the node does not have', async () => {
+    const live = await intent('broadcasted');
+    await attempt(live, 5, 'broadcasted');
+    expect(await allocate(3)).toBe(6);
+    await attempt(await intent('broadcasting'), 6, 'signed');
+    expect(await allocate(3)).toBe(7);
+    // Mined ones are below the pending count and change nothing.
+    expect(await allocate(9)).toBe(9);
+  });
+
+  it("never hands out a refused nonce while its own intent's retry may re-sign on it", async () => {
+    // X was refused (insufficient_gas) on nonce 0 and waits for its retry, which re-signs on nonce 0 with a higher fee.
+    const x = await intent('retrying');
+    await attempt(x, 0, 'failed', 'insufficient_gas');
+    const y = await allocate(0);
+    expect(y).toBe(1);
+    await attempt(await intent('broadcasting'), y, 'signed');
+    // Once X's intent is finished, nothing will re-sign on 0: the gap below Y is filled first.
+    await db.pool.query("UPDATE payment_intents SET status = 'failed' WHERE id = $1", [x]);
+    expect(await allocate(0)).toBe(0);
+  });
+
+  it('after a nonce conflict the retry takes a fresh nonce, so the refused one is not held for it', async () => {
+    const x = await intent('retrying');
+    await attempt(x, 4, 'failed', 'nonce_conflict');
+    expect(await allocate(4)).toBe(4);
+  });
+
+  it('never reuses the nonce of a transfer an operator failed from manual review: it may still be in a mempool', async () => {
+    const x = await intent('failed');
+    await attempt(x, 0, 'failed', 'operator_failed');
+    await attempt(await intent('broadcasted'), 1, 'broadcasted');
+    expect(await allocate(0)).toBe(2);
+  });
+
+  it('reuses nonces refused for good, lowest first and once, whatever finished the intent', async () => {
+    for (const [nonce, status] of [
+      [6, 'failed'],
+      [8, 'cancelled'],
+      [9, 'settled'], // refused once, then paid on another nonce after a nonce conflict
+    ] as const) {
+      await attempt(await intent(status), nonce, 'failed', 'insufficient_gas');
+    }
+    await attempt(await intent('broadcasted'), 10, 'broadcasted');
+    for (const expected of [6, 8, 9, 11]) {
+      const nonce = await allocate(6);
+      expect(nonce).toBe(expected);
+      await attempt(await intent('broadcasting'), nonce, 'signed');
+    }
+  });
+
+  it('never reuses a nonce taken by another transaction, shared with a fee-bump replacement, or the node has', async () => {
+    const done = await intent('failed');
+    await attempt(done, 14, 'failed', 'nonce_conflict');
+    await attempt(done, 15, 'failed', 'rpc_error');
+    await attempt(done, 15, 'replaced', 'stuck');
+    await attempt(done, 17, 'failed', 'insufficient_gas');
+    await attempt(await intent('broadcasted'), 20, 'broadcasted');
+    // 14 went to another transaction and 15 lives on in its replacement: 16 has no attempt, 17 is the lowest free one.
+    expect(await allocate(14)).toBe(17);
+    // Below the pending count the node has a transaction for every nonce: nothing there is reused.
+    expect(await allocate(18)).toBe(21);
   });
 });

@@ -1,5 +1,6 @@
 // The Ethereum adapter against a real anvil node and a real PostgreSQL: one node and one database for the file.
 // No sleeps: blocks are mined on demand (anvil_mine), and the rare wait polls a condition with a deadline.
+// Every transfer is signed the way the execution worker signs it: nonce and attempt row in one transaction.
 import { createServer, type Server, type Socket } from 'node:net';
 import { createPublicClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -14,8 +15,10 @@ import {
   type TxStatus,
 } from '../../src/chains/port.js';
 import { withTransaction } from '../../src/db/pool.js';
+import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
+import { persistSignedAttempt } from '../../src/workers/outcomes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const CONFIRMATIONS = 3;
@@ -30,6 +33,12 @@ beforeAll(async () => {
   [devnet, db] = await Promise.all([startEthereumDevnet(), createTestDatabase()]);
   adapter = createEthereumAdapter(adapterOptions(devnet.rpcUrl));
   reader = createPublicClient({ transport: http(devnet.rpcUrl), cacheTime: 0 });
+  await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_eth', 'eth', now())");
+  await db.pool.query(
+    `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
+       chain_health, treasury_balances, created_at, expires_at)
+     VALUES ('quo_eth', 'mer_eth', 1, 'fast', '{}', '[]', 'ethereum', '[]', '[]', '[]', now(), now())`,
+  );
 });
 
 afterAll(async () => {
@@ -57,8 +66,20 @@ function transfer(to: Address, amountMicros: bigint): TransferRequest {
   return { paymentIntentId: `pi_eth_test_${intentSequence}`, to, amountMicros };
 }
 
-function sign(request: TransferRequest): Promise<SignedTransfer> {
-  return withTransaction(db.pool, (tx) => adapter.signTransfer(tx, request));
+/** Signs as the execution worker does: the nonce and the attempt that holds it commit in one transaction. */
+function sign(request: TransferRequest, signer: ChainAdapter = adapter): Promise<SignedTransfer> {
+  return withTransaction(db.pool, async (tx) => {
+    await tx.query(
+      `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
+         destination_address, created_at, updated_at)
+       VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
+      [request.paymentIntentId, request.amountMicros, request.to],
+    );
+    const signed = await signer.signTransfer(tx, request);
+    const intent = (await findIntent(tx, request.paymentIntentId))!;
+    await persistSignedAttempt(tx, signer, intent, signed, new Date());
+    return signed;
+  });
 }
 
 function usdcBalance(owner: Address): Promise<bigint> {
@@ -281,12 +302,24 @@ describe('ethereum adapter: transfers', () => {
     expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'rejected' });
   });
 
+  it('follows the chain, not a stored counter: after a chain reset the next transfer takes the nonce the chain expects', async () => {
+    // What a devnet restarted under a database that kept its state looks like to the allocator.
+    await db.pool.query("UPDATE chain_nonces SET next_nonce = next_nonce + 1000 WHERE chain = 'ethereum' AND address = $1", [
+      devnet.treasuryAddress.toLowerCase(),
+    ]);
+    const expected = await reader.getTransactionCount({ address: devnet.treasuryAddress, blockTag: 'pending' });
+    const signed = await sign(transfer(freshAddress(), 1n));
+    expect(signed.meta.nonce).toBe(expected);
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+  });
+
   it('logs its work without ever writing the private key', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
     const logged = createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), logger });
     const request = transfer(freshAddress(), 3n);
-    const signed = await withTransaction(db.pool, (tx) => logged.signTransfer(tx, request));
+    const signed = await sign(request, logged);
     await logged.broadcast(signed);
     await untilIncluded(signed);
     await logged.replaceWithHigherFee!(db.pool, request, signed); // signed, never sent

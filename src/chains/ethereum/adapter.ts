@@ -87,7 +87,7 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
       // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
       const data = transferData(request);
       // 2. Read the chain before taking the nonce lock, so the lock is held only for two statements and a signature.
-      let prepared: [number, FeeMarket, bigint, number, number];
+      let prepared: [number, FeeMarket, bigint, number];
       try {
         prepared = await Promise.all([
           chainId(),
@@ -101,14 +101,13 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
             onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
           }),
           rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
-          rpc.getTransactionCount({ address: from, blockTag: 'latest' }),
         ]);
       } catch (error) {
         throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
       }
-      const [id, market, gas, pendingCount, minedCount] = prepared;
+      const [id, market, gas, pendingCount] = prepared;
       // 3. Allocate the nonce in the caller's transaction; it commits together with the persisted attempt.
-      const nonce = await allocateNonce(db, from, pendingCount, minedCount);
+      const nonce = await allocateNonce(db, from, pendingCount);
       // 4. Sign locally. Nothing is sent.
       const fees = marketFees(market);
       const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
