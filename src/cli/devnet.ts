@@ -1,8 +1,16 @@
 // `stableroute devnet`: local chains for trying real-chain mode on a laptop. An anvil node (real binary from npm)
 // with a 6-decimal USDC token and a funded treasury, and a Solana JSON-RPC endpoint backed by LiteSVM with a USDC
-// mint and a funded treasury. Runs until SIGINT/SIGTERM.
+// mint and a funded treasury. Runs until SIGINT, SIGTERM or SIGHUP, or until its parent process goes away.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const PARENT_POLL_MS = 500;
 
 export async function devnetCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -23,38 +31,96 @@ export async function devnetCommand(args: string[]): Promise<number> {
     return 2;
   }
   const log = pino({ level: 'warn' }, pino.destination(2));
+  // Before anything is spawned: a signal or the parent's death at any moment from here on stops anvil with us.
+  const stop = watchForStop(log);
+  // The chains start empty on every run, so the service's ledger must too (decision 42): a database per run.
+  const dataDir = join(tmpdir(), `stableroute-devnet-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`);
   const { startEthereumDevnet } = await import('../devnet/ethereum.js');
   const { startSolanaDevnet } = await import('../devnet/solana.js');
-  // Blocks keep coming (block time), so Ethereum transfers reach ETHEREUM_CONFIRMATIONS by themselves.
-  const ethereum = await startEthereumDevnet({ port: port('ethereum-port'), blockTimeSeconds, logger: log });
-  let solana: Awaited<ReturnType<typeof startSolanaDevnet>>;
+  let ethereum: Awaited<ReturnType<typeof startEthereumDevnet>> | undefined;
+  let solana: Awaited<ReturnType<typeof startSolanaDevnet>> | undefined;
   try {
+    // Blocks keep coming (block time), so Ethereum transfers reach ETHEREUM_CONFIRMATIONS by themselves.
+    ethereum = await startEthereumDevnet({ port: port('ethereum-port'), blockTimeSeconds, logger: log, signal: stop.signal });
     solana = await startSolanaDevnet({ port: port('solana-port'), logger: log });
+    stop.signal.throwIfAborted();
+    const env = {
+      ETHEREUM_ADAPTER: 'rpc',
+      ETHEREUM_RPC_URL: ethereum.rpcUrl,
+      ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
+      ETHEREUM_TREASURY_KEY: ethereum.treasuryKey,
+      ETHEREUM_CONFIRMATIONS: String(confirmations),
+      SOLANA_ADAPTER: 'rpc',
+      SOLANA_RPC_URL: solana.rpcUrl,
+      SOLANA_USDC_MINT: solana.usdcMint,
+      SOLANA_TREASURY_KEY: solana.treasuryKey,
+      DATA_DIR: dataDir,
+    };
+    if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);
+    else {
+      process.stdout.write('Local chains are running. Point stableroute at them with:\n\n');
+      for (const [key, value] of Object.entries(env)) process.stdout.write(`export ${key}=${value}\n`);
+      process.stdout.write(
+        `\nEthereum treasury ${ethereum.treasuryAddress}, Solana treasury ${solana.treasuryAddress}. ` +
+          `DATA_DIR is a new embedded database for this run (removed when the devnet stops, unless it is in use). Ctrl-C stops.\n`,
+      );
+    }
+    await stop.requested;
+    return 0;
   } catch (error) {
-    await ethereum.stop();
+    if (stop.signal.aborted) return 0; // stopped during start-up, as asked
     throw error;
+  } finally {
+    await Promise.allSettled([ethereum?.stop(), solana?.stop()]);
+    await removeUnusedDataDir(dataDir, log);
+    stop.dispose();
   }
-  const env = {
-    ETHEREUM_ADAPTER: 'rpc',
-    ETHEREUM_RPC_URL: ethereum.rpcUrl,
-    ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
-    ETHEREUM_TREASURY_KEY: ethereum.treasuryKey,
-    ETHEREUM_CONFIRMATIONS: String(confirmations),
-    SOLANA_ADAPTER: 'rpc',
-    SOLANA_RPC_URL: solana.rpcUrl,
-    SOLANA_USDC_MINT: solana.usdcMint,
-    SOLANA_TREASURY_KEY: solana.treasuryKey,
+}
+
+interface StopWatch {
+  signal: AbortSignal;
+  requested: Promise<void>;
+  dispose(): void;
+}
+
+/**
+ * SIGINT, SIGTERM, SIGHUP, or the parent's death (we are re-parented: `npx` killed by `kill $!` leaves us behind)
+ * request a stop. The handlers stay installed until dispose(), so a second signal while stopping cannot kill the
+ * process before anvil is down.
+ */
+function watchForStop(log: Logger): StopWatch {
+  const controller = new AbortController();
+  let resolve!: () => void;
+  const requested = new Promise<void>((r) => (resolve = r));
+  const request = (why: string) => {
+    if (controller.signal.aborted) return;
+    log.info({ why }, 'devnet stopping');
+    controller.abort(new Error(`devnet stopped: ${why}`));
+    resolve();
   };
-  if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);
-  else {
-    process.stdout.write('Local chains are running. Point stableroute at them with:\n\n');
-    for (const [key, value] of Object.entries(env)) process.stdout.write(`export ${key}=${value}\n`);
-    process.stdout.write(`\nEthereum treasury ${ethereum.treasuryAddress}, Solana treasury ${solana.treasuryAddress}. Ctrl-C stops.\n`);
+  const handlers = STOP_SIGNALS.map((signal) => [signal, () => request(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  const parent = process.ppid;
+  const parentWatch = setInterval(() => {
+    if (process.ppid !== parent) request(`parent process ${parent} exited`);
+  }, PARENT_POLL_MS);
+  parentWatch.unref();
+  return {
+    signal: controller.signal,
+    requested,
+    dispose: () => {
+      clearInterval(parentWatch);
+      for (const [signal, handler] of handlers) process.removeListener(signal, handler);
+    },
+  };
+}
+
+/** The run's DATA_DIR is worthless once its chains are gone; a PostgreSQL still running there keeps it. */
+async function removeUnusedDataDir(dataDir: string, log: Logger): Promise<void> {
+  if (!existsSync(dataDir)) return;
+  if (existsSync(join(dataDir, 'pg', 'postmaster.pid'))) {
+    log.warn({ dataDir }, 'DATA_DIR of this devnet run is in use by a running service; left in place');
+    return;
   }
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  await Promise.allSettled([ethereum.stop(), solana.stop()]);
-  return 0;
+  await rm(dataDir, { recursive: true, force: true });
 }

@@ -6,8 +6,19 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createPublicClient, createTestClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  getAddress,
+  http,
+  TransactionReceiptNotFoundError,
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
 
@@ -24,6 +35,7 @@ const READY_POLL_MS = 50;
 const STOP_TIMEOUT_MS = 5_000;
 const START_ATTEMPTS = 3; // a free port can be taken between our probe and anvil's bind
 const RPC_TIMEOUT_MS = 10_000;
+const RECEIPT_TIMEOUT_MS = 60_000;
 
 export interface EthereumDevnetOptions {
   /** Port to listen on (127.0.0.1); default: a free one. */
@@ -32,6 +44,8 @@ export interface EthereumDevnetOptions {
   treasuryUsdc?: bigint;
   /** Mine a block every so many seconds instead of one per transaction (automine). */
   blockTimeSeconds?: number;
+  /** Stops a start-up in progress: anvil is killed at once and the start rejects with the signal's reason. */
+  signal?: AbortSignal;
   logger?: Logger;
 }
 
@@ -68,14 +82,21 @@ export function anvilBinaryPath(): string {
 
 export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): Promise<EthereumDevnet> {
   const log = options.logger;
+  const signal = options.signal;
   let lastError: unknown;
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     const port = options.port ?? (await freePort());
+    signal?.throwIfAborted();
     const node = spawnAnvil(port, options.blockTimeSeconds);
     const rpcUrl = `http://127.0.0.1:${port}`;
+    // Killing the node makes whatever start-up step is waiting on it fail at once.
+    const abort = () => void node.stop();
+    signal?.addEventListener('abort', abort, { once: true });
     try {
       await waitUntilReady(rpcUrl, node);
-      const deployed = await deployUsdc(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS);
+      const deployed = await deployUsdc(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS, signal);
+      signal?.throwIfAborted();
+      signal?.removeEventListener('abort', abort);
       log?.info({ rpcUrl, usdcAddress: deployed.usdcAddress }, 'ethereum devnet ready');
       return {
         rpcUrl,
@@ -86,9 +107,11 @@ export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): 
         stop: () => node.stop(),
       };
     } catch (error) {
+      signal?.removeEventListener('abort', abort);
       lastError = error;
       const exitedEarly = node.exitedEarly();
       await node.stop();
+      signal?.throwIfAborted();
       // Only a lost race for a port we picked ourselves is worth another try.
       if (options.port !== undefined || !exitedEarly) break;
       log?.warn({ port, attempt }, 'anvil exited during start-up; retrying on another port');
@@ -137,7 +160,8 @@ function spawnAnvil(port: number, blockTimeSeconds: number | undefined): AnvilPr
       resolve(`anvil failed to start: ${error.message}`);
     });
   });
-  // A crashed or interrupted caller must not leave an orphaned node holding the port.
+  // A caller that exits (process.exit, an uncaught error) must not leave an orphaned node holding the port. Death by
+  // a signal skips 'exit' handlers: a long-lived caller installs signal handlers that call stop() (src/cli/devnet.ts).
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   let stopping = false;
@@ -186,13 +210,26 @@ interface DeployedUsdc {
   treasuryAddress: Address;
 }
 
-async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint): Promise<DeployedUsdc> {
+async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSignal | undefined): Promise<DeployedUsdc> {
   const transport = http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 });
-  const publicClient = createPublicClient({ transport, pollingInterval: 50 });
+  const publicClient = createPublicClient({ transport });
   const deployer = privateKeyToAccount(DEPLOYER_KEY);
   const treasury = privateKeyToAccount(TREASURY_KEY);
   const wallet = createWalletClient({ account: deployer, transport });
-  const receiptOf = (hash: Hex) => publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
+  // Our own polling rather than viem's waitForTransactionReceipt, which retries a dead node until its timeout: a
+  // start-up that is stopped (anvil killed, signal aborted) must end at once.
+  const receiptOf = async (hash: Hex): Promise<TransactionReceipt> => {
+    const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return await publicClient.getTransactionReceipt({ hash });
+      } catch (error) {
+        if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
+      }
+      if (Date.now() > deadline) throw new DevnetError(`no receipt for ${hash} within ${RECEIPT_TIMEOUT_MS} ms`);
+      await delay(READY_POLL_MS, undefined, { signal });
+    }
+  };
 
   const deployHash = await wallet.deployContract({
     abi: TEST_USDC_ABI,

@@ -3,7 +3,8 @@
 // JSON-RPC clients see each payout on chain to the micro-unit. Nothing here imports the devnet or the service's runtime.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { getBase58Decoder, getBase58Encoder, type Address as SolanaAddress } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
@@ -14,7 +15,7 @@ import { BIN, freePort, runCommand, startService, waitFor, waitHealthy, type Ser
 
 const DEVNET_VARIABLES = [
   'ETHEREUM_ADAPTER', 'ETHEREUM_RPC_URL', 'ETHEREUM_USDC_ADDRESS', 'ETHEREUM_TREASURY_KEY',
-  'SOLANA_ADAPTER', 'SOLANA_RPC_URL', 'SOLANA_USDC_MINT', 'SOLANA_TREASURY_KEY',
+  'SOLANA_ADAPTER', 'SOLANA_RPC_URL', 'SOLANA_USDC_MINT', 'SOLANA_TREASURY_KEY', 'DATA_DIR',
 ] as const;
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
@@ -34,6 +35,10 @@ let devnet: Devnet | undefined;
 let devnetChildren: { pid: number; name: string }[] = [];
 let service: ServiceProcess | undefined;
 let db: TestDatabase | undefined;
+/** The first run's variables: later runs must differ where a new chain makes the old ledger wrong. */
+let firstEnv: Record<string, string> | undefined;
+/** Every devnet process and anvil the tests saw, killed in afterAll if a failed test left one behind. */
+const seen: { pid: number; name: string }[] = [];
 
 /** SIGTERM first, so a devnet stops its own anvil; SIGKILL only if the process does not exit in time. */
 async function stop(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
@@ -47,7 +52,7 @@ async function stop(child: ChildProcess, exited: Promise<unknown>): Promise<void
 afterAll(async () => {
   if (service) await stop(service.child, service.exited);
   if (devnet) await stop(devnet.child, devnet.exited);
-  for (const c of devnetChildren) if (isAlive(c)) process.kill(c.pid, 'SIGKILL');
+  for (const c of [...devnetChildren, ...seen]) if (isAlive(c)) process.kill(c.pid, 'SIGKILL');
   await db?.drop();
 }, 60_000);
 
@@ -157,6 +162,7 @@ describe('stableroute devnet --json + serve', () => {
     devnetChildren = childPids(running.child.pid!);
     if (process.platform === 'linux') expect(devnetChildren.map((c) => c.name)).toContain('anvil');
     const env = JSON.parse(line) as Record<string, string>;
+    firstEnv = env;
     for (const name of DEVNET_VARIABLES) expect(typeof env[name], name).toBe('string');
     expect(env.ETHEREUM_ADAPTER).toBe('rpc');
     expect(env.SOLANA_ADAPTER).toBe('rpc');
@@ -266,4 +272,87 @@ describe('stableroute devnet --json + serve', () => {
     // tsx's esbuild service leaves by itself once its parent's pipe closes.
     await waitFor('every devnet child gone', async () => devnetChildren.every((c) => !isAlive(c)), 5_000);
   }, 90_000);
+});
+
+/** The first line a devnet prints on stdout, once it is there; fails if the process exits first. */
+async function jsonLine(stdout: () => string, child: ChildProcess, output: () => string): Promise<Record<string, string>> {
+  const { line } = await waitFor(
+    'devnet --json line',
+    async () => {
+      const out = stdout();
+      if (out.includes('\n')) return { line: out.slice(0, out.indexOf('\n')) };
+      return child.exitCode !== null && { line: undefined };
+    },
+    DEVNET_READY_MS,
+  );
+  expect(line, `devnet exited early: ${output().slice(-2000)}`).toBeDefined();
+  return JSON.parse(line!) as Record<string, string>;
+}
+
+async function anvilOf(pid: number): Promise<{ pid: number; name: string }> {
+  const anvil = await waitFor('anvil started', async () => childPids(pid).find((c) => c.name === 'anvil'), DEVNET_READY_MS, 10);
+  seen.push(anvil);
+  return anvil;
+}
+
+describe.runIf(process.platform === 'linux')('the devnet never leaves anvil behind', () => {
+  it('stops anvil when SIGTERM arrives during start-up, before any handler of the old code was installed', async () => {
+    const early = startService(['devnet', '--json'], {});
+    seen.push({ pid: early.child.pid!, name: 'node' });
+    const anvil = await anvilOf(early.child.pid!);
+    expect(early.output(), 'the devnet was already up: this test needs a kill during start-up').not.toContain('{');
+    early.child.kill('SIGTERM');
+    expect(await withDeadline(early.exited, EXIT_MS, 'devnet exit after an early SIGTERM'), early.output()).toBe(0);
+    expect(isAlive(anvil), 'anvil outlived a devnet stopped during start-up').toBe(false);
+  }, 60_000);
+
+  it('stops on SIGHUP; a restarted devnet has a new ledger directory, and the kept database refuses its treasury', async () => {
+    const run = startDevnet();
+    seen.push({ pid: run.child.pid!, name: 'node' });
+    const env = await jsonLine(run.stdout, run.child, run.stderr);
+    const anvil = await anvilOf(run.child.pid!);
+    expect(isAbsolute(env.DATA_DIR!)).toBe(true);
+    expect(existsSync(env.DATA_DIR!)).toBe(false); // the service creates it
+    if (firstEnv) {
+      expect(env.DATA_DIR).not.toBe(firstEnv.DATA_DIR);
+      // Fresh chains, kept database (DATABASE_URL wins over DATA_DIR): refused at start-up with the way out.
+      expect(env.SOLANA_TREASURY_KEY).not.toBe(firstEnv.SOLANA_TREASURY_KEY);
+      if (db) {
+        const refused = await runCommand(['serve'], { ...env, DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1' });
+        expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+        expect(refused.stderr).toContain('the solana treasury changed');
+        expect(refused.stderr).toContain('DATA_DIR');
+      }
+    }
+    mkdirSync(env.DATA_DIR!, { recursive: true });
+    writeFileSync(join(env.DATA_DIR!, 'left-by-a-stopped-service'), '');
+
+    run.child.kill('SIGHUP');
+    expect(await withDeadline(run.exited, EXIT_MS, 'devnet exit after SIGHUP'), run.stderr().slice(-2000)).toBe(0);
+    expect(isAlive(anvil), 'anvil outlived the devnet').toBe(false);
+    await expect(solanaRpc(env.SOLANA_RPC_URL!, 'getSlot')).rejects.toThrow();
+    expect(existsSync(env.DATA_DIR!), 'an unused DATA_DIR of the run is removed').toBe(false);
+  }, 60_000);
+
+  it('stops when its parent dies, as `kill $!` on `npx stableroute devnet --json &` leaves it', async () => {
+    // npx runs the command under `sh -c`; killing npx kills that shell and re-parents the devnet.
+    let stdout = '';
+    const shell = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" devnet --json & wait`], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    shell.stdout!.on('data', (chunk) => (stdout += chunk));
+    const node = await waitFor('devnet under the shell', async () => childPids(shell.pid!).find((c) => c.name !== 'sh'), DEVNET_READY_MS, 10);
+    seen.push(node);
+    const env = await jsonLine(() => stdout, shell, () => stdout);
+    const anvil = await anvilOf(node.pid);
+    // A service still running on this run's database keeps it.
+    mkdirSync(join(env.DATA_DIR!, 'pg'), { recursive: true });
+    writeFileSync(join(env.DATA_DIR!, 'pg', 'postmaster.pid'), '1\n');
+
+    shell.kill('SIGKILL');
+    await waitFor('devnet and anvil gone with their parent', async () => !isAlive(node) && !isAlive(anvil), EXIT_MS);
+    expect(existsSync(env.DATA_DIR!), 'a DATA_DIR in use is left in place').toBe(true);
+    rmSync(env.DATA_DIR!, { recursive: true, force: true });
+  }, 60_000);
 });
