@@ -57,6 +57,12 @@ export interface SignedTransfer {
   rawTx: string;
   /** Adapter-specific data needed to track or replace the transaction (nonce, fees, blockhash expiry...). JSON-safe. */
   meta: Record<string, string | number | boolean | null>;
+  /**
+   * The fee estimate the adapter read while signing, so that storing the attempt needs no RPC call: an adapter that
+   * allocates nonces holds their lock until that transaction commits. Optional (an adapter may leave it out); never
+   * persisted.
+   */
+  feeEstimate?: FeeEstimate;
 }
 
 export type TxStatus =

@@ -51,7 +51,9 @@ export async function persistSignedAttempt(
   signed: SignedTransfer,
   at: Date,
 ): Promise<string> {
-  const fee = await adapter.estimateFee().catch(() => ({ feeUsd: 0 }));
+  // The estimate read while signing, when the adapter gives one: asking the node here would hold the nonce lock
+  // (taken by signTransfer in this transaction) across an RPC round-trip.
+  const fee = signed.feeEstimate ?? (await adapter.estimateFee().catch(() => ({ feeUsd: 0 })));
   const attemptId = newId('att');
   await insertAttempt(tx, {
     id: attemptId,

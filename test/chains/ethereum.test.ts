@@ -1,6 +1,7 @@
 // The Ethereum adapter against a real anvil node and a real PostgreSQL: one node and one database for the file.
 // No sleeps: blocks are mined on demand (anvil_mine), and the rare wait polls a condition with a deadline.
 // Every transfer is signed the way the execution worker signs it: nonce and attempt row in one transaction.
+import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createPublicClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -31,7 +32,7 @@ let intentSequence = 0;
 
 beforeAll(async () => {
   [devnet, db] = await Promise.all([startEthereumDevnet(), createTestDatabase()]);
-  adapter = createEthereumAdapter(adapterOptions(devnet.rpcUrl));
+  adapter = await createEthereumAdapter(adapterOptions(devnet.rpcUrl));
   reader = createPublicClient({ transport: http(devnet.rpcUrl), cacheTime: 0 });
   await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_eth', 'eth', now())");
   await db.pool.query(
@@ -66,8 +67,11 @@ function transfer(to: Address, amountMicros: bigint): TransferRequest {
   return { paymentIntentId: `pi_eth_test_${intentSequence}`, to, amountMicros };
 }
 
-/** Signs as the execution worker does: the nonce and the attempt that holds it commit in one transaction. */
-function sign(request: TransferRequest, signer: ChainAdapter = adapter): Promise<SignedTransfer> {
+/**
+ * Signs as the execution worker does: the nonce and the attempt that holds it commit in one transaction.
+ * `persistWith` is the adapter persistSignedAttempt may ask for a fee estimate.
+ */
+function sign(request: TransferRequest, signer: ChainAdapter = adapter, persistWith: ChainAdapter = signer): Promise<SignedTransfer> {
   return withTransaction(db.pool, async (tx) => {
     await tx.query(
       `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
@@ -77,9 +81,61 @@ function sign(request: TransferRequest, signer: ChainAdapter = adapter): Promise
     );
     const signed = await signer.signTransfer(tx, request);
     const intent = (await findIntent(tx, request.paymentIntentId))!;
-    await persistSignedAttempt(tx, signer, intent, signed, new Date());
+    await persistSignedAttempt(tx, persistWith, intent, signed, new Date());
     return signed;
   });
+}
+
+interface Forwarder {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A JSON-RPC hop in front of the node: each request is forwarded after `delayMs` (a slow node), and the answers to
+ * the methods in `loseAnswersOf` are never sent back (the request reached the node, the reply got lost).
+ */
+async function startForwarder(options: { delayMs?: number; loseAnswersOf?: string[] }): Promise<Forwarder> {
+  const held = new Set<ServerResponse>();
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks);
+      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      try {
+        const upstream = await fetch(devnet.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const answer = Buffer.from(await upstream.arrayBuffer());
+        const { method } = JSON.parse(body.toString()) as { method?: string };
+        if (method && options.loseAnswersOf?.includes(method)) {
+          held.add(res);
+          return;
+        }
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(answer);
+      } catch {
+        res.destroy();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        for (const res of held) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function storedAttempt(txId: string): Promise<{ estimated_fee_usd: number } | undefined> {
+  const { rows } = await db.pool.query<{ estimated_fee_usd: number }>(
+    'SELECT estimated_fee_usd FROM payment_attempts WHERE tx_id = $1',
+    [txId],
+  );
+  return rows[0];
 }
 
 function usdcBalance(owner: Address): Promise<bigint> {
@@ -135,15 +191,15 @@ describe('ethereum adapter: identity and validation', () => {
   });
 
   it('accepts checksummed, lower-case and upper-case hex addresses; refuses bad checksums and malformed ones', () => {
-    const checksummed = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
+    const checksummed = '0x52908400098527886E0F7030069857D2E4169EE7'; // EIP-55's own example
     expect(adapter.isValidAddress(checksummed)).toBe(true);
     expect(adapter.isValidAddress(checksummed.toLowerCase())).toBe(true);
     expect(adapter.isValidAddress(`0x${checksummed.slice(2).toUpperCase()}`)).toBe(true);
-    expect(adapter.isValidAddress('0x70997970c51812dc3A010C7d01b50e0d17dc79C8')).toBe(false); // one letter's case flipped
+    expect(adapter.isValidAddress('0x52908400098527886e0F7030069857D2E4169EE7')).toBe(false); // one letter's case flipped
     expect(adapter.isValidAddress(checksummed.slice(0, -1))).toBe(false);
     expect(adapter.isValidAddress(`${checksummed}00`)).toBe(false);
     expect(adapter.isValidAddress(checksummed.slice(2))).toBe(false);
-    expect(adapter.isValidAddress('0x70997970C51812dc3A010C7d01b50e0d17dc79Zz')).toBe(false);
+    expect(adapter.isValidAddress('0x52908400098527886E0F7030069857D2E4169EZz')).toBe(false);
     expect(adapter.isValidAddress('0x0000000000000000000000000000000000000000')).toBe(false); // USDC reverts on it
     expect(adapter.isValidAddress('')).toBe(false);
   });
@@ -317,7 +373,7 @@ describe('ethereum adapter: transfers', () => {
   it('logs its work without ever writing the private key', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) });
-    const logged = createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), logger });
+    const logged = await createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), logger });
     const request = transfer(freshAddress(), 3n);
     const signed = await sign(request, logged);
     await logged.broadcast(signed);
@@ -364,7 +420,7 @@ describe('ethereum adapter: node unreachable', () => {
   }
 
   it('reports a refused connection as rpc_timeout with an unknown outcome, and probe() as not ok', async () => {
-    const down = createEthereumAdapter(adapterOptions(await closedPortUrl(), 1));
+    const down = await createEthereumAdapter(adapterOptions(await closedPortUrl(), 1));
     const signed = await sign(transfer(freshAddress(), 1n)); // signed on the live node
     const error = await expectChainError(down.broadcast(signed));
     expect(error).toMatchObject({ reason: 'rpc_timeout', outcome: 'unknown' });
@@ -384,12 +440,73 @@ describe('ethereum adapter: node unreachable', () => {
   });
 
   it('reports a node that never answers as rpc_timeout with an unknown outcome within the timeout', async () => {
-    const silent = createEthereumAdapter(adapterOptions(blackHoleUrl, 0.3));
+    const silent = await createEthereumAdapter(adapterOptions(blackHoleUrl, 0.3));
     const signed = await sign(transfer(freshAddress(), 1n));
     const started = Date.now();
     const error = await expectChainError(silent.broadcast(signed));
     expect(error).toMatchObject({ reason: 'rpc_timeout', outcome: 'unknown' });
     expect(Date.now() - started).toBeLessThan(5_000); // sendRawTransaction is not retried
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+  });
+
+  // Callers hold row locks while they wait (getStatus under FOR UPDATE): a timeout retried, or several sequential
+  // reads each with its own timeout, would hold them for a multiple of RPC_TIMEOUT_SECONDS.
+  const TIMEOUT_SECONDS = 0.5;
+  const WITHIN_MS = 2 * TIMEOUT_SECONDS * 1000; // one timeout, with room for a busy machine
+
+  async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+    const started = performance.now();
+    const result = await work();
+    return [result, performance.now() - started];
+  }
+
+  it('ends every call to a node that never answers after one timeout, with no retries', async () => {
+    const [silent, startMs] = await timed(async () => createEthereumAdapter(adapterOptions(blackHoleUrl, TIMEOUT_SECONDS)));
+    expect(startMs).toBeLessThan(WITHIN_MS);
+    const request = transfer(freshAddress(), 1n);
+    const signed = await sign(request);
+    const calls: [string, () => Promise<unknown>][] = [
+      ['getStatus', () => silent.getStatus(signed)],
+      ['signTransfer', () => withTransaction(db.pool, (tx) => silent.signTransfer(tx, transfer(freshAddress(), 1n)))],
+      ['replaceWithHigherFee', () => silent.replaceWithHigherFee!(db.pool, request, signed)],
+      ['estimateFee', () => silent.estimateFee()],
+      ['treasuryUsdcBalance', () => silent.treasuryUsdcBalance()],
+    ];
+    for (const [name, call] of calls) {
+      const [error, ms] = await timed(() => expectChainError(call()));
+      expect(error.reason, name).toBe('rpc_timeout');
+      expect(ms, name).toBeLessThan(WITHIN_MS);
+    }
+    const [probe, probeMs] = await timed(() => silent.probe());
+    expect(probe.ok).toBe(false);
+    expect(probeMs).toBeLessThan(WITHIN_MS);
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+  });
+
+  it('bounds a whole status read by one timeout when a slow node answers each of its requests in time', async () => {
+    const slow = await startForwarder({ delayMs: 300 });
+    try {
+      const signed = await sign(transfer(freshAddress(), 1n));
+      await adapter.broadcast(signed);
+      await untilIncluded(signed);
+      const viaSlow = await createEthereumAdapter(adapterOptions(slow.url, TIMEOUT_SECONDS));
+      // A mined transfer takes two reads in sequence (receipt, block number): 600 ms, past the 500 ms budget.
+      const [error, ms] = await timed(() => expectChainError(viaSlow.getStatus(signed)));
+      expect(error).toMatchObject({ reason: 'rpc_timeout' });
+      expect(ms).toBeLessThan(WITHIN_MS);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('stores the fee estimate read while signing: persisting the attempt asks the node nothing under the nonce lock', async () => {
+    const silent = await createEthereumAdapter(adapterOptions(blackHoleUrl, TIMEOUT_SECONDS));
+    const [signed, ms] = await timed(() => sign(transfer(freshAddress(), 1n), adapter, silent));
+    expect(signed.feeEstimate?.feeUsd).toBeGreaterThan(0);
+    expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(signed.feeEstimate!.feeUsd);
+    expect(ms).toBeLessThan(TIMEOUT_SECONDS * 1000); // asking the silent node would have waited for its timeout
     await adapter.broadcast(signed);
     await untilIncluded(signed);
   });

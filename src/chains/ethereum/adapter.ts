@@ -1,6 +1,7 @@
 // The real Ethereum adapter: USDC `transfer` calls from the treasury, signed locally with EIP-1559 fees, nonces
 // allocated in PostgreSQL, sent through any JSON-RPC endpoint. The private key lives only inside the viem account
-// created here; it is never logged, returned or put in an error.
+// created here; it is never logged, returned or put in an error. Every method that talks to the node finishes within
+// RPC_TIMEOUT_SECONDS as a whole (rpc.ts), because its callers may hold database row locks while they wait.
 import type { Logger } from 'pino';
 import { getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -21,7 +22,7 @@ import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import { estimateTransferGas } from './gas.js';
 import { allocateNonce } from './nonces.js';
-import { createEthereumRpc } from './rpc.js';
+import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { parseSignedTransfer, signTransaction } from './transaction.js';
 
@@ -33,6 +34,7 @@ export interface EthereumAdapterOptions {
   /** Blocks (including the one holding the transaction) until a transfer is final. */
   confirmations: number;
   ethUsdPrice: number;
+  /** Bounds each adapter call as a whole, however many requests it makes. */
   rpcTimeoutSeconds: number;
   logger?: Logger;
 }
@@ -50,6 +52,8 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
   const log = options.logger?.child({ chain: 'ethereum' });
   const from = account.address;
   const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
+  const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
+  const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
 
   // The chain id never changes under a running node; ask once, and again only after a failed ask.
   let chainIdAsk: Promise<number> | undefined;
@@ -77,7 +81,7 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
 
     async estimateFee(): Promise<FeeEstimate> {
       try {
-        return feeEstimate(await readFeeMarket(rpc));
+        return feeEstimate(await within(() => readFeeMarket(rpc)));
       } catch (error) {
         throw toChainError(error, { operation: 'fee estimate' });
       }
@@ -86,22 +90,25 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
     async signTransfer(db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
       // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
       const data = transferData(request);
-      // 2. Read the chain before taking the nonce lock, so the lock is held only for two statements and a signature.
+      // 2. Read the chain before taking the nonce lock, so the lock is held only for a few statements and a signature
+      //    (the fee estimate for the attempt row travels with the signed transfer: no RPC call under the lock).
       let prepared: [number, FeeMarket, bigint, number];
       try {
-        prepared = await Promise.all([
-          chainId(),
-          readFeeMarket(rpc),
-          estimateTransferGas({
-            rpc,
-            from,
-            token,
-            data,
-            amountMicros: request.amountMicros,
-            onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
-          }),
-          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
-        ]);
+        prepared = await within(() =>
+          Promise.all([
+            chainId(),
+            readFeeMarket(rpc),
+            estimateTransferGas({
+              rpc,
+              from,
+              token,
+              data,
+              amountMicros: request.amountMicros,
+              onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
+            }),
+            rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
+          ]),
+        );
       } catch (error) {
         throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
       }
@@ -112,14 +119,21 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
       const fees = marketFees(market);
       const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
       log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
-      return signed;
+      return { ...signed, feeEstimate: feeEstimate(market) };
     },
 
-    broadcast: (signed: SignedTransfer) => broadcastTransfer(rpc, signed, log),
+    async broadcast(signed: SignedTransfer): Promise<void> {
+      try {
+        await within(() => broadcastTransfer(rpc, signed, log));
+      } catch (error) {
+        // A timeout here leaves the outcome unknown: the bytes may have reached the node.
+        throw toChainError(error, { operation: 'eth_sendRawTransaction' });
+      }
+    },
 
     async getStatus(signed: SignedTransfer): Promise<TxStatus> {
       try {
-        return await readTransferStatus({ rpc, from, confirmations: options.confirmations }, signed);
+        return await within(() => readTransferStatus({ rpc, from, confirmations: options.confirmations }, signed));
       } catch (error) {
         throw toChainError(error, { operation: 'transaction status' });
       }
@@ -128,8 +142,10 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
     async probe(): Promise<HealthProbe> {
       const started = performance.now();
       try {
-        await rpc.getBlockNumber();
-        const market = await readFeeMarket(rpc);
+        const market = await within(async () => {
+          await rpc.getBlockNumber();
+          return readFeeMarket(rpc);
+        });
         return {
           ok: true,
           latencyMs: performance.now() - started,
@@ -145,7 +161,7 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
 
     async treasuryUsdcBalance(): Promise<bigint> {
       try {
-        return await readBalance(rpc, token, from);
+        return await within(() => readBalance(rpc, token, from));
       } catch (error) {
         throw toChainError(error, { operation: 'USDC balanceOf' });
       }
@@ -169,7 +185,7 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
       }
       let market: FeeMarket;
       try {
-        market = await readFeeMarket(rpc);
+        market = await within(() => readFeeMarket(rpc));
       } catch (error) {
         throw toChainError(error, { operation: 'fee market for a replacement', outcome: 'rejected' });
       }
@@ -177,7 +193,7 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
       const { chainId: id, nonce, to, data, gas } = tx;
       const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
       log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
-      return signed;
+      return { ...signed, feeEstimate: feeEstimate(market) };
     },
   };
 }

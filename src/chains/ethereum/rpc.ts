@@ -1,20 +1,56 @@
-// The one viem client the adapter talks through. Every call is bounded: a per-request timeout and a small retry
-// budget (eth_sendRawTransaction is never retried by viem; a resend is our decision, see broadcast.ts).
+// The one viem client the adapter talks through. RPC_TIMEOUT_SECONDS bounds a whole adapter call, not each request:
+// callers hold database row locks while they wait (a status read under FOR UPDATE, a nonce under the chain_nonces
+// lock), so a dead node must release them after one timeout, not after retries of several sequential reads.
+// viem retries nothing (a timeout retried is the same timeout again; the workers' jobs are the retry layer), and
+// every request made inside `withDeadline` carries the call's AbortSignal, so none outlives the call that made it.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createPublicClient, http } from 'viem';
 
-const READ_RETRIES = 2;
-const RETRY_DELAY_MS = 100; // viem backs off exponentially from here: 100 ms, 200 ms
+const deadlines = new AsyncLocalStorage<AbortSignal>();
+
+/** fetch, aborted when the deadline of the adapter call it belongs to passes. */
+const fetchWithinDeadline: typeof fetch = (input, init) => {
+  const deadline = deadlines.getStore();
+  if (!deadline) return fetch(input, init);
+  const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+  return fetch(input, { ...init, signal });
+};
 
 export function createEthereumRpc(rpcUrl: string, timeoutSeconds: number) {
   return createPublicClient({
-    transport: http(rpcUrl, {
-      timeout: Math.max(1, Math.round(timeoutSeconds * 1000)),
-      retryCount: READ_RETRIES,
-      retryDelay: RETRY_DELAY_MS,
-    }),
+    transport: http(rpcUrl, { timeout: timeoutMs(timeoutSeconds), retryCount: 0, fetchFn: fetchWithinDeadline }),
     // Confirmations are counted from eth_blockNumber: a cached block number would under-count them.
     cacheTime: 0,
   });
 }
 
 export type EthereumRpc = ReturnType<typeof createEthereumRpc>;
+
+export function timeoutMs(timeoutSeconds: number): number {
+  return Math.max(1, Math.round(timeoutSeconds * 1000));
+}
+
+/**
+ * Runs `work` (any number of RPC reads, in sequence or in parallel) under one deadline. When it passes, the requests
+ * still in flight are aborted and the call rejects with an error whose cause chain holds a 'TimeoutError', which
+ * errors.ts classifies as a timeout. The race covers awaits that are not requests.
+ */
+export async function withDeadline<T>(ms: number, work: () => Promise<T>): Promise<T> {
+  const signal = AbortSignal.timeout(ms);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RpcDeadlineError(ms)), ms);
+  });
+  try {
+    return await Promise.race([deadlines.run(signal, work), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class RpcDeadlineError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`the node did not answer within ${timeoutMs} ms`);
+  }
+}
