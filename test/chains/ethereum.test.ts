@@ -3,7 +3,7 @@
 // Every transfer is signed the way the execution worker signs it: nonce and attempt row in one transaction.
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-import { createPublicClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
+import { createPublicClient, createTestClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,12 +15,14 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../../src/chains/port.js';
+import { ConfigError } from '../../src/config.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
 import { persistSignedAttempt } from '../../src/workers/outcomes.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { startRpcProxy } from '../helpers/rpc-proxy.js';
 
 const CONFIRMATIONS = 3;
 
@@ -204,11 +206,65 @@ describe('ethereum adapter: identity and validation', () => {
     expect(adapter.isValidAddress('')).toBe(false);
   });
 
-  it('refuses a malformed treasury key without echoing it', () => {
+  it('refuses the treasury itself and the USDC token contract as recipients: such a payout moves nothing', async () => {
+    for (const own of [devnet.treasuryAddress, devnet.usdcAddress]) {
+      for (const spelling of [getAddress(own), own.toLowerCase(), `0x${own.slice(2).toUpperCase()}`]) {
+        expect(adapter.isValidAddress(spelling), spelling).toBe(false);
+      }
+    }
+    const nonceBefore = await storedNextNonce();
+    const error = await expectChainError(sign(transfer(devnet.treasuryAddress, 1_000_000n)));
+    expect(error).toMatchObject({ reason: 'invalid_destination', outcome: 'rejected' });
+    expect(error.shortMessage).toContain('treasury');
+    expect(await storedNextNonce()).toBe(nonceBefore);
+  });
+
+  it('refuses a malformed treasury key without echoing it', async () => {
     const bad = `${devnet.treasuryKey}ff`;
-    expect(() => createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), treasuryKey: bad })).toThrow(
+    await expect(createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), treasuryKey: bad })).rejects.toThrow(
       /^treasuryKey must be a 32-byte hex private key$/,
     );
+  });
+});
+
+describe('ethereum adapter: the token must have 6 decimals', () => {
+  // Runtime code that answers 18 (one 32-byte word) to any call: decimals() of an 18-decimal ERC-20.
+  const ANSWERS_18 = '0x601260005260206000f3';
+  const anvil = () => createTestClient({ mode: 'anvil', transport: http(devnet.rpcUrl) });
+
+  it('refuses at start-up a token with other decimals, naming ETHEREUM_USDC_ADDRESS', async () => {
+    const token = freshAddress();
+    await anvil().setCode({ address: token, bytecode: ANSWERS_18 });
+    const creating = createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), usdcAddress: token });
+    await expect(creating).rejects.toBeInstanceOf(ConfigError);
+    await expect(creating).rejects.toThrow(/^ETHEREUM_USDC_ADDRESS: .*18 decimals; USDC has 6/);
+  });
+
+  it('refuses at start-up an address without a token contract', async () => {
+    const creating = createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), usdcAddress: freshAddress() });
+    await expect(creating).rejects.toThrow(/^ETHEREUM_USDC_ADDRESS: .*does not answer decimals\(\)/);
+  });
+
+  it('starts while the node is down, and refuses to sign until the token is checked', async () => {
+    const token = freshAddress();
+    await anvil().setCode({ address: token, bytecode: ANSWERS_18 });
+    const proxy = await startRpcProxy(devnet.rpcUrl);
+    try {
+      proxy.down = true;
+      const wrong = await createEthereumAdapter({ ...adapterOptions(proxy.url, 0.3), usdcAddress: token });
+      const right = await createEthereumAdapter(adapterOptions(proxy.url, 0.3));
+      proxy.down = false;
+      const nonceBefore = await storedNextNonce();
+      const error = await expectChainError(sign(transfer(freshAddress(), 1n), wrong));
+      expect(error).toMatchObject({ reason: 'internal_error', outcome: 'rejected' });
+      expect(error.shortMessage).toMatch(/^ETHEREUM_USDC_ADDRESS: .*18 decimals/);
+      expect(await storedNextNonce()).toBe(nonceBefore);
+      const signed = await sign(transfer(freshAddress(), 1n), right);
+      await adapter.broadcast(signed);
+      await untilIncluded(signed);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { ConfigError } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import { nativeToUsd } from '../../money.js';
 import {
@@ -24,6 +25,7 @@ import { estimateTransferGas } from './gas.js';
 import { allocateNonce } from './nonces.js';
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
+import { verifyUsdcToken } from './token.js';
 import { parseSignedTransfer, signTransaction } from './transaction.js';
 
 export interface EthereumAdapterOptions {
@@ -42,7 +44,12 @@ export interface EthereumAdapterOptions {
 const SECONDS_PER_BLOCK = 12;
 const ETH_DECIMALS = 18;
 
-export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAdapter {
+/**
+ * Builds the adapter and checks, once, that the configured token has USDC's 6 decimals: a wrong token stops
+ * start-up with a ConfigError naming ETHEREUM_USDC_ADDRESS. A node that cannot be asked does not stop start-up (the
+ * health collector reports it); the check then runs again before the first transfer, which it refuses until it passes.
+ */
+export async function createEthereumAdapter(options: EthereumAdapterOptions): Promise<ChainAdapter> {
   const account = treasuryAccount(options.treasuryKey);
   const token = tokenAddress(options.usdcAddress);
   if (!Number.isInteger(options.confirmations) || options.confirmations < 1) {
@@ -55,13 +62,34 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
 
-  // The chain id never changes under a running node; ask once, and again only after a failed ask.
-  let chainIdAsk: Promise<number> | undefined;
-  const chainId = () =>
-    (chainIdAsk ??= rpc.getChainId().catch((error: unknown) => {
-      chainIdAsk = undefined;
-      throw error;
-    }));
+  // Facts that never change under a running node: ask once, and again only after an ask that failed for an outage.
+  const chainId = once(() => rpc.getChainId(), () => true);
+  const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
+  try {
+    await within(tokenVerified);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    log?.warn({ err: summary(error) }, 'could not read the USDC token decimals; checking again before the first transfer');
+  }
+
+  // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
+  const ownAddresses = new Set([from.toLowerCase(), token.toLowerCase()]);
+  const isValidRecipient = (candidate: string) => isWellFormedAddress(candidate) && !ownAddresses.has(candidate.toLowerCase());
+
+  function transferData(request: TransferRequest): Hex {
+    if (!isValidRecipient(request.to)) {
+      const why = ownAddresses.has(request.to.toLowerCase())
+        ? 'the recipient is the treasury or the USDC token contract itself'
+        : 'not a valid Ethereum address';
+      throw new ChainError('invalid_destination', 'rejected', why, { details: request.to });
+    }
+    if (request.amountMicros <= 0n) {
+      throw new ChainError('internal_error', 'rejected', 'transfer amount must be positive', {
+        details: String(request.amountMicros),
+      });
+    }
+    return encodeTransfer(getAddress(request.to.toLowerCase()), request.amountMicros);
+  }
 
   function feeEstimate(market: FeeMarket): FeeEstimate {
     const feeNative = TYPICAL_TRANSFER_GAS * (market.baseFeePerGas + market.maxPriorityFeePerGas);
@@ -92,10 +120,11 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
       const data = transferData(request);
       // 2. Read the chain before taking the nonce lock, so the lock is held only for a few statements and a signature
       //    (the fee estimate for the attempt row travels with the signed transfer: no RPC call under the lock).
-      let prepared: [number, FeeMarket, bigint, number];
+      let prepared: [void, number, FeeMarket, bigint, number];
       try {
         prepared = await within(() =>
           Promise.all([
+            tokenVerified(),
             chainId(),
             readFeeMarket(rpc),
             estimateTransferGas({
@@ -110,9 +139,10 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
           ]),
         );
       } catch (error) {
+        if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
         throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
       }
-      const [id, market, gas, pendingCount] = prepared;
+      const [, id, market, gas, pendingCount] = prepared;
       // 3. Allocate the nonce in the caller's transaction; it commits together with the persisted attempt.
       const nonce = await allocateNonce(db, from, pendingCount);
       // 4. Sign locally. Nothing is sent.
@@ -202,22 +232,20 @@ export function createEthereumAdapter(options: EthereumAdapterOptions): ChainAda
  * Mixed case must carry a valid EIP-55 checksum; all lower or all upper case carries none (EIP-55), which viem's
  * strict check would refuse for upper case. The zero address is refused: USDC reverts on it.
  */
-export function isValidRecipient(candidate: string): boolean {
+export function isWellFormedAddress(candidate: string): boolean {
   const allUpper = /^0x[0-9A-F]{40}$/.test(candidate);
   const normalised = allUpper ? candidate.toLowerCase() : candidate;
   return isAddress(normalised, { strict: true }) && candidate.toLowerCase() !== zeroAddress;
 }
 
-function transferData(request: TransferRequest): Hex {
-  if (!isValidRecipient(request.to)) {
-    throw new ChainError('invalid_destination', 'rejected', 'not a valid Ethereum address', { details: request.to });
-  }
-  if (request.amountMicros <= 0n) {
-    throw new ChainError('internal_error', 'rejected', 'transfer amount must be positive', {
-      details: String(request.amountMicros),
-    });
-  }
-  return encodeTransfer(getAddress(request.to.toLowerCase()), request.amountMicros);
+/** A memoised ask whose failure is forgotten when `retriable` says so, so the next call asks again. */
+function once<T>(ask: () => Promise<T>, retriable: (error: unknown) => boolean): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= ask().catch((error: unknown) => {
+      if (retriable(error)) pending = undefined;
+      throw error;
+    }));
 }
 
 function treasuryAccount(key: string): LocalAccount {
