@@ -414,6 +414,56 @@ describe('ethereum adapter: transfers', () => {
     expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'rejected' });
   });
 
+  it('reports as the final fee exactly what the treasury paid: gasUsed x effectiveGasPrice of the receipt', async () => {
+    const signed = await sign(transfer(freshAddress(), 2_000_000n));
+    await adapter.broadcast(signed);
+    await untilIncluded(signed);
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
+    const status = await adapter.getStatus(signed);
+
+    const receipt = await reader.getTransactionReceipt({ hash: signed.txId as Hex });
+    expect(status).toEqual({ state: 'final', feeNative: receipt.gasUsed * receipt.effectiveGasPrice });
+    // The price from EIP-1559's rule, with the block's base fee and the fee caps the transaction was signed with.
+    const block = await reader.getBlock({ blockNumber: receipt.blockNumber });
+    const baseFee = block.baseFeePerGas!;
+    const tip = BigInt(signed.meta.maxPriorityFeePerGas as string);
+    const headroom = BigInt(signed.meta.maxFeePerGas as string) - baseFee;
+    expect(receipt.effectiveGasPrice).toBe(baseFee + (tip < headroom ? tip : headroom));
+    // And what the treasury's ETH balance lost in that block, where our transfer was alone.
+    expect(block.transactions).toEqual([signed.txId]);
+    const [before, after] = await Promise.all(
+      [receipt.blockNumber - 1n, receipt.blockNumber].map((blockNumber) => reader.getBalance({ address: devnet.treasuryAddress, blockNumber })),
+    );
+    expect((status as { feeNative: bigint }).feeNative).toBe(before! - after!);
+  });
+
+  it('finds by its hash a transfer whose send timed out after reaching the node; the next one takes the next nonce', async () => {
+    const lossy = await startForwarder({ loseAnswersOf: ['eth_sendRawTransaction'] });
+    try {
+      const viaLossy = await createEthereumAdapter(adapterOptions(lossy.url, 0.5));
+      const recipient = freshAddress();
+      const signed = await sign(transfer(recipient, 4_000_000n));
+      const error = await expectChainError(viaLossy.broadcast(signed));
+      expect(error).toMatchObject({ reason: 'rpc_timeout', outcome: 'unknown' });
+      // What the execution worker's next run asks before anything else: the stored hash has landed, so the attempt
+      // is marked broadcast and nothing is signed anew.
+      await untilIncluded(signed);
+      expect(await viaLossy.getStatus(signed)).toMatchObject({ state: 'included' });
+      expect((await reader.getTransaction({ hash: signed.txId as Hex })).nonce).toBe(signed.meta.nonce);
+      await adapter.broadcast(signed); // re-sending the stored bytes is harmless
+
+      const next = await sign(transfer(freshAddress(), 1n));
+      expect(next.meta.nonce).toBe(Number(signed.meta.nonce) + 1);
+      await adapter.broadcast(next);
+      await untilIncluded(next);
+      await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
+      expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+      expect(await usdcBalance(recipient)).toBe(4_000_000n); // paid once
+    } finally {
+      await lossy.close();
+    }
+  });
+
   it('follows the chain, not a stored counter: after a chain reset the next transfer takes the nonce the chain expects', async () => {
     // What a devnet restarted under a database that kept its state looks like to the allocator.
     await db.pool.query("UPDATE chain_nonces SET next_nonce = next_nonce + 1000 WHERE chain = 'ethereum' AND address = $1", [
