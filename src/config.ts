@@ -35,12 +35,14 @@ export interface Config {
   ethereum: {
     rpcUrl: string | null;
     usdcAddress: string | null;
+    /** Not enumerable (see withHiddenKey): never serialised with the config. */
     treasuryKey: string | null;
     confirmations: number;
   };
   solana: {
     rpcUrl: string | null;
     usdcMint: string | null;
+    /** Not enumerable (see withHiddenKey): never serialised with the config. */
     treasuryKey: string | null;
   };
   ethUsdPrice: number;
@@ -159,6 +161,17 @@ function secret(env: Env, name: string): string | undefined {
   }
 }
 
+/**
+ * A settings section whose treasury key is a non-enumerable property: code reads `config.solana.treasuryKey` as
+ * usual, but JSON.stringify, pino, util.inspect and object spread never see it, so logging or returning the config
+ * (or anything that holds it, such as the app context) cannot leak the key. A spread copy of a section has no key.
+ */
+function withHiddenKey<T extends object>(section: T, treasuryKey: string | null): T & { treasuryKey: string | null } {
+  return Object.defineProperty(section, 'treasuryKey', { value: treasuryKey, enumerable: false }) as T & {
+    treasuryKey: string | null;
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const ethereumAdapter = adapter(env, 'ETHEREUM_ADAPTER');
@@ -212,23 +225,27 @@ export function loadConfig(env: Env = process.env): Config {
     simStuckRate: rate(env, 'SIM_STUCK_RATE'),
     simSeed: present(env, 'SIM_SEED') ?? 'stableroute',
     logLevel,
-    ethereum: {
-      rpcUrl: ethereumAdapter === 'rpc' ? required(env, 'ETHEREUM_RPC_URL', 'with ETHEREUM_ADAPTER=rpc') : url(env, 'ETHEREUM_RPC_URL'),
-      usdcAddress:
-        ethereumAdapter === 'rpc'
-          ? required(env, 'ETHEREUM_USDC_ADDRESS', 'with ETHEREUM_ADAPTER=rpc')
-          : (present(env, 'ETHEREUM_USDC_ADDRESS') ?? null),
-      treasuryKey: requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
-      confirmations: integer(env, 'ETHEREUM_CONFIRMATIONS', 12, 1, 1000),
-    },
-    solana: {
-      rpcUrl: solanaAdapter === 'rpc' ? required(env, 'SOLANA_RPC_URL', 'with SOLANA_ADAPTER=rpc') : url(env, 'SOLANA_RPC_URL'),
-      usdcMint:
-        solanaAdapter === 'rpc'
-          ? required(env, 'SOLANA_USDC_MINT', 'with SOLANA_ADAPTER=rpc')
-          : (present(env, 'SOLANA_USDC_MINT') ?? null),
-      treasuryKey: requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
-    },
+    ethereum: withHiddenKey(
+      {
+        rpcUrl: ethereumAdapter === 'rpc' ? required(env, 'ETHEREUM_RPC_URL', 'with ETHEREUM_ADAPTER=rpc') : url(env, 'ETHEREUM_RPC_URL'),
+        usdcAddress:
+          ethereumAdapter === 'rpc'
+            ? required(env, 'ETHEREUM_USDC_ADDRESS', 'with ETHEREUM_ADAPTER=rpc')
+            : (present(env, 'ETHEREUM_USDC_ADDRESS') ?? null),
+        confirmations: integer(env, 'ETHEREUM_CONFIRMATIONS', 12, 1, 1000),
+      },
+      requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
+    ),
+    solana: withHiddenKey(
+      {
+        rpcUrl: solanaAdapter === 'rpc' ? required(env, 'SOLANA_RPC_URL', 'with SOLANA_ADAPTER=rpc') : url(env, 'SOLANA_RPC_URL'),
+        usdcMint:
+          solanaAdapter === 'rpc'
+            ? required(env, 'SOLANA_USDC_MINT', 'with SOLANA_ADAPTER=rpc')
+            : (present(env, 'SOLANA_USDC_MINT') ?? null),
+      },
+      requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
+    ),
     ethUsdPrice: positiveNumber(env, 'ETH_USD_PRICE', 3000),
     solUsdPrice: positiveNumber(env, 'SOL_USD_PRICE', 150),
     rpcTimeoutSeconds: seconds(env, 'RPC_TIMEOUT_SECONDS', 10, 0.05),

@@ -29,11 +29,27 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+const SECRET_NAMES = [
+  'treasuryKey',
+  'secretKey',
+  'privateKey',
+  'apiKeySalt',
+  'webhookSigningSecret',
+  'ETHEREUM_TREASURY_KEY',
+  'SOLANA_TREASURY_KEY',
+  'API_KEY_SALT',
+  'WEBHOOK_SIGNING_SECRET',
+];
+const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
+
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({
     level: config.logLevel,
-    // Keys never reach the logs, whatever an error object carries.
-    redact: { paths: ['req.headers["x-api-key"]', '*.treasuryKey', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
+    // Keys and secrets never reach the logs, whatever an error object carries. Paths are fixed depths (there is no
+    // recursive wildcard): a secret on its own, in an options object, in a config (config.apiKeySalt), in a config
+    // section (config.solana.treasuryKey) or in a context's config (ctx.config.ethereum.treasuryKey). Config also
+    // hides the treasury keys from any serialisation (src/config.ts).
+    redact: { paths: [...SECRET_PATHS, 'req.headers["x-api-key"]', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
   });
 }
 
