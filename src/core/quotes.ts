@@ -45,7 +45,7 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   for (const chain of CHAINS) {
     const address = request.destinations[chain];
     if (address !== undefined && !ctx.adapters[chain].isValidAddress(address)) {
-      throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} address`);
+      throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
     }
   }
   const [snapshots, balances] = await Promise.all([latestSnapshots(ctx.pool), treasuryBalances(ctx.pool)]);

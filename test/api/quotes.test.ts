@@ -82,6 +82,15 @@ describe('POST /quotes', () => {
     expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), code });
   });
 
+  it('400 INVALID_DESTINATION for the treasury\'s own address on either chain', async () => {
+    for (const chain of ['ethereum', 'solana'] as const) {
+      const treasury = t.ctx.adapters[chain].treasuryAddress();
+      const res = await quote({ amount_usd: 10, destination: { [`${chain}_address`]: treasury }, priority: 'fast' });
+      expect(res.statusCode, chain).toBe(400);
+      expect(res.json().code, chain).toBe('INVALID_DESTINATION');
+    }
+  });
+
   it('401 UNAUTHORIZED without a key', async () => {
     const res = await quote({ amount_usd: 10, destination: { ethereum_address: ETH_ADDRESS }, priority: 'fast' }, {});
     expect(res.statusCode).toBe(401);

@@ -139,8 +139,10 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
 
     treasuryAddress: () => address,
 
+    // The treasury cannot pay itself: nothing would move, yet the books would show a payout.
     isValidAddress: (candidate) =>
-      chain === 'ethereum' ? isEthereumAddress(candidate, { strict: true }) : isSolanaAddress(candidate),
+      candidate.toLowerCase() !== address.toLowerCase() &&
+      (chain === 'ethereum' ? isEthereumAddress(candidate, { strict: true }) : isSolanaAddress(candidate)),
 
     async estimateFee(): Promise<FeeEstimate> {
       return {
