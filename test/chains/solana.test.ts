@@ -429,6 +429,8 @@ describe('health, fees and addresses', () => {
     expect(adapter.isValidAddress('0x52908400098527886E0F7030069857D2E4169EE7')).toBe(false);
     expect(adapter.isValidAddress('3yZe7d')).toBe(false); // base58, but not 32 bytes
     expect(adapter.isValidAddress('')).toBe(false);
+    expect(adapter.isValidAddress(devnet.treasuryAddress)).toBe(false); // it would pay itself
+    expect(adapter.isValidAddress(devnet.usdcMint)).toBe(false);
   });
 });
 

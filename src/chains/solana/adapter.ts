@@ -58,7 +58,8 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     kind: 'rpc',
     typicalFinalitySeconds: TYPICAL_FINALITY_SECONDS,
     treasuryAddress: () => key.address,
-    isValidAddress: (address) => isAddress(address),
+    // Refused at quote time too: a payout to the treasury itself or to the mint would move nothing.
+    isValidAddress: (address) => isAddress(address) && address !== key.address && address !== usdcMint,
     estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
     // Solana has no nonces, so the database transaction is not needed.
     signTransfer: async (_db, request) => {
