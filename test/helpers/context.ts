@@ -55,3 +55,24 @@ export const ETH_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
 export const SOL_ADDRESS = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 
 export const KEY = { 'x-api-key': 'test-key' };
+
+let paymentKeys = 0;
+
+/** A payment created the way a merchant does it: POST /quotes, then POST /payment_intents. Returns its id. */
+export async function createPayment(
+  app: FastifyInstance,
+  amountUsd: number,
+  destination: { ethereum_address?: string; solana_address?: string } = { solana_address: SOL_ADDRESS },
+  idempotencyKey = `payment-${process.pid}-${++paymentKeys}`,
+): Promise<string> {
+  const quote = await app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: amountUsd, destination, priority: 'fast' } });
+  if (quote.statusCode !== 201) throw new Error(`quote refused: ${quote.body}`);
+  const created = await app.inject({
+    method: 'POST',
+    url: '/payment_intents',
+    headers: KEY,
+    payload: { quote_id: quote.json().quote_id, idempotency_key: idempotencyKey },
+  });
+  if (created.statusCode !== 201) throw new Error(`payment intent refused: ${created.body}`);
+  return created.json().payment_intent_id as string;
+}

@@ -2,7 +2,7 @@
 // intent whose entries tell an impossible story. A verifier that always passes would prove nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
 
 let t: TestContext;
@@ -10,15 +10,7 @@ let intentId: string;
 
 beforeEach(async () => {
   t = await createTestContext();
-  const q = await t.app.inject({
-    method: 'POST',
-    url: '/quotes',
-    headers: KEY,
-    payload: { amount_usd: 12.5, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' },
-  });
-  const pi = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: q.json().quote_id, idempotency_key: 'v-1' } });
-  expect(pi.statusCode).toBe(201);
-  intentId = pi.json().payment_intent_id;
+  intentId = await createPayment(t.app, 12.5);
 });
 afterEach(async () => t.close());
 

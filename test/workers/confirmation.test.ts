@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { CONFIRMATION_BATCH } from '../../src/workers/confirmation/confirm.js';
 import { decideConfirmation } from '../../src/workers/confirmation/decide.js';
-import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 let t: TestContext | undefined;
@@ -22,24 +22,7 @@ function ctx(): TestContext {
   return t;
 }
 
-let keys = 0;
-async function pay(amount: number): Promise<string> {
-  const app = ctx().app;
-  const quote = await app.inject({
-    method: 'POST',
-    url: '/quotes',
-    headers: KEY,
-    payload: { amount_usd: amount, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' },
-  });
-  const res = await app.inject({
-    method: 'POST',
-    url: '/payment_intents',
-    headers: KEY,
-    payload: { quote_id: quote.json().quote_id, idempotency_key: `confirm-${++keys}` },
-  });
-  expect(res.statusCode).toBe(201);
-  return res.json().payment_intent_id as string;
-}
+const pay = (amount: number) => createPayment(ctx().app, amount);
 
 const statusOf = async (id: string): Promise<string> =>
   (await ctx().db.pool.query<{ status: string }>('SELECT status FROM payment_intents WHERE id = $1', [id])).rows[0]!.status;

@@ -6,7 +6,7 @@ import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/cha
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { handleDeadExecution } from '../../src/workers/execution/dead-letter.js';
 import { executePayment, type ExecutionDeps } from '../../src/workers/execution/execute.js';
-import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 let t: TestContext;
@@ -18,24 +18,8 @@ afterAll(async () => t.close());
 const quiet = pino({ level: 'silent' });
 const deps = (adapters: ChainAdapters = t.ctx.adapters): ExecutionDeps => ({ ...t.ctx, adapters, log: quiet });
 
-let keys = 0;
 /** A payment created through the API. Its queued execution job is left alone: the tests play pg-boss giving up on it. */
-async function pay(amount: number): Promise<string> {
-  const quote = await t.app.inject({
-    method: 'POST',
-    url: '/quotes',
-    headers: KEY,
-    payload: { amount_usd: amount, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' },
-  });
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/payment_intents',
-    headers: KEY,
-    payload: { quote_id: quote.json().quote_id, idempotency_key: `dead-${++keys}` },
-  });
-  expect(res.statusCode).toBe(201);
-  return res.json().payment_intent_id as string;
-}
+const pay = (amount: number) => createPayment(t.app, amount);
 
 /** The simulated Solana network behind a node whose answer to a send is lost; with `deliver` it took the bytes first. */
 function answerLost(deliver: boolean): ChainAdapters {

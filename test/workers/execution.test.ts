@@ -6,7 +6,7 @@ import { ChainError, type ChainAdapter, type SignedTransfer, type TxStatus } fro
 import type { ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { executePayment, type ExecutionDeps } from '../../src/workers/execution/execute.js';
-import { createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
+import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
 
 let t: TestContext;
 afterEach(async () => t?.close());
@@ -49,14 +49,7 @@ async function setup(broadcasts: Broadcast[], statuses: TxStatus[], signRefusal?
   t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
   const adapter = scripted(t.ctx.adapters.ethereum, broadcasts, statuses, signRefusal);
   const deps: ExecutionDeps = { ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: adapter }, log: pino({ level: 'silent' }) };
-  const quote = await t.app.inject({
-    method: 'POST',
-    url: '/quotes',
-    headers: KEY,
-    payload: { amount_usd: 40, destination: { ethereum_address: ETH_ADDRESS }, priority: 'fast' },
-  });
-  const created = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: 'x-1' } });
-  const id = created.json().payment_intent_id as string;
+  const id = await createPayment(t.app, 40, { ethereum_address: ETH_ADDRESS });
   const run = (attempt: number) => executePayment(deps, { payment_intent_id: id, attempt } satisfies ExecutionJob);
   return { id, adapter, run };
 }
