@@ -26,17 +26,31 @@ export interface ResolutionResult {
  * would release funds that are (or may be) paid out; `settled` while the chain reports the transfer failed or
  * expired would book a payout that never happened. Either needs `force` (the operator knows better than our node).
  */
-function contradiction(resolution: Resolution, chainStatus: TxStatus | null, reached: boolean): string | null {
+function contradiction(resolution: Resolution, { status, reached }: ChainAnswer): string | null {
   if (resolution === 'failed') {
     if (!reached) return 'the chain could not be reached to check that the transfer cannot land';
-    if (chainStatus && ['pending', 'included', 'final'].includes(chainStatus.state)) {
-      return `the chain reports the transfer ${chainStatus.state}; it may be paid out`;
+    if (status && ['pending', 'included', 'final'].includes(status.state)) {
+      return `the chain reports the transfer ${status.state}; it may be paid out`;
     }
   }
-  if (resolution === 'settled' && chainStatus && (chainStatus.state === 'failed' || chainStatus.state === 'expired')) {
-    return `the chain reports the transfer ${chainStatus.state}; it was not paid out`;
+  if (resolution === 'settled' && status && (status.state === 'failed' || status.state === 'expired')) {
+    return `the chain reports the transfer ${status.state}; it was not paid out`;
   }
   return null;
+}
+
+interface ChainAnswer {
+  status: TxStatus | null;
+  /** False when the node could not be asked: nothing is known. */
+  reached: boolean;
+}
+
+async function askChain(adapter: ChainAdapter, signed: SignedTransfer): Promise<ChainAnswer> {
+  try {
+    return { status: await adapter.getStatus(signed), reached: true };
+  } catch {
+    return { status: null, reached: false };
+  }
 }
 
 export async function resolveManualReview(
@@ -54,19 +68,11 @@ export async function resolveManualReview(
     }
     const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
     const adapter = ctx.adapters[intent.selected_chain];
-    let reached = true;
-    const chainStatus = attempt
-      ? await adapter.getStatus(signedOf(attempt)).catch(() => {
-          reached = false;
-          return null;
-        })
-      : null;
+    const answer: ChainAnswer = attempt ? await askChain(adapter, signedOf(attempt)) : { status: null, reached: true };
+    const chainStatus = answer.status;
     // A fee-bumped predecessor shares the nonce and may be the one that lands.
-    const replaced = resolution === 'failed' ? await replacedStatuses(tx, adapter, intent.id) : [];
-    const conflict =
-      contradiction(resolution, chainStatus, reached) ??
-      replaced.map((s) => contradiction(resolution, s.status, s.reached)).find((c) => c !== null) ??
-      null;
+    const replaced = resolution === 'failed' ? await replacedAnswers(tx, adapter, intent.id) : [];
+    const conflict = [answer, ...replaced].map((a) => contradiction(resolution, a)).find((c) => c !== null) ?? null;
     if (conflict && !options.force) {
       throw new AppError('INVALID_STATE', `refusing to mark ${intentId} ${resolution}: ${conflict} (force to override)`);
     }
@@ -117,20 +123,12 @@ export async function resolveManualReview(
   return outcome;
 }
 
-async function replacedStatuses(tx: Queryable, adapter: ChainAdapter, intentId: string) {
+async function replacedAnswers(tx: Queryable, adapter: ChainAdapter, intentId: string): Promise<ChainAnswer[]> {
   const { rows } = await tx.query<{ tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
     "SELECT tx_id, signed_tx, chain_meta FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'replaced'",
     [intentId],
   );
-  return Promise.all(
-    rows.map(async (row) => {
-      try {
-        return { status: await adapter.getStatus(signedOf(row)), reached: true };
-      } catch {
-        return { status: null, reached: false };
-      }
-    }),
-  );
+  return Promise.all(rows.map((row) => askChain(adapter, signedOf(row))));
 }
 
 /**

@@ -41,6 +41,15 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The running server as its postmaster.pid describes it (PID, port, status lines), when that process is alive. */
+async function runningPostmaster(pgData: string): Promise<{ pid: number; port: number; ready: boolean } | null> {
+  const lines = (await readFile(join(pgData, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return null;
+  // Line 8 is the server's status: "ready" once it accepts connections.
+  return { pid, port: Number(lines[3]), ready: lines[7]?.trim() === 'ready' };
+}
+
 /**
  * After a kill -9 of the service, its PostgreSQL child keeps running (or left a stale postmaster.pid). Stop the
  * orphan with a fast shutdown, or remove the stale lock, so this start neither fails nor hangs.
@@ -48,8 +57,8 @@ function isAlive(pid: number): boolean {
 async function recoverFromCrash(pgData: string, log: Logger): Promise<void> {
   const pidFile = join(pgData, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
-  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-  if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
+  const pid = (await runningPostmaster(pgData))?.pid;
+  if (pid !== undefined) {
     log.warn({ pid }, 'embedded PostgreSQL from a previous run is still running; stopping it');
     process.kill(pid, 'SIGINT');
     const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
@@ -206,13 +215,10 @@ async function releaseOwnership(root: string): Promise<void> {
 async function attach(root: string, pgData: string, password: string, log: Logger): Promise<EmbeddedDatabase> {
   const deadline = Date.now() + ATTACH_TIMEOUT_MS;
   for (;;) {
-    const lines = (await readFile(join(pgData, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
-    const pid = Number(lines[0]);
-    const port = Number(lines[3]);
-    // Line 8 is the server's status; "ready" once it accepts connections.
-    if (pid > 0 && isAlive(pid) && port > 0 && lines[7]?.trim() === 'ready') {
-      log.info({ port, owner: (await readFile(join(root, OWNER_FILE), 'utf8').catch(() => '?')).trim() }, 'attached to the running embedded PostgreSQL');
-      return { url: databaseUrl(password, port), stop: async () => undefined };
+    const server = await runningPostmaster(pgData);
+    if (server?.ready && server.port > 0) {
+      log.info({ port: server.port }, 'attached to the embedded PostgreSQL another stableroute process runs');
+      return { url: databaseUrl(password, server.port), stop: async () => undefined };
     }
     if (Date.now() > deadline) {
       throw new Error(`embedded PostgreSQL in ${pgData} is owned by another process but did not become ready; stop it or remove ${join(root, OWNER_FILE)}`);

@@ -1,7 +1,7 @@
 // Final outcomes of a payment intent, shared by the execution and confirmation workers and operator actions.
 // Each runs inside the caller's transaction: status, ledger postings and outbox event commit together.
 import type { Chain, ChainAdapter, FailureReason, SignedTransfer } from '../chains/port.js';
-import { insertAttempt } from '../db/queries/attempts.js';
+import { insertAttempt, markFailed } from '../db/queries/attempts.js';
 import { newId } from '../ids.js';
 import type { Queryable } from '../db/pool.js';
 import { insertEvent, type EventType } from '../db/queries/events.js';
@@ -82,6 +82,22 @@ export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason
   intent.status = await changeStatus(tx, intent, 'failed', at, reason);
   await post(tx, movements.release(intent.selected_chain, intent.amount_micros, from), { paymentIntentId: intent.id, at });
   await emitPaymentEvent(tx, intent, 'payment.failed', at, { failure_reason: reason });
+}
+
+/**
+ * The chain reports the attempt's transaction failed (mined and reverted, or provably unable to land): the attempt
+ * fails with the chain's reason, the fee it spent is booked, and the intent fails with its funds released (decision 28).
+ */
+export async function failOnChain(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  attemptId: string,
+  verdict: { reason: FailureReason; detail: string; feeNative: bigint },
+  at: Date,
+): Promise<void> {
+  await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
+  await postFee(tx, intent, verdict.feeNative, at);
+  await failIntent(tx, intent, verdict.reason, at);
 }
 
 /** settled: the in-flight amount leaves the treasury, the actual fee is booked, payment.settled is sent. */

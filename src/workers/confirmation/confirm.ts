@@ -19,7 +19,7 @@ import {
 } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../../db/queries/intents.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
-import { emitPaymentEvent, failIntent, postFee, settleIntent } from '../outcomes.js';
+import { emitPaymentEvent, failOnChain, settleIntent } from '../outcomes.js';
 import { decideConfirmation } from './decide.js';
 
 export interface ConfirmationDeps {
@@ -124,9 +124,7 @@ async function checkAttempt(deps: ConfirmationDeps, intentId: string, attemptId:
           log.info({ settled_by: sibling.tx_id }, 'confirmation: settled by the replaced transaction');
           return 'settle' as const;
         }
-        await markFailed(tx, attempt.id, action.reason, action.detail, action.feeNative);
-        await postFee(tx, intent, action.feeNative, now);
-        await failIntent(tx, intent, action.reason, now);
+        await failOnChain(tx, intent, attempt.id, action, now);
         log.warn({ reason: action.reason }, 'confirmation: failed');
         break;
       }

@@ -7,7 +7,7 @@ import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent } from '../../db/queries/intents.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
-import { emitPaymentEvent, failIntent, postFee } from '../outcomes.js';
+import { emitPaymentEvent, failIntent, failOnChain } from '../outcomes.js';
 import type { ExecutionDeps } from './execute.js';
 
 export async function handleDeadExecution(deps: ExecutionDeps, job: ExecutionJob): Promise<void> {
@@ -29,9 +29,7 @@ export async function handleDeadExecution(deps: ExecutionDeps, job: ExecutionJob
       }
       if (status.state === 'failed') {
         // Mined and reverted: the fee was spent and the chain's reason is the story (decision 28).
-        await markFailed(tx, live.id, status.reason, status.details ?? status.reason, status.feeNative);
-        await postFee(tx, intent, status.feeNative, now);
-        await failIntent(tx, intent, status.reason, now);
+        await failOnChain(tx, intent, live.id, { ...status, detail: status.details ?? status.reason }, now);
         deps.log.error({ payment_intent_id: intent.id, reason: status.reason }, 'execution abandoned: the transfer failed on chain');
         return;
       }

@@ -12,7 +12,7 @@ import { changeStatus, countTransitions, findIntent, type PaymentIntentRow } fro
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
 import { post } from '../../ledger/store.js';
-import { emitPaymentEvent, failIntent, hasDebit, persistSignedAttempt, postFee } from '../outcomes.js';
+import { emitPaymentEvent, failIntent, failOnChain, hasDebit, persistSignedAttempt } from '../outcomes.js';
 
 export interface ExecutionDeps {
   pool: Pool;
@@ -106,9 +106,7 @@ async function claimAndSign(deps: ExecutionDeps, tx: Queryable, job: ExecutionJo
     if (status.state === 'failed') {
       // Mined and failed (reverted): the fee is spent and the nonce used. As when the confirmation worker finds it
       // (decision 28): the intent fails and the funds return; the merchant decides on a new payment.
-      await markFailed(tx, live.id, status.reason, status.details ?? status.reason, status.feeNative);
-      await postFee(tx, intent, status.feeNative, now);
-      await failIntent(tx, intent, status.reason, now);
+      await failOnChain(tx, intent, live.id, { ...status, detail: status.details ?? status.reason }, now);
       return { kind: 'done', why: `the transfer failed on chain: ${status.reason}` };
     }
     await markFailed(tx, live.id, live.failure_reason ?? 'dropped', 'superseded: the chain reports it can no longer land');
