@@ -62,21 +62,13 @@ describe('production authentication', () => {
     expect(q.statusCode).toBe(201);
     const quoteId = q.json().quote_id as string;
 
-    const stolen = await t.app.inject({
-      method: 'POST',
-      url: '/payment_intents',
-      headers: { 'x-api-key': globex.key },
-      payload: { quote_id: quoteId, idempotency_key: 'k-1' },
-    });
+    const createWith = (key: string) =>
+      t.app.inject({ method: 'POST', url: '/payment_intents', headers: { 'x-api-key': key }, payload: { quote_id: quoteId, idempotency_key: 'k-1' } });
+    const stolen = await createWith(globex.key);
     expect(stolen.statusCode).toBe(404);
     expect(stolen.json().code).toBe('QUOTE_NOT_FOUND');
 
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/payment_intents',
-      headers: { 'x-api-key': acme.key },
-      payload: { quote_id: quoteId, idempotency_key: 'k-1' },
-    });
+    const created = await createWith(acme.key);
     expect(created.statusCode).toBe(201);
     const id = created.json().payment_intent_id as string;
 

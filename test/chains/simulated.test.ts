@@ -6,6 +6,7 @@ import type { ChainAdapter, SignedTransfer, TxStatus } from '../../src/chains/po
 import { ChainError } from '../../src/chains/port.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 const open: TestContext[] = [];
@@ -246,13 +247,16 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
 
 /** Waits (bounded) until some backend of this database waits on a lock held by `holderPid`. */
 async function waitForLockWait(t: TestContext, holderPid: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const { rows } = await t.db.pool.query<{ n: number }>(
-      `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND $1::int = ANY(pg_blocking_pids(pid))`,
-      [holderPid],
-    );
-    if (rows[0]!.n > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('the send never reached the blocked insert');
+  await waitFor(
+    'the send to reach the blocked insert',
+    async () => {
+      const { rows } = await t.db.pool.query<{ n: number }>(
+        `SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND $1::int = ANY(pg_blocking_pids(pid))`,
+        [holderPid],
+      );
+      return rows[0]!.n > 0;
+    },
+    5_000,
+    10,
+  );
 }
