@@ -1,95 +1,256 @@
-// Benchmarks: quote and payment-intent creation throughput and latency under concurrency, over real HTTP on
-// loopback, against PostgreSQL (DATABASE_URL, or a fresh embedded one). Bounded: a fixed number of requests.
-//   npm run bench                      defaults: 2000 quotes, 2000 intents, concurrency 32
-//   BENCH_REQUESTS=5000 BENCH_CONCURRENCY=64 npm run bench
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// `npm run bench`: the service's throughput, latency and memory, beside this machine's own limits measured in the same
+// run, printed as ratios and written to bench/results/latest.json. Bounded (a few minutes); real HTTP on loopback,
+// the service as a child process (`stableroute serve`, workers running), PostgreSQL from DATABASE_URL or embedded.
+//   BENCH_SECONDS=10            length of each throughput phase
+//   BENCH_SUSTAINED_SECONDS=60  length of the sustained run
+//   BENCH_CONCURRENCY=16        clients of the closed-loop phases
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { getBase58Decoder, isAddress as isSolanaAddress } from '@solana/kit';
 import pg from 'pg';
-import { loadConfig } from '../src/config.js';
-import { percentile } from '../src/workers/health/assess.js';
-import { startRuntime } from '../src/runtime.js';
+import pino from 'pino';
+import { getAddress, isAddress as isEthereumAddress } from 'viem';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { verifyLedger } from '../src/ledger/verify.js';
+import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
+import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
+import { startReceiver } from './lib/receiver.js';
+import { createBenchDatabase, startService, type Service } from './lib/service.js';
 
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const DRAIN_LIMIT_SECONDS = 120;
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+const KEY = { 'x-api-key': 'bench' };
+const QUOTE = { amount_usd: 1.25, destination: { solana_address: SOL }, priority: 'fast' };
 
-async function benchDatabase(): Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> {
-  const server = process.env.DATABASE_URL;
-  if (!server) {
-    const dir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
-    return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
-  }
-  const name = `sr_bench_${randomBytes(4).toString('hex')}`;
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    cleanup: async () => {
-      const admin = new pg.Client({ connectionString: server });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
-    },
+async function quote(service: Service): Promise<string> {
+  const res = await send('POST', `${service.url}/quotes`, QUOTE, KEY);
+  if (res.status !== 201) throw new Error(`quote refused: ${res.body}`);
+  return (JSON.parse(res.body) as { quote_id: string }).quote_id;
+}
+
+/** Intent creations against a few quotes (a quote may back several intents; each has its own idempotency key). */
+function intentCreator(service: Service, quotes: string[], prefix: string, created?: Map<string, number>) {
+  return async (i: number): Promise<boolean> => {
+    const res = await send('POST', `${service.url}/payment_intents`, { quote_id: quotes[i % quotes.length], idempotency_key: `${prefix}-${i}` }, KEY);
+    if (res.status !== 201) return false;
+    if (created) {
+      const body = JSON.parse(res.body) as { payment_intent_id: string; created_at: string };
+      created.set(body.payment_intent_id, Date.parse(body.created_at));
+    }
+    return true;
   };
 }
 
-async function run(name: string, count: number, request: (i: number) => Promise<Response>) {
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const t0 = performance.now();
-        const res = await request(i);
-        await res.arrayBuffer();
-        latencies.push(performance.now() - t0);
-        if (res.status >= 300) errors++;
-      }
-    }),
+async function openIntents(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    "SELECT COUNT(*)::int AS n FROM payment_intents WHERE status NOT IN ('settled', 'failed', 'cancelled', 'expired')",
   );
-  const seconds = (performance.now() - started) / 1000;
-  const ms = (p: number) => (percentile(latencies, p) ?? 0).toFixed(1);
-  console.log(
-    `${name.padEnd(22)} ${count} requests, concurrency ${CONCURRENCY}: ${(count / seconds).toFixed(0)} req/s, ` +
-      `p50 ${ms(50)} ms, p95 ${ms(95)} ms, p99 ${ms(99)} ms, errors ${errors}`,
-  );
+  return rows[0]!.n;
 }
 
-async function main() {
-  const db = await benchDatabase();
-  const config = loadConfig({ ...db.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', SIM_TREASURY_USDC: '100000000' });
-  const runtime = await startRuntime(config, { api: true, workers: false });
-  const base = runtime.addresses.public!;
-  const headers = { 'content-type': 'application/json', 'x-api-key': 'bench' };
+const ms = (values: number[]) => ({ p50: round(percentile(values, 50), 0), p99: round(percentile(values, 99), 0), n: values.length });
+
+async function throughput(serverUrl: string, reservationTps: number) {
+  const db = await createBenchDatabase(serverUrl);
+  const receiver = await startReceiver();
+  const service = await startService('serve', {
+    DATABASE_URL: db.url,
+    SIM_TREASURY_USDC: '1000000000',
+    SIM_CONFIRM_SECONDS: '1',
+    DEV_MERCHANT_WEBHOOK_URL: receiver.url,
+    // The bench measures capacity, not the per-merchant limit (decision 84); one merchant sends all the load.
+    RATE_LIMIT_PER_MINUTE: '0',
+  });
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const rss = setInterval(() => void service.sampleRss(), 1000);
   try {
-    const quoteIds: string[] = [];
-    await run('POST /quotes', REQUESTS, async () => {
-      const res = await fetch(`${base}/quotes`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ amount_usd: 1.25, destination: { solana_address: SOL }, priority: 'fast' }),
-      });
-      const copy = res.clone();
-      quoteIds.push(((await copy.json()) as { quote_id: string }).quote_id);
-      return res;
+    const quotes = await closedLoop('POST /quotes', CONCURRENCY, SECONDS, async () => (await send('POST', `${service.url}/quotes`, QUOTE, KEY)).status === 201);
+    const backing = await Promise.all(Array.from({ length: 8 }, () => quote(service)));
+    const intents = await closedLoop('POST /payment_intents', CONCURRENCY, SECONDS, intentCreator(service, backing, 'closed'));
+    const halfRate = Math.max(1, Math.round(intents.perSecond / 2));
+    const halfLoad = await openLoop(`intents at ${halfRate}/s`, halfRate, SECONDS, intentCreator(service, backing, 'half'));
+
+    // Sustained: half the measured creation rate, settlement on 1 s finality; the backlog sampled every second.
+    const backlog: { second: number; open: number }[] = [];
+    const settledBefore = await settledCount(pool);
+    const started = performance.now();
+    const sustained = await openLoop(`sustained ${halfRate}/s`, halfRate, SUSTAINED_SECONDS, intentCreator(service, backing, 'sustained'), (second) => {
+      void openIntents(pool).then((open) => backlog.push({ second, open }));
     });
-    await run('POST /payment_intents', REQUESTS, (i) =>
-      fetch(`${base}/payment_intents`, { method: 'POST', headers, body: JSON.stringify({ quote_id: quoteIds[i], idempotency_key: `bench-${i}` }) }),
+    const runSeconds = (performance.now() - started) / 1000;
+    const settledDuring = (await settledCount(pool)) - settledBefore;
+    const drainStarted = performance.now();
+    while ((await openIntents(pool)) > 0 && performance.now() - drainStarted < DRAIN_LIMIT_SECONDS * 1000) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const drainSeconds = (await openIntents(pool)) > 0 ? null : round((performance.now() - drainStarted) / 1000, 1);
+    // The job path: from the reservation's commit to the transfer sent, through the pg-boss queue and the execution.
+    const { rows: toBroadcast } = await pool.query<{ ms: number }>(
+      `SELECT EXTRACT(EPOCH FROM (b.created_at - r.created_at)) * 1000 AS ms
+         FROM payment_intent_transitions r
+         JOIN payment_intent_transitions b ON b.payment_intent_id = r.payment_intent_id AND b.to_status = 'broadcasted'
+        WHERE r.to_status = 'route_selected'`,
     );
-    await run('idempotent replay', REQUESTS, (i) =>
-      fetch(`${base}/payment_intents`, { method: 'POST', headers, body: JSON.stringify({ quote_id: quoteIds[i], idempotency_key: `bench-${i}` }) }),
-    );
-    await run('GET /admin/overview', Math.min(REQUESTS, 500), () => fetch(`${base}/admin/overview`));
-    const memory = process.memoryUsage();
-    console.log(`memory: rss ${(memory.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(memory.heapUsed / 2 ** 20).toFixed(0)} MiB`);
+    await service.sampleRss();
+    const ledger = await verifyLedger(pool);
+    return {
+      quotes,
+      intents,
+      halfLoad,
+      sustained: {
+        ...sustained,
+        settledPerSecond: round(settledDuring / runSeconds, 0),
+        backlog: backlog.sort((a, b) => a.second - b.second),
+        drainSeconds,
+        createdToBroadcastMs: ms(toBroadcast.map((r) => Number(r.ms))),
+      },
+      rssMiB: service.maxRssMiB,
+      ledgerOk: ledger.ok,
+      reservationTps,
+    };
   } finally {
-    await runtime.stop();
-    await db.cleanup();
+    clearInterval(rss);
+    await pool.end();
+    await service.stop();
+    await receiver.close();
+    await db.drop();
+  }
+}
+
+async function settledCount(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM payment_intents WHERE status = 'settled'");
+  return rows[0]!.n;
+}
+
+/** Latencies at default settings (default polls, chain-like simulated finality): a few payments, one at a time. */
+async function latencies(serverUrl: string) {
+  const db = await createBenchDatabase(serverUrl);
+  const receiver = await startReceiver();
+  const service = await startService('serve', { DATABASE_URL: db.url, DEV_MERCHANT_WEBHOOK_URL: receiver.url, RATE_LIMIT_PER_MINUTE: '0' });
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  try {
+    const created = new Map<string, number>();
+    const backing = [await quote(service)];
+    await openLoop('latency payments', 2, 10, intentCreator(service, backing, 'latency', created));
+    const deadline = performance.now() + 90_000;
+    while ((await openIntents(pool)) > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    const arrival = (type: string, id: string) => receiver.arrivals.find((a) => a.eventType === type && a.paymentIntentId === id)?.at;
+    const { rows } = await pool.query<{ payment_intent_id: string; confirmed_at: Date; final_at: Date }>(
+      `SELECT a.payment_intent_id, a.confirmed_at, s.final_at FROM payment_attempts a
+         JOIN sim_transactions s ON s.tx_id = a.tx_id WHERE a.status = 'confirmed'`,
+    );
+    const createdToWebhook: number[] = [];
+    for (const [id, at] of created) {
+      const got = arrival('payment.created', id);
+      if (got !== undefined) createdToWebhook.push(got - at);
+    }
+    const finalityToSettled = rows.map((r) => r.confirmed_at.getTime() - r.final_at.getTime());
+    const settledToWebhook = rows.flatMap((r) => {
+      const got = arrival('payment.settled', r.payment_intent_id);
+      return got === undefined ? [] : [got - r.confirmed_at.getTime()];
+    });
+    return { createdToWebhookMs: ms(createdToWebhook), finalityToSettledMs: ms(finalityToSettled), settledToWebhookMs: ms(settledToWebhook) };
+  } finally {
+    await pool.end();
+    await service.stop();
+    await receiver.close();
+    await db.drop();
+  }
+}
+
+function line(label: string, value: string, ratio?: string): void {
+  console.log(`${label.padEnd(44)} ${value.padEnd(30)} ${ratio ?? ''}`);
+}
+
+function describe(r: LoadResult): string {
+  return `${r.perSecond}/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.errors ? `  errors ${r.errors}` : ''}`;
+}
+
+/**
+ * What checking a destination costs on each chain, in process: EIP-55 checksums of distinct mixed-case addresses
+ * (viem caches its answers, so each address is checked once), and base58 decoding of distinct Solana keys.
+ */
+function addressValidation(): { ethereumMicros: number; solanaMicros: number } {
+  const rounds = 20_000;
+  const ethereum = Array.from({ length: rounds }, () => getAddress(`0x${randomBytes(20).toString('hex')}`));
+  const solana = Array.from({ length: rounds }, () => getBase58Decoder().decode(randomBytes(32)));
+  const time = (addresses: string[], check: (a: string) => boolean) => {
+    const started = performance.now();
+    for (const address of addresses) if (!check(address)) throw new Error(`a valid address was refused: ${address}`);
+    return round(((performance.now() - started) * 1000) / rounds, 2);
+  };
+  return {
+    ethereumMicros: time(ethereum, (a) => isEthereumAddress(a, { strict: true })),
+    solanaMicros: time(solana, (a) => isSolanaAddress(a)),
+  };
+}
+
+async function main(): Promise<void> {
+  let serverUrl = process.env.DATABASE_URL;
+  let embeddedDir: string | undefined;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!serverUrl) {
+    embeddedDir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
+    const embedded = await startEmbeddedPostgres(embeddedDir, pino({ level: 'warn' }));
+    serverUrl = embedded.url;
+    stopEmbedded = () => embedded.stop();
+  }
+  try {
+    console.log(`stableroute bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+    const baseDb = await createBenchDatabase(serverUrl);
+    const reservation = await reservationBaseline(baseDb.url, CONCURRENCY, SECONDS).finally(() => baseDb.drop());
+    const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
+    const service = await throughput(serverUrl, reservation.tps);
+    const latency = await latencies(serverUrl);
+    const addresses = addressValidation();
+    const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
+
+    console.log('');
+    line('one-row reservation transaction', `${reservation.tps} tps (${reservation.tool})`, 'baseline');
+    line('fastify hello-world', describe(hello), 'baseline');
+    line('POST /quotes', describe(service.quotes), `${ratio(service.quotes.perSecond, hello.perSecond)} hello-world (target >= 0.25x)`);
+    line('POST /payment_intents (one chain)', describe(service.intents), `${ratio(service.intents.perSecond, reservation.tps)} reservation (target >= 2x)`);
+    line(`intents at half load`, describe(service.halfLoad), 'target p99 < 100 ms');
+    line(
+      `sustained ${SUSTAINED_SECONDS} s at ${service.sustained.perSecond}/s`,
+      `settled ${service.sustained.settledPerSecond}/s`,
+      `drained in ${service.sustained.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s (target <= 10 s)`,
+    );
+    line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
+    line(
+      'reserved -> broadcasted (job path, all runs)',
+      `p50 ${service.sustained.createdToBroadcastMs.p50} ms p99 ${service.sustained.createdToBroadcastMs.p99} ms`,
+    );
+    line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
+    line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');
+    line('finality -> settled', `p50 ${latency.finalityToSettledMs.p50} ms p99 ${latency.finalityToSettledMs.p99} ms`, 'target p50 < 1 s, p99 < 2 s');
+    line('settled -> payment.settled webhook', `p50 ${latency.settledToWebhookMs.p50} ms p99 ${latency.settledToWebhookMs.p99} ms`);
+    line('service RSS under load', `${service.rssMiB} MiB`, 'target < 250 MB');
+    line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
+
+    const results = {
+      at: new Date().toISOString(),
+      machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? null, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+      settings: { seconds: SECONDS, sustainedSeconds: SUSTAINED_SECONDS, concurrency: CONCURRENCY },
+      baselines: { reservation, hello },
+      service,
+      latency,
+      addresses,
+    };
+    const dir = new URL('./results/', import.meta.url);
+    await mkdir(dir, { recursive: true });
+    await writeFile(new URL('latest.json', dir), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nwritten to bench/results/latest.json`);
+  } finally {
+    closeConnections();
+    await stopEmbedded?.();
+    if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
   }
 }
 

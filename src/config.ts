@@ -1,22 +1,41 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import type { SpendingPolicy } from './domain/spending-policy.js';
+import { weakSecretProblem } from './domain/secret-strength.js';
+import { parseWebhookUrl } from './domain/webhook-url.js';
 import { parseUsdc } from './money.js';
+import { parseAllowList } from './webhooks/destination-guard.js';
+import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhooks/secret.js';
 
 export type AdapterKind = 'simulated' | 'rpc';
+/** Who signs for a chain's treasury (src/chains/signers): a key in this process, or a key in a PKCS#11 token. */
+export type SignerKind = 'key' | 'pkcs11';
+export const SIGNER_KINDS: readonly SignerKind[] = ['key', 'pkcs11'];
 
 export interface Config {
   port: number;
   host: string;
   adminPort: number | null;
   adminHost: string;
+  /** Host names (and addresses) the admin listener answers to; null: localhost names and the listener's own address. */
+  adminAllowedHosts: readonly string[] | null;
+  /** When set, every /admin/* request needs `Authorization: Bearer <token>`. */
+  adminToken: string | null;
   databaseUrl: string | null;
   dataDir: string;
   production: boolean;
   apiKeySalt: string;
   webhookSigningSecret: string;
   devMerchantWebhookUrl: string | null;
+  /** Refuse webhook destinations that are not public unicast addresses (decision 97). */
+  webhookSsrfGuard: boolean;
+  /** Host names, addresses and CIDR ranges webhooks may reach anyway (an operator's internal receiver). */
+  webhookAllowedHosts: readonly string[];
+  /** How long a rotated-out webhook secret keeps signing deliveries next to the new one. */
+  webhookSecretOverlapSeconds: number;
   quoteTtlSeconds: number;
   confirmationPollSeconds: number;
+  confirmationHeadPollSeconds: number;
   stuckAfterSeconds: number;
   webhookPollSeconds: number;
   webhookRetryDelaySeconds: number;
@@ -24,6 +43,8 @@ export interface Config {
   healthCollectSeconds: number;
   executionRetryDelaySeconds: number;
   executionJobTimeoutSeconds: number;
+  /** A running execution renews its lease this long ahead; a lease that runs out is taken over (decision 99). */
+  executionLeaseSeconds: number;
   ethereumAdapter: AdapterKind;
   solanaAdapter: AdapterKind;
   simTreasuryUsdcMicros: bigint;
@@ -38,16 +59,38 @@ export interface Config {
     /** Not enumerable (see withHiddenKey): never serialised with the config. */
     treasuryKey: string | null;
     confirmations: number;
+    /** `key`: treasuryKey signs; `pkcs11`: the key labelled pkcs11KeyLabel in the PKCS#11 token (treasuryKey null). */
+    signer: SignerKind;
+    pkcs11KeyLabel: string | null;
   };
   solana: {
     rpcUrl: string | null;
     usdcMint: string | null;
     /** Not enumerable (see withHiddenKey): never serialised with the config. */
     treasuryKey: string | null;
+    signer: SignerKind;
+    pkcs11KeyLabel: string | null;
   };
+  /** The PKCS#11 token, when a chain in rpc mode signs with `pkcs11`. */
+  pkcs11: Pkcs11Settings | null;
   ethUsdPrice: number;
   solUsdPrice: number;
   rpcTimeoutSeconds: number;
+  /** Service-wide spending policy; merchants may override each setting (decision 75). */
+  policy: SpendingPolicy & { addressCoolingOffSeconds: number };
+  /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 84). */
+  rateLimitPerMinute: number;
+}
+
+export interface Pkcs11Settings {
+  /** PKCS11_MODULE: path of the PKCS#11 library. */
+  module: string;
+  tokenLabel: string;
+  /** Where the PIN was read from; the PIN itself is `pin`. */
+  pinFile: string;
+  timeoutSeconds: number;
+  /** Not enumerable (see withHiddenPin): never serialised with the config. */
+  pin: string;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +154,24 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+/** A USDC amount, or null (no limit) when unset. */
+function usdLimit(env: Env, name: string): bigint | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  try {
+    return parseUsdc(raw);
+  } catch {
+    throw new ConfigError(name, `expected a non-negative USD amount with at most 6 decimals, got "${raw}"`);
+  }
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = present(env, name);
+  if (raw === undefined) return fallback;
+  if (raw !== 'on' && raw !== 'off') throw new ConfigError(name, `expected "on" or "off", got "${raw}"`);
+  return raw === 'on';
+}
+
 function adapter(env: Env, name: string): AdapterKind {
   const raw = present(env, name) ?? 'simulated';
   if (raw !== 'simulated' && raw !== 'rpc') {
@@ -129,6 +190,39 @@ function url(env: Env, name: string): string | null {
     throw new ConfigError(name, `expected a URL, got "${raw}"`);
   }
   return raw;
+}
+
+/** A webhook URL as onboarding accepts it (src/domain/webhook-url.ts); the message never repeats the value. */
+function webhookUrl(env: Env, name: string): string | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  const parsed = parseWebhookUrl(raw);
+  if (!parsed.ok) throw new ConfigError(name, parsed.problem);
+  return raw;
+}
+
+/** Comma-separated host names, addresses and CIDR ranges (src/webhooks/destination-guard.ts). */
+function allowedWebhookHosts(env: Env, name: string): string[] {
+  const entries = (present(env, name) ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  try {
+    parseAllowList(entries);
+  } catch (error) {
+    throw new ConfigError(name, (error as Error).message);
+  }
+  return entries;
+}
+
+/** A comma-separated list of host names or IP addresses (no ports, no schemes), lower-cased; null when unset. */
+function hostList(env: Env, name: string): string[] | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const host of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[0-9a-f:]*:[0-9a-f:.]*|[a-z0-9_.-]+)$/.test(host)) {
+      throw new ConfigError(name, `expected comma-separated host names or IP addresses, got "${host}"`);
+    }
+  }
+  return hosts;
 }
 
 function requiredSecret(env: Env, name: string, needed: boolean, why: string): string | null {
@@ -172,10 +266,68 @@ function withHiddenKey<T extends object>(section: T, treasuryKey: string | null)
   };
 }
 
+function signerKind(env: Env, name: string): SignerKind {
+  const raw = present(env, name) ?? 'key';
+  if (!(SIGNER_KINDS as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected ${SIGNER_KINDS.map((k) => `"${k}"`).join(' or ')}, got "${raw}"`);
+  }
+  return raw as SignerKind;
+}
+
+/**
+ * With a pkcs11 signer the treasury key lives in the token: a key in the environment (or a key file named there)
+ * would be a second copy outside it, so its presence stops start-up. Neither the value nor the file is read.
+ */
+function refuseTreasuryKey(env: Env, name: string, signerVariable: string): null {
+  for (const variable of [name, `${name}_FILE`]) {
+    if (present(env, variable) !== undefined) {
+      throw new ConfigError(variable, `must not be set with ${signerVariable}=pkcs11: the treasury key lives in the PKCS#11 token`);
+    }
+  }
+  return null;
+}
+
+function pkcs11Settings(env: Env, why: string): Pkcs11Settings {
+  const module = required(env, 'PKCS11_MODULE', why);
+  if (!existsSync(module)) {
+    throw new ConfigError(
+      'PKCS11_MODULE',
+      `no PKCS#11 library at ${module} (for SoftHSM2 on Debian: apt-get install softhsm2, then /usr/lib/softhsm/libsofthsm2.so)`,
+    );
+  }
+  const tokenLabel = required(env, 'PKCS11_TOKEN_LABEL', why);
+  if (Buffer.byteLength(tokenLabel) > 32) throw new ConfigError('PKCS11_TOKEN_LABEL', 'a token label has at most 32 bytes');
+  const pinFile = required(env, 'PKCS11_PIN_FILE', why);
+  let pin: string;
+  try {
+    pin = readFileSync(pinFile, 'utf8').trim();
+    if (!pin) throw new Error('empty');
+  } catch (error) {
+    // The message names the file, never its content.
+    throw new ConfigError('PKCS11_PIN_FILE', `cannot read a PIN from ${pinFile} (${(error as NodeJS.ErrnoException).code ?? 'empty file'})`);
+  }
+  return withHiddenPin(
+    { module, tokenLabel, pinFile, timeoutSeconds: seconds(env, 'PKCS11_TIMEOUT_SECONDS', 5, 0.05) },
+    pin,
+  );
+}
+
+/** Like withHiddenKey: the PIN is readable as `settings.pin`, invisible to JSON.stringify, pino, inspect and spread. */
+function withHiddenPin(settings: Omit<Pkcs11Settings, 'pin'>, pin: string): Pkcs11Settings {
+  return Object.defineProperty(settings, 'pin', { value: pin, enumerable: false }) as Pkcs11Settings;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const ethereumAdapter = adapter(env, 'ETHEREUM_ADAPTER');
   const solanaAdapter = adapter(env, 'SOLANA_ADAPTER');
+  const ethereumSigner = signerKind(env, 'ETHEREUM_SIGNER');
+  const solanaSigner = signerKind(env, 'SOLANA_SIGNER');
+  const ethereumPkcs11 = ethereumAdapter === 'rpc' && ethereumSigner === 'pkcs11';
+  const solanaPkcs11 = solanaAdapter === 'rpc' && solanaSigner === 'pkcs11';
+  if (present(env, 'PKCS11_PIN') !== undefined) {
+    throw new ConfigError('PKCS11_PIN', 'is not read: put the PIN in a file and name it with PKCS11_PIN_FILE');
+  }
   const treasuryRaw = present(env, 'SIM_TREASURY_USDC') ?? '1000000';
   let simTreasuryUsdcMicros: bigint;
   try {
@@ -196,20 +348,43 @@ export function loadConfig(env: Env = process.env): Config {
   if (production && webhookSigningSecret === undefined) {
     throw new ConfigError('WEBHOOK_SIGNING_SECRET', 'is required when NODE_ENV=production');
   }
+  const adminToken = secret(env, 'ADMIN_TOKEN');
+  if (production) {
+    // A guessable secret forges webhooks, brute-forces key hashes or opens the admin API: refuse to start with it.
+    for (const [name, value] of [['API_KEY_SALT', apiKeySalt], ['WEBHOOK_SIGNING_SECRET', webhookSigningSecret], ['ADMIN_TOKEN', adminToken]] as const) {
+      const problem = value === undefined ? null : weakSecretProblem(value);
+      if (problem !== null) throw new ConfigError(name, `${problem} (NODE_ENV=production)`);
+    }
+  }
+  if (webhookSigningSecret !== undefined && isStandardSecret(webhookSigningSecret)) {
+    // A whsec_ secret keys webhook-signature with its decoded bytes, so it must decode the way receivers' libraries do.
+    try {
+      standardKeyOf(webhookSigningSecret);
+    } catch (error) {
+      if (!(error instanceof WebhookSecretError)) throw error;
+      throw new ConfigError('WEBHOOK_SIGNING_SECRET', `${error.message}; \`stableroute webhooks secret\` prints a valid one`);
+    }
+  }
 
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: present(env, 'HOST') ?? '0.0.0.0',
     adminPort: adminPortRaw === undefined ? null : integer(env, 'ADMIN_PORT', 0, 0, 65535),
     adminHost: present(env, 'ADMIN_HOST') ?? '127.0.0.1',
+    adminAllowedHosts: hostList(env, 'ADMIN_ALLOWED_HOSTS'),
+    adminToken: adminToken ?? null,
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,
     apiKeySalt: apiKeySalt ?? DEV_API_KEY_SALT,
     webhookSigningSecret: webhookSigningSecret ?? DEV_WEBHOOK_SECRET,
-    devMerchantWebhookUrl: url(env, 'DEV_MERCHANT_WEBHOOK_URL'),
+    devMerchantWebhookUrl: webhookUrl(env, 'DEV_MERCHANT_WEBHOOK_URL'),
+    webhookSsrfGuard: onOff(env, 'WEBHOOK_SSRF_GUARD', production),
+    webhookAllowedHosts: allowedWebhookHosts(env, 'WEBHOOK_ALLOWED_HOSTS'),
+    webhookSecretOverlapSeconds: seconds(env, 'WEBHOOK_SECRET_OVERLAP_SECONDS', 86_400),
     quoteTtlSeconds: seconds(env, 'QUOTE_TTL_SECONDS', 300, 0.001),
     confirmationPollSeconds: seconds(env, 'CONFIRMATION_POLL_SECONDS', 15, 0.05),
+    confirmationHeadPollSeconds: seconds(env, 'CONFIRMATION_HEAD_POLL_SECONDS', 1, 0.05),
     stuckAfterSeconds: seconds(env, 'STUCK_AFTER_SECONDS', 600),
     webhookPollSeconds: seconds(env, 'WEBHOOK_POLL_SECONDS', 5, 0.05),
     webhookRetryDelaySeconds: seconds(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 5),
@@ -217,6 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
     healthCollectSeconds: seconds(env, 'HEALTH_COLLECT_SECONDS', 15, 0.05),
     executionRetryDelaySeconds: seconds(env, 'EXECUTION_RETRY_DELAY_SECONDS', 5),
     executionJobTimeoutSeconds: seconds(env, 'EXECUTION_JOB_TIMEOUT_SECONDS', 60, 1),
+    executionLeaseSeconds: seconds(env, 'EXECUTION_LEASE_SECONDS', 10, 0.5),
     ethereumAdapter,
     solanaAdapter,
     simTreasuryUsdcMicros,
@@ -233,8 +409,14 @@ export function loadConfig(env: Env = process.env): Config {
             ? required(env, 'ETHEREUM_USDC_ADDRESS', 'with ETHEREUM_ADAPTER=rpc')
             : (present(env, 'ETHEREUM_USDC_ADDRESS') ?? null),
         confirmations: integer(env, 'ETHEREUM_CONFIRMATIONS', 12, 1, 1000),
+        signer: ethereumSigner,
+        pkcs11KeyLabel: ethereumPkcs11
+          ? required(env, 'ETHEREUM_PKCS11_KEY_LABEL', 'with ETHEREUM_SIGNER=pkcs11')
+          : (present(env, 'ETHEREUM_PKCS11_KEY_LABEL') ?? null),
       },
-      requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
+      ethereumSigner === 'pkcs11'
+        ? refuseTreasuryKey(env, 'ETHEREUM_TREASURY_KEY', 'ETHEREUM_SIGNER')
+        : requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
     ),
     solana: withHiddenKey(
       {
@@ -243,11 +425,29 @@ export function loadConfig(env: Env = process.env): Config {
           solanaAdapter === 'rpc'
             ? required(env, 'SOLANA_USDC_MINT', 'with SOLANA_ADAPTER=rpc')
             : (present(env, 'SOLANA_USDC_MINT') ?? null),
+        signer: solanaSigner,
+        pkcs11KeyLabel: solanaPkcs11
+          ? required(env, 'SOLANA_PKCS11_KEY_LABEL', 'with SOLANA_SIGNER=pkcs11')
+          : (present(env, 'SOLANA_PKCS11_KEY_LABEL') ?? null),
       },
-      requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
+      solanaSigner === 'pkcs11'
+        ? refuseTreasuryKey(env, 'SOLANA_TREASURY_KEY', 'SOLANA_SIGNER')
+        : requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
     ),
+    pkcs11:
+      ethereumPkcs11 || solanaPkcs11
+        ? pkcs11Settings(env, `with ${ethereumPkcs11 ? 'ETHEREUM_SIGNER' : 'SOLANA_SIGNER'}=pkcs11`)
+        : null,
     ethUsdPrice: positiveNumber(env, 'ETH_USD_PRICE', 3000),
     solUsdPrice: positiveNumber(env, 'SOL_USD_PRICE', 150),
     rpcTimeoutSeconds: seconds(env, 'RPC_TIMEOUT_SECONDS', 10, 0.05),
+    policy: {
+      maxPaymentMicros: usdLimit(env, 'POLICY_MAX_PAYMENT_USD'),
+      dailyLimitMicros: usdLimit(env, 'POLICY_DAILY_LIMIT_USD'),
+      approvalAboveMicros: usdLimit(env, 'POLICY_APPROVAL_ABOVE_USD'),
+      allowlist: onOff(env, 'POLICY_ALLOWLIST', false),
+      addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
+    },
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
   };
 }

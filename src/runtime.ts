@@ -1,6 +1,7 @@
 // Assembles a process: database (embedded or DATABASE_URL), migrations, queue, chain adapters, treasuries, then the
 // HTTP listeners and/or the workers, and a graceful stop in the reverse order.
 import type { FastifyInstance } from 'fastify';
+import type PgBoss from 'pg-boss';
 import pino, { type Logger } from 'pino';
 import { buildApp } from './api/app.js';
 import type { Readiness } from './api/routes/health.js';
@@ -12,8 +13,9 @@ import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { ensureDatabase } from './db/ensure-database.js';
-import { migrate } from './db/migrate.js';
-import { createPool } from './db/pool.js';
+import { applyMigrations, withStartupLock } from './db/migrate.js';
+import { createPool, type Pool } from './db/pool.js';
+import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './workers/runner.js';
 
@@ -35,12 +37,23 @@ const SECRET_NAMES = [
   'privateKey',
   'apiKeySalt',
   'webhookSigningSecret',
+  'pin',
+  'adminToken',
+  'webhookSecret',
+  'webhook_secret',
+  'ADMIN_TOKEN',
   'ETHEREUM_TREASURY_KEY',
   'SOLANA_TREASURY_KEY',
   'API_KEY_SALT',
   'WEBHOOK_SIGNING_SECRET',
 ];
 const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
+
+/** Where an operator points a browser and Prometheus: the console and /metrics on the admin listener, /docs on the public one. */
+export function operatorUrls(addresses: Runtime['addresses']): { console?: string; metrics?: string; docs?: string } {
+  const admin = addresses.admin ?? addresses.public;
+  return admin ? { console: `${admin}/console`, metrics: `${admin}/metrics`, docs: `${addresses.public}/docs` } : {};
+}
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   return pino({
@@ -49,7 +62,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
     // recursive wildcard): a secret on its own, in an options object, in a config (config.apiKeySalt), in a config
     // section (config.solana.treasuryKey) or in a context's config (ctx.config.ethereum.treasuryKey). Config also
     // hides the treasury keys from any serialisation (src/config.ts).
-    redact: { paths: [...SECRET_PATHS, 'req.headers["x-api-key"]', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
+    redact: { paths: [...SECRET_PATHS, 'req.headers["x-api-key"]', 'req.headers.authorization', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
   });
 }
 
@@ -63,6 +76,29 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
   return { url: embedded.url, embedded };
 }
 
+/**
+ * Migrations, then the job queue and its queues, under one start-up lock: processes started at once on a fresh
+ * database take turns instead of racing in CREATE TABLE or pg-boss's create_queue (decision 93).
+ */
+export async function prepareDatabase(
+  pool: Pool,
+  config: Config,
+  url: string,
+  options: { supervise: boolean },
+): Promise<{ applied: string[]; boss: PgBoss }> {
+  return withStartupLock(pool, async (client) => {
+    const applied = await applyMigrations(client);
+    const boss = await startQueue({
+      connectionString: url,
+      jobTimeoutSeconds: config.executionJobTimeoutSeconds,
+      retryDelaySeconds: config.executionRetryDelaySeconds,
+      maintenanceIntervalSeconds: Math.min(30, config.executionJobTimeoutSeconds),
+      supervise: options.supervise,
+    });
+    return { applied, boss };
+  });
+}
+
 export async function startRuntime(config: Config, roles: Roles, options: { clock?: Clock; log?: Logger } = {}): Promise<Runtime> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
@@ -71,22 +107,16 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
   const closers: (() => Promise<void>)[] = [async () => pool.end(), async () => embedded?.stop()];
   try {
-    const applied = await migrate(pool);
+    const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
-    const boss = await startQueue({
-      connectionString: url,
-      jobTimeoutSeconds: config.executionJobTimeoutSeconds,
-      retryDelaySeconds: config.executionRetryDelaySeconds,
-      maintenanceIntervalSeconds: Math.min(30, config.executionJobTimeoutSeconds),
-      supervise: roles.workers,
-    });
     closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: 30_000 }));
-    const adapters = await createAdapters(config, pool, clock, log);
+    const metrics = createMetrics();
+    const adapters = await createAdapters(config, pool, clock, log, metrics);
     closers.unshift(async () => {
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss };
-    await ensureTreasuries(pool, adapters, config, clock.now());
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics };
+    await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 
     let workers: Workers | null = null;
@@ -106,7 +136,11 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       }
     }
     readiness.ready = true;
-    log.info({ ...addresses, roles, database: embedded ? 'embedded' : 'external' }, 'stableroute ready');
+    const urls = operatorUrls(addresses);
+    log.info(
+      { ...addresses, ...urls, roles, database: embedded ? 'embedded' : 'external' },
+      urls.console ? `stableroute ready: console at ${urls.console}` : 'stableroute ready',
+    );
 
     let stopping: Promise<void> | null = null;
     return {

@@ -1,11 +1,22 @@
-// Builds the Fastify app (tests use inject()); server.ts owns listening and shutdown.
+// Builds the Fastify app (tests use inject()); src/runtime.ts owns listening and graceful shutdown.
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../core/context.js';
+import { registerAdminGuard } from './admin-guard.js';
 import { registerMerchantAuth } from './auth.js';
+import { registerMerchantRateLimit } from './rate-limit.js';
+import { handleClientError } from './client-errors.js';
 import { errorResponseSchema, registerErrorHandling, sendError } from './errors.js';
+import { registerDocs } from './docs.js';
+import { swaggerOptions } from './openapi/document.js';
 import { adminRoutes } from './routes/admin.js';
+import { policyAdminRoutes } from './routes/admin-policies.js';
+import { adminEventRoutes } from './routes/admin-events.js';
+import { adminOperationRoutes } from './routes/admin-operations.js';
+import { adminPaymentRoutes } from './routes/admin-payments.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
+import { metricsRoute, registerHttpMetrics } from './routes/metrics.js';
+import { CONSOLE_PATH, consoleRoutes } from './routes/console.js';
 import { paymentIntentRoutes } from './routes/payment-intents.js';
 import { quoteRoutes } from './routes/quotes.js';
 import { routesDebugRoutes } from './routes/routes-debug.js';
@@ -36,6 +47,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       const status = error.statusCode === 414 ? 414 : 400;
       return sendError(reply, status, status === 414 ? 'URI_TOO_LONG' : 'INVALID_REQUEST', error.message);
     },
+    clientErrorHandler: handleClientError,
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
   });
@@ -49,20 +61,15 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     return parseJson(request, body.toString(), done);
   });
   registerErrorHandling(app);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'stableroute', version: '0.1.0', description: 'USDC payout orchestration on Ethereum and Solana' },
-      components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
-      },
-    },
-  });
+  registerHttpMetrics(app, ctx);
+  await app.register(swagger, swaggerOptions);
 
   if (options.merchant) {
     healthRoutes(app, ctx, options.readiness);
+    await registerDocs(app);
     await app.register(async (merchantScope) => {
       registerMerchantAuth(merchantScope, ctx);
+      await registerMerchantRateLimit(merchantScope, ctx);
       quoteRoutes(merchantScope, ctx);
       paymentIntentRoutes(merchantScope, ctx);
       routesDebugRoutes(merchantScope, ctx);
@@ -71,7 +78,23 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
   } else {
     healthRoutes(app, ctx, options.readiness);
   }
-  if (options.admin) await app.register(async (adminScope) => adminRoutes(adminScope, ctx));
+  if (options.admin) {
+    await app.register(async (adminScope) => {
+      registerAdminGuard(adminScope, {
+        allowedHosts: ctx.config.adminAllowedHosts,
+        listenHost: options.merchant ? ctx.config.host : ctx.config.adminHost,
+        adminToken: ctx.config.adminToken,
+        tokenFreePrefixes: [CONSOLE_PATH],
+      });
+      adminRoutes(adminScope, ctx);
+      policyAdminRoutes(adminScope, ctx);
+      adminPaymentRoutes(adminScope, ctx);
+      adminOperationRoutes(adminScope, ctx);
+      adminEventRoutes(adminScope, ctx);
+      metricsRoute(adminScope, ctx);
+      consoleRoutes(adminScope);
+    });
+  }
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();

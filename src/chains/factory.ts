@@ -3,12 +3,16 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import type { Metrics } from '../metrics/registry.js';
+import { instrumentAdapter } from './instrumented.js';
 import type { Chain, ChainAdapter, ChainAdapters } from './port.js';
+import { createEthereumSigner, createSolanaSigner } from './signers/factory.js';
 import { createSimulatedAdapter } from './simulated/adapter.js';
 
-export async function createAdapters(config: Config, pool: Pool, clock: Clock, log: Logger): Promise<ChainAdapters> {
-  const simulated = (chain: Chain): ChainAdapter =>
-    createSimulatedAdapter({
+/** With `metrics`, every chain call is timed and its failures counted (src/chains/instrumented.ts). */
+export async function createAdapters(config: Config, pool: Pool, clock: Clock, log: Logger, metrics?: Metrics): Promise<ChainAdapters> {
+  const simulated = async (chain: Chain): Promise<ChainAdapter> => {
+    const adapter = createSimulatedAdapter({
       chain,
       db: pool,
       clock,
@@ -17,33 +21,55 @@ export async function createAdapters(config: Config, pool: Pool, clock: Clock, l
       stuckRate: config.simStuckRate,
       confirmSeconds: config.simConfirmSeconds,
       nativeUsdPrice: chain === 'ethereum' ? config.ethUsdPrice : config.solUsdPrice,
+      openingUsdcMicros: config.simTreasuryUsdcMicros,
     });
-  const ethereum = config.ethereumAdapter === 'rpc' ? await rpcEthereum(config, log) : simulated('ethereum');
-  const solana = config.solanaAdapter === 'rpc' ? await rpcSolana(config, log) : simulated('solana');
-  return { ethereum, solana };
+    // The simulated network lives in this database: its treasury wallet exists from the first start on.
+    await adapter.genesis(clock.now());
+    return adapter;
+  };
+  const ethereum = config.ethereumAdapter === 'rpc' ? await rpcEthereum(config, log) : await simulated('ethereum');
+  const solana = config.solanaAdapter === 'rpc' ? await rpcSolana(config, log) : await simulated('solana');
+  if (!metrics) return { ethereum, solana };
+  return { ethereum: instrumentAdapter(ethereum, metrics), solana: instrumentAdapter(solana, metrics) };
 }
 
 async function rpcEthereum(config: Config, log: Logger): Promise<ChainAdapter> {
   const { createEthereumAdapter } = await import('./ethereum/adapter.js');
-  return createEthereumAdapter({
-    rpcUrl: config.ethereum.rpcUrl!,
-    usdcAddress: config.ethereum.usdcAddress!,
-    treasuryKey: config.ethereum.treasuryKey!,
-    confirmations: config.ethereum.confirmations,
-    ethUsdPrice: config.ethUsdPrice,
-    rpcTimeoutSeconds: config.rpcTimeoutSeconds,
-    logger: log,
-  });
+  const signer = await createEthereumSigner(config, log);
+  return closingOnFailure(signer, () =>
+    createEthereumAdapter({
+      rpcUrl: config.ethereum.rpcUrl!,
+      usdcAddress: config.ethereum.usdcAddress!,
+      signer,
+      confirmations: config.ethereum.confirmations,
+      ethUsdPrice: config.ethUsdPrice,
+      rpcTimeoutSeconds: config.rpcTimeoutSeconds,
+      logger: log,
+    }),
+  );
 }
 
 async function rpcSolana(config: Config, log: Logger): Promise<ChainAdapter> {
   const { createSolanaAdapter } = await import('./solana/adapter.js');
-  return createSolanaAdapter({
-    rpcUrl: config.solana.rpcUrl!,
-    usdcMint: config.solana.usdcMint!,
-    treasuryKey: config.solana.treasuryKey!,
-    solUsdPrice: config.solUsdPrice,
-    rpcTimeoutSeconds: config.rpcTimeoutSeconds,
-    logger: log,
-  });
+  const signer = await createSolanaSigner(config, log);
+  return closingOnFailure(signer, async () =>
+    createSolanaAdapter({
+      rpcUrl: config.solana.rpcUrl!,
+      usdcMint: config.solana.usdcMint!,
+      signer,
+      solUsdPrice: config.solUsdPrice,
+      rpcTimeoutSeconds: config.rpcTimeoutSeconds,
+      logger: log,
+    }),
+  );
+}
+
+/** An adapter closes its signer; one that was never built leaves that to us. */
+async function closingOnFailure(signer: { close(): Promise<void> }, build: () => Promise<ChainAdapter>): Promise<ChainAdapter> {
+  try {
+    return await build();
+  } catch (error) {
+    await signer.close();
+    throw error;
+  }
 }

@@ -1,31 +1,12 @@
 // The ChainAdapter port: the one interface every chain (simulated, ethereum, solana) implements. It is shaped after
-// the protocol, not after our workers: sign first (tx id known before anything is sent), send bytes (resending the
-// same bytes is harmless), ask for status. Workers own all state; adapters own only what the chain needs (nonces).
+// the protocol, not after our workers: prepare (read the chain), sign locally (tx id known before anything is sent),
+// send bytes (resending the same bytes is harmless), ask for status. The orchestrator owns all state, nonces included
+// (src/db/queries/nonces.ts); an adapter never queries our tables. Only the simulated chain keeps its own network in
+// the database (decision 36), which is why signing gets the caller's transaction.
 import type { Queryable } from '../db/pool.js';
+import type { Chain, FailureReason, NativeCurrency, SignedTransfer, TxStatus } from '../domain/chain.js';
 
-export type Chain = 'ethereum' | 'solana';
-export const CHAINS: readonly Chain[] = ['ethereum', 'solana'];
-
-/**
- * Stable failure reasons, grouped by /admin/failures. Never renamed once shipped; documented in docs/errors.md.
- * Rejections (the node refused the bytes, so they can never land) and unknown outcomes are told apart by
- * ChainError.outcome, not by the reason.
- */
-export const FAILURE_REASONS = [
-  'insufficient_gas', // treasury lacks native currency for the fee
-  'insufficient_funds', // treasury lacks USDC on chain
-  'rpc_timeout', // the node did not answer in time
-  'rpc_error', // the node answered with an error we do not classify further
-  'nonce_conflict', // the nonce was used by another transaction
-  'reverted', // included on chain but execution failed; fee is still paid
-  'blockhash_expired', // Solana: the blockhash expired before the transaction landed
-  'dropped', // the node forgot the transaction and it can provably no longer land
-  'invalid_destination', // the chain refused the recipient
-  'stuck', // unconfirmed past STUCK_AFTER_SECONDS; set aside for manual review
-  'operator_failed', // an operator failed the payment from manual review
-  'internal_error', // our own bug or an exhausted job; see logs
-] as const;
-export type FailureReason = (typeof FAILURE_REASONS)[number];
+export { CHAINS, FAILURE_REASONS, type Chain, type FailureReason, type SignedTransfer, type TxStatus } from '../domain/chain.js';
 
 export class ChainError extends Error {
   override readonly name = 'ChainError';
@@ -51,31 +32,26 @@ export interface TransferRequest {
   amountMicros: bigint;
 }
 
-/** A signed transfer, persisted before it is sent. Re-sending rawTx is always safe. */
-export interface SignedTransfer {
-  txId: string;
-  rawTx: string;
-  /** Adapter-specific data needed to track or replace the transaction (nonce, fees, blockhash expiry...). JSON-safe. */
-  meta: Record<string, string | number | boolean | null>;
-  /**
-   * The fee estimate the adapter read while signing, so that storing the attempt needs no RPC call: an adapter that
-   * allocates nonces holds their lock until that transaction commits. Optional (an adapter may leave it out); never
-   * persisted.
-   */
-  feeEstimate?: FeeEstimate;
-}
-
-export type TxStatus =
-  | { state: 'unknown' } // never seen by the node (not yet propagated, or dropped)
-  | { state: 'pending' } // accepted, not included
-  | { state: 'included'; confirmations: number } // included, not final yet
-  | { state: 'final'; feeNative: bigint } // final; fee in native smallest units
-  | { state: 'failed'; reason: FailureReason; feeNative: bigint; details?: string } // included and failed, or can never land
-  | { state: 'expired' }; // can provably never land (Solana blockhash expired and signature unknown)
-
 export interface FeeEstimate {
   feeNative: bigint;
   feeUsd: number;
+}
+
+/**
+ * A transfer ready to be signed: everything read from the chain, nothing signed yet. `sign` is local (no RPC), so the
+ * caller may run it in the transaction that persists the attempt, under that transaction's locks.
+ */
+export interface PreparedTransfer {
+  /**
+   * Account-based chains: the chain's pending transaction count for the treasury. The caller allocates the nonce from
+   * it in the transaction that persists the attempt and passes it to `sign`. Absent on chains without nonces, and on
+   * a replacement (it keeps the stuck nonce).
+   */
+  pendingNonce?: number;
+  /** The fee estimate read while preparing, stored with the attempt. */
+  feeEstimate: FeeEstimate;
+  /** Signs locally. `db` is the caller's open transaction; `nonce` is null unless pendingNonce was given. */
+  sign(db: Queryable, nonce: number | null): Promise<SignedTransfer>;
 }
 
 export interface HealthProbe {
@@ -91,7 +67,7 @@ export interface HealthProbe {
 
 export interface ChainAdapter {
   readonly chain: Chain;
-  readonly nativeCurrency: 'ETH' | 'SOL';
+  readonly nativeCurrency: NativeCurrency;
   readonly nativeDecimals: number;
   /** Whether this adapter talks to an outside network ('rpc') or is the built-in simulator. */
   readonly kind: 'simulated' | 'rpc';
@@ -102,18 +78,34 @@ export interface ChainAdapter {
   isValidAddress(address: string): boolean;
   estimateFee(): Promise<FeeEstimate>;
   /**
-   * Builds and signs the transfer. `db` is the caller's open transaction: an adapter that allocates nonces does so
-   * there, so the nonce and the persisted attempt commit together.
+   * Reads from the chain what a transfer needs (fees, gas, a recent blockhash, the account's pending nonce) and
+   * validates it. Throws ChainError ('rejected') when the chain refuses to even build it. Called with no database
+   * lock held: it may take up to RPC_TIMEOUT_SECONDS.
    */
-  signTransfer(db: Queryable, request: TransferRequest): Promise<SignedTransfer>;
+  prepareTransfer(request: TransferRequest): Promise<PreparedTransfer>;
+  /**
+   * Prepares a replacement of a stuck transfer with a higher fee and the same nonce, where the chain allows it. Its
+   * `sign` takes no nonce: the stuck one is reused.
+   */
+  prepareReplacement?(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer>;
   /** Sends the signed bytes. Throws ChainError. Sending bytes the chain already has is a success. */
   broadcast(signed: SignedTransfer): Promise<void>;
   getStatus(signed: SignedTransfer): Promise<TxStatus>;
+  /**
+   * Statuses of many transfers, in order, in as few round trips as the node allows (Solana: getSignatureStatuses of
+   * up to 256; Ethereum: JSON-RPC batches). Throws when the node cannot be asked.
+   */
+  getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]>;
+  /**
+   * Where the chain stands (a block number, a slot): a different answer means new blocks, so transfers may have
+   * moved. Cheap; the confirmation worker asks it every second.
+   */
+  head(): Promise<string>;
   probe(): Promise<HealthProbe>;
   /** On-chain USDC balance of the treasury, in micro-units, for reconciliation. */
   treasuryUsdcBalance(): Promise<bigint>;
-  /** Signs a replacement of a stuck transfer with a higher fee (same nonce), where the chain allows it. */
-  replaceWithHigherFee?(db: Queryable, request: TransferRequest, stuck: SignedTransfer): Promise<SignedTransfer>;
+  /** On-chain native balance of the treasury (wei, lamports), for fees. */
+  treasuryNativeBalance(): Promise<bigint>;
   close?(): Promise<void>;
 }
 

@@ -1,9 +1,11 @@
 // `stableroute devnet`: local chains for trying real-chain mode on a laptop. An anvil node (real binary from npm)
 // with a 6-decimal USDC token and a funded treasury, and a Solana JSON-RPC endpoint backed by LiteSVM with a USDC
 // mint and a funded treasury. Runs until SIGINT, SIGTERM or SIGHUP, or until its parent process goes away.
+// With --signer pkcs11 both treasuries are keys generated inside a fresh SoftHSM2 token instead (src/devnet/softhsm.ts):
+// it prints the signer settings, never a key.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,6 +13,12 @@ import pino, { type Logger } from 'pino';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const PARENT_POLL_MS = 500;
+const USAGE =
+  'usage: stableroute devnet [--json] [--signer key|pkcs11] [--ethereum-port N] [--solana-port N] [--block-time S] [--confirmations N]\n';
+// What the devnet gives a treasury held in the SoftHSM token, as it gives its own treasuries.
+const HSM_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
+const HSM_TREASURY_WEI = 100n * 10n ** 18n;
+const HSM_TREASURY_LAMPORTS = 100n * 1_000_000_000n;
 
 export async function devnetCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -21,20 +29,24 @@ export async function devnetCommand(args: string[]): Promise<number> {
       'solana-port': { type: 'string' },
       'block-time': { type: 'string', default: '1' },
       confirmations: { type: 'string', default: '2' },
+      signer: { type: 'string', default: 'key' },
     },
   });
   const port = (name: 'ethereum-port' | 'solana-port') => (values[name] ? Number(values[name]) : undefined);
   const blockTimeSeconds = Number(values['block-time']);
   const confirmations = Number(values.confirmations);
-  if (!(blockTimeSeconds > 0) || !Number.isInteger(confirmations) || confirmations < 1) {
-    process.stderr.write('usage: stableroute devnet [--json] [--ethereum-port N] [--solana-port N] [--block-time S] [--confirmations N]\n');
+  const pkcs11 = values.signer === 'pkcs11';
+  if (!(blockTimeSeconds > 0) || !Number.isInteger(confirmations) || confirmations < 1 || !['key', 'pkcs11'].includes(values.signer)) {
+    process.stderr.write(USAGE);
     return 2;
   }
   const log = pino({ level: 'warn' }, pino.destination(2));
   // Before anything is spawned: a signal or the parent's death at any moment from here on stops anvil with us.
   const stop = watchForStop(log);
-  // The chains start empty on every run, so the service's ledger must too (decision 42): a database per run.
-  const dataDir = join(tmpdir(), `stableroute-devnet-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`);
+  // The chains start empty on every run, so the service's ledger must too (decision 42): a database per run, and
+  // with --signer pkcs11 a token per run, side by side in the run's directory.
+  const runDir = join(tmpdir(), `stableroute-devnet-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`);
+  const dataDir = join(runDir, 'data');
   const { startEthereumDevnet } = await import('../devnet/ethereum.js');
   const { startSolanaDevnet } = await import('../devnet/solana.js');
   let ethereum: Awaited<ReturnType<typeof startEthereumDevnet>> | undefined;
@@ -44,16 +56,36 @@ export async function devnetCommand(args: string[]): Promise<number> {
     ethereum = await startEthereumDevnet({ port: port('ethereum-port'), blockTimeSeconds, logger: log, signal: stop.signal });
     solana = await startSolanaDevnet({ port: port('solana-port'), logger: log });
     stop.signal.throwIfAborted();
+    let treasuries = { ethereum: ethereum.treasuryAddress as string, solana: solana.treasuryAddress };
+    let custody: Record<string, string> = { ETHEREUM_TREASURY_KEY: ethereum.treasuryKey, SOLANA_TREASURY_KEY: solana.treasuryKey };
+    if (pkcs11) {
+      const { createSoftHsmToken } = await import('../devnet/softhsm.js');
+      await mkdir(runDir, { recursive: true }); // default mode: the embedded PostgreSQL user must traverse it to DATA_DIR
+      const token = await createSoftHsmToken(join(runDir, 'softhsm'));
+      await ethereum.fund(token.ethereumAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, wei: HSM_TREASURY_WEI });
+      await solana.fund(token.solanaAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, lamports: HSM_TREASURY_LAMPORTS });
+      stop.signal.throwIfAborted();
+      treasuries = { ethereum: token.ethereumAddress, solana: token.solanaAddress };
+      custody = {
+        ETHEREUM_SIGNER: 'pkcs11',
+        SOLANA_SIGNER: 'pkcs11',
+        PKCS11_MODULE: token.module,
+        PKCS11_TOKEN_LABEL: token.tokenLabel,
+        PKCS11_PIN_FILE: token.pinFile,
+        ETHEREUM_PKCS11_KEY_LABEL: token.ethereumKeyLabel,
+        SOLANA_PKCS11_KEY_LABEL: token.solanaKeyLabel,
+        SOFTHSM2_CONF: token.conf,
+      };
+    }
     const env = {
       ETHEREUM_ADAPTER: 'rpc',
       ETHEREUM_RPC_URL: ethereum.rpcUrl,
       ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
-      ETHEREUM_TREASURY_KEY: ethereum.treasuryKey,
       ETHEREUM_CONFIRMATIONS: String(confirmations),
       SOLANA_ADAPTER: 'rpc',
       SOLANA_RPC_URL: solana.rpcUrl,
       SOLANA_USDC_MINT: solana.usdcMint,
-      SOLANA_TREASURY_KEY: solana.treasuryKey,
+      ...custody,
       DATA_DIR: dataDir,
     };
     if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);
@@ -61,7 +93,8 @@ export async function devnetCommand(args: string[]): Promise<number> {
       process.stdout.write('Local chains are running. Point stableroute at them with:\n\n');
       for (const [key, value] of Object.entries(env)) process.stdout.write(`export ${key}=${value}\n`);
       process.stdout.write(
-        `\nEthereum treasury ${ethereum.treasuryAddress}, Solana treasury ${solana.treasuryAddress}. ` +
+        `\nEthereum treasury ${treasuries.ethereum}, Solana treasury ${treasuries.solana}` +
+          (pkcs11 ? `, both keys inside the SoftHSM token "${custody.PKCS11_TOKEN_LABEL}" (never exported). ` : '. ') +
           `DATA_DIR is a new embedded database for this run (removed when the devnet stops, unless it is in use). Ctrl-C stops.\n`,
       );
     }
@@ -72,7 +105,7 @@ export async function devnetCommand(args: string[]): Promise<number> {
     throw error;
   } finally {
     await Promise.allSettled([ethereum?.stop(), solana?.stop()]);
-    await removeUnusedDataDir(dataDir, log);
+    await removeRunDir(runDir, dataDir, log);
     stop.dispose();
   }
 }
@@ -115,12 +148,15 @@ function watchForStop(log: Logger): StopWatch {
   };
 }
 
-/** The run's DATA_DIR is worthless once its chains are gone; a PostgreSQL still running there keeps it. */
-async function removeUnusedDataDir(dataDir: string, log: Logger): Promise<void> {
-  if (!existsSync(dataDir)) return;
+/**
+ * The run's DATA_DIR and token are worthless once its chains are gone; a PostgreSQL still running on DATA_DIR keeps
+ * the whole run directory (its service may still sign with the token).
+ */
+async function removeRunDir(runDir: string, dataDir: string, log: Logger): Promise<void> {
+  if (!existsSync(runDir)) return;
   if (existsSync(join(dataDir, 'pg', 'postmaster.pid'))) {
     log.warn({ dataDir }, 'DATA_DIR of this devnet run is in use by a running service; left in place');
     return;
   }
-  await rm(dataDir, { recursive: true, force: true });
+  await rm(runDir, { recursive: true, force: true });
 }

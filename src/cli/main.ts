@@ -1,18 +1,23 @@
 // The operator CLI. Each command is a small function; exit codes: 0 ok, 1 failure, 2 usage.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createMerchant } from '../core/merchants.js';
+import { createMerchant, merchantInputProblem } from '../core/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import { startQueue } from '../jobs/queue.js';
 import { verifyLedger } from '../ledger/verify.js';
 import type { AppContext } from '../core/context.js';
-import { cancelPayment, resolveManualReview } from '../core/operator.js';
+import { cancelPayment } from '../core/lifecycle/cancel.js';
+import { resolveManualReview } from '../core/lifecycle/resolve.js';
 import { reconcile } from '../core/reconcile.js';
 import { AppError } from '../domain/errors.js';
 import { devnetCommand } from './devnet.js';
+import { merchantsKeysCommand } from './keys.js';
+import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
+import { merchantWebhookCommand } from './merchant-webhooks.js';
+import { destinationPolicy } from '../webhooks/destination-guard.js';
+import { webhooksCommand } from './webhooks.js';
 import { systemClock } from '../clock.js';
-import { createLogger, openDatabase, startRuntime, type Roles } from '../runtime.js';
+import { createLogger, openDatabase, prepareDatabase, startRuntime, type Roles } from '../runtime.js';
 
 const USAGE = `usage: stableroute <command>
 
@@ -22,12 +27,38 @@ const USAGE = `usage: stableroute <command>
   migrate                    apply database migrations and exit
   merchants create --name NAME --webhook-url URL [--json]
                              onboard a merchant; prints its API key once
+  merchants policy MERCHANT_ID [--max-payment-usd N|none|default] [--daily-limit-usd N|none|default]
+                   [--allowlist on|off|default] [--approval-above-usd N|none|default]
+                   [--rate-limit-per-minute N|default] [--reset] [--json]
+                             show (and change) a merchant's spending policy in force
+  merchants addresses add|remove|list MERCHANT_ID --chain C --address A [--label L] [--json]
+                             the merchant's address book (recipients allowed when its allowlist is on)
+  merchants keys create|list MERCHANT_ID [--json]
+  merchants keys revoke MERCHANT_ID --key KEY_ID|PREFIX|KEY [--json]
+                             API key rotation: a new key is printed once; several stay active until revoked;
+                             a revoked key is refused (401) from the next request on
+                             onboard a merchant; prints its API key and webhook secret once
+  merchants webhook-secret rotate MERCHANT_ID [--overlap-seconds N] [--json]
+                             a new webhook signing secret, shown once; the previous one keeps signing for
+                             N seconds (default WEBHOOK_SECRET_OVERLAP_SECONDS, 1 day)
+  merchants webhook-secret end-overlap MERCHANT_ID [--json]
+                             stop signing with previous secrets now
+  merchants webhook enable MERCHANT_ID [--json]
+                             enable an endpoint a 410 Gone disabled; queues the events held meanwhile
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
-  intents resolve ID --settled|--failed|--replace [--force] [--json]
-                             resolve a payment intent in manual_review
+  intents resolve ID --settled|--failed|--replace|--retry [--force] [--json]
+                             resolve a payment intent in manual_review (--retry: one more execution
+                             attempt, when nothing of it is on chain)
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
+  intents approve|reject ID [--reason TEXT] [--json]
+                             decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
+  intents approvals [--json] list the payments waiting for approval
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
+  webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
+  devnet --signer pkcs11 [--json]
+                             the same, with both treasury keys generated inside a new SoftHSM2 token;
+                             prints the signer settings (PKCS11_*), never a key
 `;
 
 type Command = (args: string[], config: Config) => Promise<number>;
@@ -61,6 +92,8 @@ async function withContext<T>(config: Config, fn: (ctx: AppContext) => Promise<T
   }
 }
 
+const helpers: CliHelpers = { withDatabase, withContext, out };
+
 function serveCommand(roles: Roles): Command {
   return async (_args, config) => {
     const runtime = await startRuntime(config, roles);
@@ -85,42 +118,52 @@ const commands: Record<string, Command> = {
   worker: serveCommand({ api: false, workers: true }),
 
   migrate: async (_args, config) =>
-    withDatabase(config, async (_pool, url) => {
+    withDatabase(config, async (pool, url) => {
       // The job queue's own tables too, so a migrated database is ready for every role.
-      const boss = await startQueue({
-        connectionString: url,
-        jobTimeoutSeconds: config.executionJobTimeoutSeconds,
-        retryDelaySeconds: config.executionRetryDelaySeconds,
-        supervise: false,
-      });
+      const { boss } = await prepareDatabase(pool, config, url, { supervise: false });
       await boss.stop({ graceful: false, wait: true });
       out('migrations applied');
       return 0;
     }),
 
   merchants: async (args, config) => {
+    if (args[0] === 'policy') return merchantsPolicyCommand(args.slice(1), config, helpers);
+    if (args[0] === 'addresses') return merchantsAddressesCommand(args.slice(1), config, helpers);
+    if (args[0] === 'keys') return merchantsKeysCommand(args.slice(1), config, helpers);
+    if (args[0] === 'webhook' || args[0] === 'webhook-secret') return merchantWebhookCommand(args, config, withDatabase);
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
       options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, json: { type: 'boolean', default: false } },
     });
-    if (positionals[0] !== 'create' || !values.name?.trim()) {
+    if (positionals[0] !== 'create' || values.name === undefined) {
       process.stderr.write('usage: stableroute merchants create --name NAME --webhook-url URL [--json]\n');
+      process.stderr.write('       stableroute merchants policy|addresses|keys ... (stableroute help)\n');
       return 2;
     }
-    const webhookUrl = values['webhook-url']?.trim() || null;
-    if (webhookUrl && !/^https?:\/\//.test(webhookUrl)) {
-      process.stderr.write('--webhook-url must be an http(s) URL\n');
+    const input = { name: values.name.trim(), webhookUrl: values['webhook-url']?.trim() || null };
+    const problem = merchantInputProblem(input, destinationPolicy(config));
+    if (problem !== null) {
+      process.stderr.write(`${problem}\n`);
       return 2;
     }
     return withDatabase(config, async (pool) => {
-      const { merchant, apiKey } = await createMerchant(pool, config, { name: values.name!.trim(), webhookUrl }, systemClock.now());
+      const { merchant, apiKey, webhookSecret } = await createMerchant(pool, config, input, systemClock.now());
       if (values.json) {
-        out(JSON.stringify({ merchant_id: merchant.id, api_key: apiKey, name: merchant.name, webhook_url: merchant.webhook_url }));
+        out(
+          JSON.stringify({
+            merchant_id: merchant.id,
+            api_key: apiKey,
+            name: merchant.name,
+            webhook_url: merchant.webhook_url,
+            webhook_secret: webhookSecret,
+          }),
+        );
       } else {
-        out(`merchant_id: ${merchant.id}`);
-        out(`api_key:     ${apiKey}`);
-        out('The API key is shown only this once; store it now.');
+        out(`merchant_id:    ${merchant.id}`);
+        out(`api_key:        ${apiKey}`);
+        out(`webhook_secret: ${webhookSecret}`);
+        out('The API key and the webhook secret are shown only this once; store them now.');
       }
       return 0;
     });
@@ -146,6 +189,7 @@ const commands: Record<string, Command> = {
 };
 
 commands.intents = async (args, config) => {
+  if (args[0] === 'approve' || args[0] === 'reject' || args[0] === 'approvals') return intentsApprovalCommand(args, config, helpers);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -153,15 +197,17 @@ commands.intents = async (args, config) => {
       settled: { type: 'boolean', default: false },
       failed: { type: 'boolean', default: false },
       replace: { type: 'boolean', default: false },
+      retry: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
-  const chosen = (['settled', 'failed', 'replace'] as const).filter((r) => values[r]);
+  const chosen = (['settled', 'failed', 'replace', 'retry'] as const).filter((r) => values[r]);
   const cancel = positionals[0] === 'cancel' && positionals[1] && chosen.length === 0;
   if (!cancel && (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1)) {
-    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace [--force] [--json]\n');
+    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace|--retry [--force] [--json]\n');
     process.stderr.write('       stableroute intents cancel PAYMENT_INTENT_ID [--json]\n');
+    process.stderr.write('       stableroute intents approve|reject PAYMENT_INTENT_ID [--reason TEXT] [--json]\n');
     return 2;
   }
   return withContext(config, async (ctx) => {
@@ -205,6 +251,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return name ? 0 : 2;
   }
+  // Before the configuration is read: a new secret is what fixes a WEBHOOK_SIGNING_SECRET it refuses.
+  if (name === 'webhooks') return webhooksCommand(args);
   const command = commands[name];
   if (!command) {
     process.stderr.write(`unknown command "${name}"\n\n${USAGE}`);

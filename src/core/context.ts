@@ -4,6 +4,7 @@ import type { ChainAdapters } from '../chains/port.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import type { Metrics } from '../metrics/registry.js';
 
 /** Everything a use case needs, passed in: no module reads the environment, the wall clock or globals. */
 export interface AppContext {
@@ -13,4 +14,6 @@ export interface AppContext {
   log: Logger;
   adapters: ChainAdapters;
   boss: PgBoss;
+  /** This process's Prometheus registry and metrics (one per process, never a module global). */
+  metrics: Metrics;
 }

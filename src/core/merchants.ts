@@ -1,8 +1,18 @@
-// Merchants and API keys. Keys are shown once; only HMAC-SHA256(API_KEY_SALT, key) is stored.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// Merchants and authentication. Keys are shown once; only HMAC-SHA256(API_KEY_SALT, key) is stored (api-keys.ts).
+import { timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import { findKeylessOwner, findKeyOwner, type KeyOwner } from '../db/queries/api-keys.js';
+import { insertMerchant, upsertTestMerchant } from '../db/queries/merchants.js';
+import { AppError } from '../domain/errors.js';
+import { merchantNameProblem } from '../domain/merchant.js';
+import { parseWebhookUrl } from '../domain/webhook-url.js';
 import { newId } from '../ids.js';
+import { destinationPolicy, destinationProblem, type DestinationPolicy } from '../webhooks/destination-guard.js';
+import { hashApiKey, issueApiKey } from './api-keys.js';
+import { issueWebhookSecret } from './webhooks/secrets.js';
+
+export { generateApiKey, hashApiKey } from './api-keys.js';
 
 export const TEST_MERCHANT_ID = 'mer_test';
 
@@ -12,60 +22,92 @@ export interface Merchant {
   webhook_url: string | null;
 }
 
-export function hashApiKey(salt: string, apiKey: string): string {
-  return createHmac('sha256', salt).update(apiKey, 'utf8').digest('hex');
+/** A merchant as one request authenticated it: which key, when that key was last recorded as used, its rate limit. */
+export interface Authenticated extends Merchant {
+  /** null for the development test merchant reached without an issued key. */
+  keyId: string | null;
+  keyLastUsedAt: Date | null;
+  /** The merchant's own requests-per-minute limit, null to follow RATE_LIMIT_PER_MINUTE. */
+  rateLimitPerMinute: number | null;
 }
 
-export function generateApiKey(): string {
-  return `sr_live_${randomBytes(24).toString('base64url')}`;
+export interface MerchantInput {
+  name: string;
+  webhookUrl: string | null;
 }
 
+/**
+ * Why an onboarding input is refused (a sentence naming the option), or null. With a destination policy, a URL that
+ * delivery would refuse without even resolving it (plain http in production, a private or loopback address) is
+ * refused now rather than on the first event.
+ */
+export function merchantInputProblem(input: MerchantInput, policy?: DestinationPolicy): string | null {
+  const nameProblem = merchantNameProblem(input.name);
+  if (nameProblem !== null) return `--name ${nameProblem}`;
+  if (input.webhookUrl !== null) {
+    const parsed = parseWebhookUrl(input.webhookUrl);
+    if (!parsed.ok) return `--webhook-url ${parsed.problem}`;
+    const destination = policy === undefined ? null : destinationProblem(parsed.url, policy);
+    if (destination !== null) return `--webhook-url ${destination}`;
+  }
+  return null;
+}
+
+/**
+ * Onboards a merchant: its first API key (only the hash is stored) and its own webhook signing secret (sealed), both
+ * returned this once (decision 98).
+ */
 export async function createMerchant(
-  db: Queryable,
-  config: Pick<Config, 'apiKeySalt'>,
-  input: { name: string; webhookUrl: string | null },
+  pool: Pool,
+  config: Pick<Config, 'apiKeySalt' | 'production' | 'webhookSsrfGuard' | 'webhookAllowedHosts'>,
+  input: MerchantInput,
   at: Date,
-): Promise<{ merchant: Merchant; apiKey: string }> {
-  const apiKey = generateApiKey();
+): Promise<{ merchant: Merchant; apiKey: string; webhookSecret: string }> {
+  const problem = merchantInputProblem(input, destinationPolicy(config));
+  if (problem !== null) throw new AppError('INVALID_REQUEST', problem);
   const merchant: Merchant = { id: newId('mer'), name: input.name, webhook_url: input.webhookUrl };
-  await db.query('INSERT INTO merchants (id, name, webhook_url, api_key_hash, created_at) VALUES ($1, $2, $3, $4, $5)', [
-    merchant.id,
-    merchant.name,
-    merchant.webhook_url,
-    hashApiKey(config.apiKeySalt, apiKey),
-    at,
-  ]);
-  return { merchant, apiKey };
+  // One transaction: the merchant, its first API key (decision 82) and its webhook secret (decision 98).
+  return withTransaction(pool, async (tx) => {
+    await insertMerchant(tx, { ...merchant, at });
+    const { apiKey } = await issueApiKey(tx, config, merchant.id, at);
+    const webhookSecret = await issueWebhookSecret(tx, config, merchant.id, at);
+    return { merchant, apiKey, webhookSecret };
+  });
 }
 
 /** The built-in test merchant of development mode; its webhook_url follows DEV_MERCHANT_WEBHOOK_URL at each start. */
 export async function ensureTestMerchant(db: Queryable, webhookUrl: string | null, at: Date): Promise<void> {
-  await db.query(
-    `INSERT INTO merchants (id, name, webhook_url, is_test, created_at) VALUES ($1, 'Test merchant', $2, true, $3)
-     ON CONFLICT (id) DO UPDATE SET webhook_url = EXCLUDED.webhook_url`,
-    [TEST_MERCHANT_ID, webhookUrl, at],
-  );
+  await upsertTestMerchant(db, TEST_MERCHANT_ID, webhookUrl, at);
+}
+
+function authenticated(owner: KeyOwner): Authenticated {
+  return {
+    id: owner.merchant_id,
+    name: owner.name,
+    webhook_url: owner.webhook_url,
+    keyId: owner.key_id,
+    keyLastUsedAt: owner.last_used_at,
+    rateLimitPerMinute: owner.rate_limit_per_minute,
+  };
 }
 
 /**
- * Resolves an API key to a merchant. Production: the key's HMAC must match a stored hash (compared in constant
- * time). Development: a registered merchant's key still resolves to that merchant; any other key is the test
- * merchant. A missing or empty key never authenticates.
+ * Resolves an API key to a merchant. Production: the key's HMAC must match an active key (compared in constant
+ * time). Development: an issued key still resolves to its merchant, and a revoked one is refused as in production;
+ * any other key is the test merchant. A missing or empty key never authenticates.
  */
-export async function authenticate(db: Queryable, config: Pick<Config, 'apiKeySalt' | 'production'>, apiKey: string | undefined): Promise<Merchant | null> {
+export async function authenticate(
+  db: Queryable,
+  config: Pick<Config, 'apiKeySalt' | 'production'>,
+  apiKey: string | undefined,
+): Promise<Authenticated | null> {
   if (!apiKey) return null;
   const hash = hashApiKey(config.apiKeySalt, apiKey);
-  // One query: the key's merchant, or (development only) the test merchant when the key is not an issued one.
-  const { rows } = await db.query<Merchant & { api_key_hash: string | null }>(
-    `SELECT id, name, webhook_url, api_key_hash FROM merchants
-      WHERE api_key_hash = $1 OR ($2 AND id = $3)
-      ORDER BY (api_key_hash = $1) DESC NULLS LAST LIMIT 1`,
-    [hash, !config.production, TEST_MERCHANT_ID],
-  );
-  const found = rows[0];
-  if (!found) return null;
-  if (found.api_key_hash !== null && timingSafeEqual(Buffer.from(found.api_key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
-    return { id: found.id, name: found.name, webhook_url: found.webhook_url };
+  const owner = await findKeyOwner(db, hash);
+  if (owner && owner.key_hash !== null && timingSafeEqual(Buffer.from(owner.key_hash, 'hex'), Buffer.from(hash, 'hex'))) {
+    return owner.revoked_at === null ? authenticated(owner) : null;
   }
-  return config.production || found.id !== TEST_MERCHANT_ID ? null : { id: found.id, name: found.name, webhook_url: found.webhook_url };
+  if (config.production) return null;
+  const test = await findKeylessOwner(db, TEST_MERCHANT_ID);
+  return test ? authenticated(test) : null;
 }

@@ -1,8 +1,9 @@
 // Reconciliation: the ledger's view of each treasury wallet against the chain's. The wallet should hold available +
 // reserved + in-flight USDC; a transfer that landed but is not final in our books shows as an explained difference.
-import { CHAINS, type Chain } from '../chains/port.js';
+import { CHAINS, type Chain } from '../domain/chain.js';
 import type { ChainAdapters } from '../chains/port.js';
 import type { Queryable } from '../db/pool.js';
+import { holdingsOf, treasuryBalances } from '../ledger/store.js';
 import { formatUsdc } from '../money.js';
 import { sameTreasury } from './treasury.js';
 
@@ -21,19 +22,13 @@ export interface ChainReconciliation {
 }
 
 export async function reconcile(db: Queryable, adapters: ChainAdapters): Promise<ChainReconciliation[]> {
-  const { rows } = await db.query<{ chain: Chain; address: string; holdings: string; in_flight: string }>(
-    `SELECT t.chain, t.address,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.kind IN ('treasury_available', 'treasury_reserved', 'treasury_in_flight')), 0)::text AS holdings,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.kind = 'treasury_in_flight'), 0)::text AS in_flight
-       FROM treasuries t LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency = 'USDC'
-      GROUP BY t.chain, t.address`,
-  );
+  const rows = await treasuryBalances(db);
   const results: ChainReconciliation[] = [];
   for (const chain of CHAINS) {
     const row = rows.find((r) => r.chain === chain);
     if (!row) continue;
-    const ledger = BigInt(row.holdings);
-    const inFlight = BigInt(row.in_flight);
+    const ledger = holdingsOf(row);
+    const inFlight = row.inFlightMicros;
     const address = adapters[chain].treasuryAddress();
     const base = {
       chain,

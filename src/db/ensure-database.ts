@@ -20,7 +20,10 @@ export async function ensureDatabase(url: string): Promise<void> {
   try {
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
   } catch (error) {
-    if ((error as { code?: string }).code !== '42P04') throw error; // created meanwhile by another process
+    // Created meanwhile by another process: 42P04 when its CREATE committed first, 23505 (pg_database_datname_index)
+    // when both inserted the catalog row at once and ours lost.
+    const code = (error as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw error;
   } finally {
     await client.end();
   }

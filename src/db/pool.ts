@@ -42,6 +42,77 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
   }
 }
 
+/**
+ * Runs fn in one transaction that is never retried (fn has an outside effect, such as a POST, that a blind re-run
+ * would repeat). The transaction may sit idle while fn waits on the outside world, up to `idleTimeoutMs`.
+ */
+export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(options.idleTimeoutMs)]);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * Runs fn while holding a session-level advisory lock on `key`, if no other session holds it; false (fn not run)
+ * otherwise. The lock's connection is held for fn's whole length; fn uses the pool for its own queries.
+ */
+export async function withSessionLockIfFree(pool: pg.Pool, key: number, fn: () => Promise<void>): Promise<boolean> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
+    if (!rows[0]?.locked) return false;
+    try {
+      await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [key]).catch(() => {
+        broken = true; // a connection that lost its unlock must not go back to the pool still holding the lock
+      });
+    }
+    return true;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** True when the database answers. */
+export async function ping(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
+}
+
+/** Takes a transaction-scoped advisory lock if no one holds it; false otherwise. */
+export async function tryAdvisoryXactLock(tx: Queryable, key: number): Promise<boolean> {
+  const { rows } = await tx.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [key]);
+  return rows[0]?.locked === true;
+}
+
+/** Waits for a transaction-scoped advisory lock on a text key (e.g. an idempotency key). */
+export async function advisoryXactLockText(tx: Queryable, key: string): Promise<void> {
+  await advisoryXactLocksText(tx, [key]);
+}
+
+/** Waits for the locks of several text keys, taken in one fixed order so that two batches never deadlock. */
+export async function advisoryXactLocksText(tx: Queryable, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await tx.query(
+    `SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k) s ORDER BY h`,
+    [keys],
+  );
+}
+
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   const e = error as { code?: string; constraint?: string };
   return e.code === '23505' && (constraint === undefined || e.constraint === constraint);

@@ -20,6 +20,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { fundEthereumAddress, type EthereumFunding } from './ethereum-fund.js';
 import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
 
 export const DEVNET_CHAIN_ID = 31337;
@@ -56,6 +57,8 @@ export interface EthereumDevnet {
   treasuryKey: Hex;
   treasuryAddress: Address;
   chainId: number;
+  /** Gives an address ETH and mints it test USDC (a treasury whose key is elsewhere, e.g. in a PKCS#11 token). */
+  fund(address: Address, funding: EthereumFunding): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -104,6 +107,7 @@ export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): 
         treasuryKey: TREASURY_KEY,
         treasuryAddress: deployed.treasuryAddress,
         chainId: DEVNET_CHAIN_ID,
+        fund: (address, funding) => fundEthereumAddress({ rpcUrl, usdcAddress: deployed.usdcAddress, ownerKey: DEPLOYER_KEY }, address, funding),
         stop: () => node.stop(),
       };
     } catch (error) {

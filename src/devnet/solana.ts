@@ -8,6 +8,7 @@ import { accountMethods } from './solana-rpc/account-methods.js';
 import { SolanaDevnetChain } from './solana-rpc/chain.js';
 import { clusterMethods } from './solana-rpc/cluster-methods.js';
 import { writeGenesis } from './solana-rpc/genesis.js';
+import { fundAddress, type Funding } from './solana-rpc/fund.js';
 import { createRpcServer } from './solana-rpc/server.js';
 import { transactionMethods } from './solana-rpc/transaction-methods.js';
 
@@ -44,6 +45,8 @@ export interface SolanaDevnet {
   advanceSlots(count: number): void;
   /** The current (processed) slot. */
   slot(): bigint;
+  /** Gives an address SOL and USDC (a treasury whose key is elsewhere, e.g. in a PKCS#11 token). */
+  fund(address: string, funding: Funding): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -108,6 +111,7 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
       chain.advance(count);
     },
     slot: () => chain.slotAt('processed'),
+    fund: (address, funding) => fundAddress(chain.svm, genesis.usdcMint, address, funding),
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         pause();

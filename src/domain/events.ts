@@ -1,5 +1,5 @@
 // Webhook payloads of every event type (spec shows settled; the rest is decided in docs/decisions.md).
-import type { FailureReason } from '../chains/port.js';
+import type { FailureReason } from '../domain/chain.js';
 import type { PaymentStatus } from './payment-intent.js';
 
 export interface IntentFacts {
@@ -18,6 +18,8 @@ export function paymentPayload(
     actual_fee_native?: number;
     fee_currency?: string;
     stuck_since?: string;
+    /** payment.created of a payment that waits for an operator's approval before broadcast (decision 79). */
+    approval?: { status: 'pending' };
   } = {},
 ): Record<string, unknown> {
   return { ...facts, ...extra };

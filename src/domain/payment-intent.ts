@@ -25,14 +25,15 @@ export const OPEN_STATUSES: readonly PaymentStatus[] = PAYMENT_STATUSES.filter(
 const TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   created: ['quoted', 'failed', 'cancelled'],
   quoted: ['route_selected', 'expired', 'failed', 'cancelled'],
-  route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled'],
+  // manual_review: the execution was abandoned before anything was signed (decision 100).
+  route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled', 'manual_review'],
   broadcasting: ['broadcasted', 'retrying', 'failed', 'manual_review'],
   retrying: ['broadcasting', 'failed', 'manual_review', 'cancelled'],
   broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review'],
   pending_confirmation: ['settled', 'failed', 'manual_review'],
-  // An operator resolves manual review: settled after an outside check, failed with funds released, or a
-  // fee-bumped replacement that is watched again.
-  manual_review: ['settled', 'failed', 'broadcasted'],
+  // An operator resolves manual review: settled after an outside check, failed with funds released, a fee-bumped
+  // replacement that is watched again, or (nothing on chain) one more execution attempt.
+  manual_review: ['settled', 'failed', 'broadcasted', 'retrying'],
   settled: [],
   failed: [],
   expired: [],

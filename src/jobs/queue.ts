@@ -72,6 +72,15 @@ export async function enqueueExecution(boss: PgBoss, tx: Queryable, job: Executi
   await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), ...(delaySeconds > 0 ? { startAfter: delaySeconds } : {}) });
 }
 
+/** Queues several first execution attempts on the caller's transaction, in one statement (a reservation batch). */
+export async function enqueueExecutions(boss: PgBoss, tx: Queryable, jobs: readonly ExecutionJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await boss.insert(
+    jobs.map((data) => ({ name: EXECUTION_QUEUE, data })),
+    { db: onTransaction(tx) },
+  );
+}
+
 export async function setAside(boss: PgBoss, tx: Queryable, job: ExecutionJob & { reason: string }): Promise<void> {
   await boss.send(EXECUTION_DEAD_LETTER_QUEUE, job, { db: onTransaction(tx) });
 }

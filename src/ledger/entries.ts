@@ -1,24 +1,24 @@
-// Ledger entries of one payment intent, in the spec's shape, derived from the postings.
-import type { Chain } from '../chains/port.js';
+// Ledger entries of payment intents, derived from the postings: one entry per ledger transaction and currency, its
+// amount what moved (the positive side). The API shows them in the spec's shape (src/api/views).
 import type { Queryable } from '../db/pool.js';
-import { unitsToNumber } from '../money.js';
-import { decimalsOf } from './currencies.js';
-import { PUBLIC_ENTRY_TYPES } from './movements.js';
+import type { Chain } from '../domain/chain.js';
+import { PUBLIC_ENTRY_TYPES, type LedgerTransactionType } from './movements.js';
 
-export interface LedgerEntryView {
-  type: string;
-  amount: number;
+export interface LedgerEntry {
+  type: LedgerTransactionType;
+  /** In the currency's smallest unit (USDC micro-units, wei, lamports). */
+  amountUnits: bigint;
   currency: string;
   chain: Chain;
-  created_at: string;
+  createdAt: Date;
 }
 
-export async function ledgerEntriesByIntent(db: Queryable, intentIds: readonly string[]): Promise<Map<string, LedgerEntryView[]>> {
-  const byIntent = new Map<string, LedgerEntryView[]>();
+export async function ledgerEntriesByIntent(db: Queryable, intentIds: readonly string[]): Promise<Map<string, LedgerEntry[]>> {
+  const byIntent = new Map<string, LedgerEntry[]>();
   if (intentIds.length === 0) return byIntent;
   const { rows } = await db.query<{
     payment_intent_id: string;
-    type: string;
+    type: LedgerTransactionType;
     chain: Chain;
     currency: string;
     amount: string;
@@ -34,13 +34,7 @@ export async function ledgerEntriesByIntent(db: Queryable, intentIds: readonly s
   );
   for (const row of rows) {
     const list = byIntent.get(row.payment_intent_id) ?? [];
-    list.push({
-      type: row.type,
-      amount: unitsToNumber(BigInt(row.amount), decimalsOf(row.currency)),
-      currency: row.currency,
-      chain: row.chain,
-      created_at: row.created_at.toISOString(),
-    });
+    list.push({ type: row.type, amountUnits: BigInt(row.amount), currency: row.currency, chain: row.chain, createdAt: row.created_at });
     byIntent.set(row.payment_intent_id, list);
   }
   return byIntent;

@@ -1,5 +1,5 @@
 // Pure double-entry movements. Each returns postings that sum to zero per currency; the store refuses anything else.
-import type { Chain } from '../chains/port.js';
+import type { Chain } from '../domain/chain.js';
 
 export type AccountKind =
   | 'treasury_available' // USDC the treasury can spend

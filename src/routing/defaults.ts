@@ -1,6 +1,6 @@
 // Chain-specific defaults: used for fields missing from POST /admin/chain-health and for a chain that has no
 // snapshot yet. Typical mainnet values for a USDC transfer (docs/decisions.md).
-import type { Chain } from '../chains/port.js';
+import type { Chain } from '../domain/chain.js';
 import type { HealthSnapshot } from './score.js';
 
 export const DEFAULT_RPC_ERROR_RATE = 0.01;

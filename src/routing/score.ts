@@ -1,6 +1,6 @@
 // Chain scoring and route selection: pure functions over health snapshots and treasury balances.
 // The weights and rules are explained in docs/decisions.md.
-import type { Chain } from '../chains/port.js';
+import type { Chain } from '../domain/chain.js';
 
 export const PRIORITIES = ['low_fee', 'fast', 'reliable'] as const;
 export type Priority = (typeof PRIORITIES)[number];

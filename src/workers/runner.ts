@@ -1,16 +1,18 @@
-// Starts every background worker of a process: execution (pg-boss), confirmation, webhooks, chain health.
+// Starts every background worker of a process: execution (pg-boss jobs running src/core/lifecycle), confirmation,
+// webhooks, chain health. Workers schedule; the use cases they run live in src/core.
 import type { AppContext } from '../core/context.js';
+import { handleDeadExecution } from '../core/lifecycle/abandon.js';
+import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
+import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
-import { confirmOnce } from './confirmation/confirm.js';
-import { handleDeadExecution } from './execution/dead-letter.js';
-import { executePayment, type ExecutionDeps } from './execution/execute.js';
+import { startConfirmationWorker } from './confirmation/confirm.js';
+import { startExecutionPoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
 import { every } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
-/** Execution jobs one process runs at once. */
-export const EXECUTION_CONCURRENCY = 4;
-const JOB_POLL_SECONDS = 0.5;
+/** Execution pollers per process; each runs up to EXECUTION_BATCH executions at once (poller.ts). */
+export const EXECUTION_POLLERS = 2;
 
 export interface Workers {
   stop(): Promise<void>;
@@ -19,29 +21,32 @@ export interface Workers {
 export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const log = ctx.log.child({ component: 'workers' });
   const deps: ExecutionDeps = { ...ctx, log: log.child({ worker: 'execution' }) };
-  for (let i = 0; i < EXECUTION_CONCURRENCY; i++) {
-    await ctx.boss.work<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 1, pollingIntervalSeconds: JOB_POLL_SECONDS }, async ([job]) => {
-      if (job) await executePayment(deps, job.data);
-    });
+  for (let i = 0; i < EXECUTION_POLLERS; i++) {
+    await startExecutionPoller(ctx.boss, EXECUTION_QUEUE, (job) => executePayment(deps, job));
   }
   await ctx.boss.work<ExecutionJob>(EXECUTION_DEAD_LETTER_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2 }, async ([job]) => {
     if (job) await handleDeadExecution(deps, job.data);
   });
-  const confirmation = every(
-    'confirmation',
-    ctx.config.confirmationPollSeconds,
-    () => confirmOnce({ ...ctx, log: log.child({ worker: 'confirmation' }) }),
+  const confirmation = startConfirmationWorker(
+    { ...ctx, log: log.child({ worker: 'confirmation' }) },
+    { pollSeconds: ctx.config.confirmationPollSeconds, headPollSeconds: ctx.config.confirmationHeadPollSeconds },
+  );
+  // Executions whose worker died are resumed as soon as their lease runs out (decision 99).
+  const recovery = every(
+    'execution-recovery',
+    ctx.config.executionLeaseSeconds / 2,
+    () => resumeExpiredExecutions({ ...ctx, log: log.child({ worker: 'recovery' }) }),
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
-  const webhooks = startWebhookWorker({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: log.child({ worker: 'webhooks' }) });
+  const webhooks = startWebhookWorker({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: log.child({ worker: 'webhooks' }), metrics: ctx.metrics });
   log.info('workers started');
   return {
     stop: async () => {
       // Stop taking jobs and let the running ones finish; an abandoned one is retried after its timeout.
       await ctx.boss.offWork(EXECUTION_QUEUE).catch(() => undefined);
       await ctx.boss.offWork(EXECUTION_DEAD_LETTER_QUEUE).catch(() => undefined);
-      await Promise.all([confirmation.stop(), health.stop(), webhooks.stop()]);
+      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), webhooks.stop()]);
       log.info('workers stopped');
     },
   };

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 describe('ADMIN_PORT', () => {
-  it('serves /admin/* on the admin listener only', async () => {
+  it('serves /admin/*, /console and /metrics on the admin listener only, /docs on the public one', async () => {
     const { public: publicUrl, admin: adminUrl } = runtime.addresses;
     expect(adminUrl).toBeDefined();
     expect(adminUrl).not.toBe(publicUrl);
@@ -34,6 +34,14 @@ describe('ADMIN_PORT', () => {
       body: JSON.stringify({ chain: 'solana', health_status: 'degraded' }),
     });
     expect(post.status).toBe(404);
+    // The console, its live stream and the metrics live where /admin/* lives; the API docs on the public listener.
+    for (const path of ['/console', '/console/app.js', '/metrics']) {
+      expect((await fetch(`${publicUrl}${path}`)).status, path).toBe(404);
+      expect((await fetch(`${adminUrl}${path}`)).status, path).toBe(200);
+    }
+    expect((await fetch(`${publicUrl}/admin/events`)).status).toBe(404);
+    expect((await fetch(`${publicUrl}/docs/json`)).status).toBe(200);
+    expect((await fetch(`${adminUrl}/docs/json`)).status).toBe(404);
     // The merchant API stays on the public listener only.
     expect((await fetch(`${adminUrl}/quotes`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${publicUrl}/health`)).status).toBe(200);

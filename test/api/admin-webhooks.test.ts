@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertEvent } from '../../src/db/queries/events.js';
-import { deliverDueEvents } from '../../src/workers/webhooks/delivery.js';
+import { insertEvent } from '../../src/db/queries/webhook-events.js';
+import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { freePort } from '../helpers/process.js';
 
@@ -18,7 +18,7 @@ describe('GET /admin/webhook-events and redelivery', () => {
     const deps = { pool: t.db.pool, clock: t.clock, config: t.ctx.config, log: pino({ level: 'silent' }) };
     for (let i = 0; i < 6; i++) {
       await deliverDueEvents(deps);
-      t.clock.advance(60_000);
+      t.clock.advance(3_600_000); // the longest wait of the schedule at a 1 s delay
     }
     const failed = (await t.app.inject({ method: 'GET', url: '/admin/webhook-events' })).json();
     expect(failed).toEqual([expect.objectContaining({ id, status: 'failed', attempts: 6, last_error: expect.any(String) })]);

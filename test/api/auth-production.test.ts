@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 
-const SALT = 'production-test-salt';
+const SALT = 'production-test-salt-5f0c2b8e91d7a4c3';
 let t: TestContext;
 let acme: { id: string; key: string };
 let globex: { id: string; key: string };
 
 beforeAll(async () => {
-  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: 'whsec-test' });
+  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: 'whsec-test-7d2e9a1c4b8f0e6d3a5c7b9e1f2d4a6c' });
   const issue = async (name: string) => {
     const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name, webhookUrl: null }, t.clock.now());
     return { id: merchant.id, key: apiKey };
@@ -48,11 +48,14 @@ describe('production authentication', () => {
   });
 
   it('stores only the HMAC-SHA256 of each key, never the key', async () => {
-    const { rows } = await t.db.pool.query('SELECT id, row_to_json(m)::text AS row_text, api_key_hash FROM merchants m ORDER BY id');
+    const { rows } = await t.db.pool.query(
+      `SELECT m.id, row_to_json(m)::text || row_to_json(k)::text AS row_text, k.key_hash
+         FROM merchants m JOIN api_keys k ON k.merchant_id = m.id ORDER BY m.id`,
+    );
     expect(rows).toHaveLength(2);
     for (const m of [acme, globex]) {
       const row = rows.find((r) => r.id === m.id)!;
-      expect(row.api_key_hash).toBe(createHmac('sha256', SALT).update(m.key).digest('hex'));
+      expect(row.key_hash).toBe(createHmac('sha256', SALT).update(m.key).digest('hex'));
       expect(row.row_text).not.toContain(m.key);
     }
   });

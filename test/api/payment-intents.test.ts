@@ -127,6 +127,21 @@ describe('POST /payment_intents', () => {
     expect(res.json().code).toBe(code);
   });
 
+  it('400 INVALID_IDEMPOTENCY_KEY for keys that are not well-formed Unicode or too long; nothing is created', async () => {
+    const quoteId = await newQuote(1);
+    const before = await t.db.pool.query('SELECT COUNT(*)::int AS n FROM payment_intents');
+    // Two different keys that PostgreSQL would both store as "lone\uFFFD" (one payment for two orders).
+    for (const key of ['lone\ud800', 'lone\udc00', 'x\udfff\ud800y', 'k'.repeat(256)]) {
+      const res = await create({ quote_id: quoteId, idempotency_key: key });
+      expect(res.statusCode, JSON.stringify(key)).toBe(400);
+      expect(res.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), code: 'INVALID_IDEMPOTENCY_KEY' });
+    }
+    expect((await t.db.pool.query('SELECT COUNT(*)::int AS n FROM payment_intents')).rows[0].n).toBe(before.rows[0].n);
+    // Surrogate pairs (an emoji) are well-formed text; 255 characters is the cap.
+    expect((await create({ quote_id: quoteId, idempotency_key: 'order-\u{1F600}' })).statusCode).toBe(201);
+    expect((await create({ quote_id: quoteId, idempotency_key: 'k'.repeat(255) })).statusCode).toBe(201);
+  });
+
   it('401 without a key', async () => {
     const res = await create({ quote_id: 'quo_x', idempotency_key: 'k' }, {});
     expect(res.statusCode).toBe(401);
@@ -181,7 +196,9 @@ describe('concurrency and the ledger', () => {
       );
       const codes = results.map((r) => r.statusCode);
       expect(codes.filter((c) => c === 201)).toHaveLength(10);
-      expect(results.filter((r) => r.statusCode === 400).every((r) => r.json().code === 'INSUFFICIENT_BALANCE')).toBe(true);
+      const refused = results.filter((r) => r.statusCode !== 201);
+      expect(refused).toHaveLength(10);
+      expect(refused.map((r) => [r.statusCode, r.json().code])).toEqual(Array(10).fill([400, 'INSUFFICIENT_BALANCE']));
       const overview = await fresh.app.inject({ method: 'GET', url: '/admin/overview' });
       const solana = overview.json().treasury_balances.find((b: { chain: string }) => b.chain === 'solana');
       expect(solana.available_balance).toBe(0);

@@ -38,6 +38,21 @@ describe('POST /quotes', () => {
   });
 
   it('an unhealthy chain is disqualified; a degraded one scores lower for reliable', async () => {
+    const both = { amount_usd: 5, destination: { ethereum_address: ETH_ADDRESS, solana_address: SOL_ADDRESS }, priority: 'reliable' };
+    const solanaRoute = (res: { json(): { candidate_routes: { chain: string; reliability_score: number; final_score: number }[] } }) =>
+      res.json().candidate_routes.find((r) => r.chain === 'solana')!;
+    const health = (status: string) =>
+      t.app.inject({ method: 'POST', url: '/admin/chain-health', payload: { chain: 'solana', health_status: status, rpc_error_rate: 0 } });
+    await health('healthy');
+    const healthy = solanaRoute(await quote(both));
+    await health('degraded');
+    const degradedQuote = await quote(both);
+    const degraded = solanaRoute(degradedQuote);
+    expect(healthy.reliability_score).toBe(1);
+    expect(degraded.reliability_score).toBe(0.6);
+    expect(degraded.final_score).toBeLessThan(healthy.final_score);
+    expect(degradedQuote.json().candidate_routes).toHaveLength(2); // degraded is not disqualified
+
     await t.app.inject({ method: 'POST', url: '/admin/chain-health', payload: { chain: 'solana', health_status: 'unhealthy' } });
     const res = await quote({ amount_usd: 5, destination: { ethereum_address: ETH_ADDRESS, solana_address: SOL_ADDRESS }, priority: 'low_fee' });
     expect(res.json().recommended_route).toBe('ethereum');
@@ -89,6 +104,20 @@ describe('POST /quotes', () => {
       expect(res.statusCode, chain).toBe(400);
       expect(res.json().code, chain).toBe('INVALID_DESTINATION');
     }
+  });
+
+  it('the simulated chains follow decision 7: zero address and System Program refused, all-upper-case Ethereum taken', async () => {
+    const zero = await quote({ amount_usd: 10, destination: { ethereum_address: `0x${'0'.repeat(40)}` }, priority: 'fast' });
+    expect(zero.statusCode).toBe(400);
+    expect(zero.json().code).toBe('INVALID_DESTINATION');
+    const systemProgram = await quote({ amount_usd: 10, destination: { solana_address: '1'.repeat(32) }, priority: 'fast' });
+    expect(systemProgram.statusCode).toBe(400);
+    expect(systemProgram.json().code).toBe('INVALID_DESTINATION');
+    // EIP-55: a checksum is carried by mixed case only; all upper case is as valid as all lower case.
+    const upper = await quote({ amount_usd: 10, destination: { ethereum_address: `0x${ETH_ADDRESS.slice(2).toUpperCase()}` }, priority: 'fast' });
+    expect(upper.statusCode, upper.body).toBe(201);
+    const lower = await quote({ amount_usd: 10, destination: { ethereum_address: ETH_ADDRESS.toLowerCase() }, priority: 'fast' });
+    expect(lower.statusCode, lower.body).toBe(201);
   });
 
   it('401 UNAUTHORIZED without a key', async () => {

@@ -2,7 +2,7 @@
 // decides where the sequence stands (so a reset chain heals), our live attempts and refused ones that their own
 // retry may re-sign keep their nonces, and a gap left by a transfer refused for good is filled first.
 import { beforeAll, afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { allocateNonce } from '../../src/chains/ethereum/nonces.js';
+import { allocateNonce } from '../../src/db/queries/nonces.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -44,7 +44,7 @@ async function attempt(intentId: string, nonce: number, status: string, reason: 
   );
 }
 
-const allocate = (pendingCount: number) => withTransaction(db.pool, (tx) => allocateNonce(tx, TREASURY, pendingCount));
+const allocate = (pendingCount: number) => withTransaction(db.pool, (tx) => allocateNonce(tx, 'ethereum', TREASURY, pendingCount));
 
 describe('ethereum nonce allocation', () => {
   it('10 concurrent allocations, each stored with its attempt, get 10 consecutive nonces from the pending count', async () => {
@@ -52,7 +52,7 @@ describe('ethereum nonce allocation', () => {
     const nonces = await Promise.all(
       Array.from({ length: 10 }, () =>
         withTransaction(db.pool, async (tx) => {
-          const nonce = await allocateNonce(tx, TREASURY, 3);
+          const nonce = await allocateNonce(tx, 'ethereum', TREASURY, 3);
           await tx.query(
             `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
              VALUES ($1, $2, 'ethereum', $1, 'signed', '0x', $3, 0, now())`,

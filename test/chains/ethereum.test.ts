@@ -15,13 +15,15 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../../src/chains/port.js';
+import { createEthereumKeySigner } from '../../src/chains/signers/key.js';
 import { ConfigError } from '../../src/config.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
-import { persistSignedAttempt } from '../../src/workers/outcomes.js';
+import { signAttempt } from '../../src/core/lifecycle/sign.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
 
 const CONFIRMATIONS = 3;
@@ -53,7 +55,7 @@ function adapterOptions(rpcUrl: string, rpcTimeoutSeconds = 5): EthereumAdapterO
   return {
     rpcUrl,
     usdcAddress: devnet.usdcAddress,
-    treasuryKey: devnet.treasuryKey,
+    signer: createEthereumKeySigner(devnet.treasuryKey),
     confirmations: CONFIRMATIONS,
     ethUsdPrice: 3000,
     rpcTimeoutSeconds,
@@ -70,10 +72,11 @@ function transfer(to: Address, amountMicros: bigint): TransferRequest {
 }
 
 /**
- * Signs as the execution worker does: the nonce and the attempt that holds it commit in one transaction.
- * `persistWith` is the adapter persistSignedAttempt may ask for a fee estimate.
+ * Signs as the execution worker does: prepared with no lock held, then the nonce and the attempt that holds it commit
+ * in one transaction.
  */
-function sign(request: TransferRequest, signer: ChainAdapter = adapter, persistWith: ChainAdapter = signer): Promise<SignedTransfer> {
+async function sign(request: TransferRequest, signer: ChainAdapter = adapter): Promise<SignedTransfer> {
+  const prepared = await signer.prepareTransfer(request);
   return withTransaction(db.pool, async (tx) => {
     await tx.query(
       `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
@@ -81,10 +84,8 @@ function sign(request: TransferRequest, signer: ChainAdapter = adapter, persistW
        VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
       [request.paymentIntentId, request.amountMicros, request.to],
     );
-    const signed = await signer.signTransfer(tx, request);
     const intent = (await findIntent(tx, request.paymentIntentId))!;
-    await persistSignedAttempt(tx, persistWith, intent, signed, new Date());
-    return signed;
+    return (await signAttempt(tx, signer, intent, prepared, new Date())).signed;
   });
 }
 
@@ -221,9 +222,7 @@ describe('ethereum adapter: identity and validation', () => {
 
   it('refuses a malformed treasury key without echoing it', async () => {
     const bad = `${devnet.treasuryKey}ff`;
-    await expect(createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), treasuryKey: bad })).rejects.toThrow(
-      /^treasuryKey must be a 32-byte hex private key$/,
-    );
+    expect(() => createEthereumKeySigner(bad)).toThrow(/^treasuryKey must be a 32-byte hex private key$/);
   });
 });
 
@@ -386,7 +385,7 @@ describe('ethereum adapter: transfers', () => {
       await adapter.broadcast(original);
       expect(await adapter.getStatus(original)).toEqual({ state: 'pending' });
 
-      const bumped = await adapter.replaceWithHigherFee!(db.pool, request, original);
+      const bumped = await signReplacement(adapter, db.pool, request, original);
       expect(bumped.txId).not.toBe(original.txId);
       expect(bumped.meta.nonce).toBe(original.meta.nonce);
       expect(bumped.meta.gas).toBe(original.meta.gas);
@@ -484,7 +483,7 @@ describe('ethereum adapter: transfers', () => {
     const signed = await sign(request, logged);
     await logged.broadcast(signed);
     await untilIncluded(signed);
-    await logged.replaceWithHigherFee!(db.pool, request, signed); // signed, never sent
+    await signReplacement(logged, db.pool, request, signed); // signed, never sent
     expect(lines.length).toBeGreaterThanOrEqual(3);
     expect(lines.join('\n').toLowerCase()).not.toContain(devnet.treasuryKey.slice(2).toLowerCase());
   });
@@ -492,7 +491,7 @@ describe('ethereum adapter: transfers', () => {
   it('refuses to re-sign a different transfer as a replacement', async () => {
     const request = transfer(freshAddress(), 10n);
     const signed = await sign(request);
-    const error = await expectChainError(adapter.replaceWithHigherFee!(db.pool, { ...request, amountMicros: 11n }, signed));
+    const error = await expectChainError(signReplacement(adapter, db.pool, { ...request, amountMicros: 11n }, signed));
     expect(error.reason).toBe('internal_error');
     await adapter.broadcast(signed); // keep the nonce sequence gap-free for the tests below
     await untilIncluded(signed);
@@ -537,7 +536,7 @@ describe('ethereum adapter: node unreachable', () => {
     expect(probe.error).toBeTruthy();
     // Signing needs the node too; it fails before any nonce is taken, and nothing was sent.
     const nonceBefore = await storedNextNonce();
-    const signing = withTransaction(db.pool, (tx) => down.signTransfer(tx, transfer(freshAddress(), 1n)));
+    const signing = withTransaction(db.pool, (tx) => signTransfer(down, tx, transfer(freshAddress(), 1n)));
     const signError = await expectChainError(signing);
     expect(signError).toMatchObject({ reason: 'rpc_timeout', outcome: 'rejected' });
     expect(await storedNextNonce()).toBe(nonceBefore);
@@ -574,10 +573,11 @@ describe('ethereum adapter: node unreachable', () => {
     const signed = await sign(request);
     const calls: [string, () => Promise<unknown>][] = [
       ['getStatus', () => silent.getStatus(signed)],
-      ['signTransfer', () => withTransaction(db.pool, (tx) => silent.signTransfer(tx, transfer(freshAddress(), 1n)))],
-      ['replaceWithHigherFee', () => silent.replaceWithHigherFee!(db.pool, request, signed)],
+      ['prepareTransfer', () => silent.prepareTransfer(transfer(freshAddress(), 1n))],
+      ['prepareReplacement', () => silent.prepareReplacement!(request, signed)],
       ['estimateFee', () => silent.estimateFee()],
       ['treasuryUsdcBalance', () => silent.treasuryUsdcBalance()],
+      ['treasuryNativeBalance', () => silent.treasuryNativeBalance()],
     ];
     for (const [name, call] of calls) {
       const [error, ms] = await timed(() => expectChainError(call()));
@@ -607,12 +607,23 @@ describe('ethereum adapter: node unreachable', () => {
     }
   });
 
-  it('stores the fee estimate read while signing: persisting the attempt asks the node nothing under the nonce lock', async () => {
-    const silent = await createEthereumAdapter(adapterOptions(blackHoleUrl, TIMEOUT_SECONDS));
-    const [signed, ms] = await timed(() => sign(transfer(freshAddress(), 1n), adapter, silent));
-    expect(signed.feeEstimate?.feeUsd).toBeGreaterThan(0);
-    expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(signed.feeEstimate!.feeUsd);
-    expect(ms).toBeLessThan(TIMEOUT_SECONDS * 1000); // asking the silent node would have waited for its timeout
+  it('signs locally: once prepared, signing and storing the attempt (under the nonce lock) ask the node nothing', async () => {
+    const hop = await startForwarder({});
+    const viaHop = await createEthereumAdapter(adapterOptions(hop.url, TIMEOUT_SECONDS));
+    const request = transfer(freshAddress(), 1n);
+    const prepared = await viaHop.prepareTransfer(request);
+    await hop.close(); // from here on, any request of viaHop's would fail
+    expect(prepared.feeEstimate.feeUsd).toBeGreaterThan(0);
+    const signed = await withTransaction(db.pool, async (tx) => {
+      await tx.query(
+        `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
+           destination_address, created_at, updated_at)
+         VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
+        [request.paymentIntentId, request.amountMicros, request.to],
+      );
+      return (await signAttempt(tx, viaHop, (await findIntent(tx, request.paymentIntentId))!, prepared, new Date())).signed;
+    });
+    expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(prepared.feeEstimate.feeUsd);
     await adapter.broadcast(signed);
     await untilIncluded(signed);
   });

@@ -8,6 +8,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { signTransfer } from '../helpers/sign.js';
 
 const open: TestContext[] = [];
 afterEach(async () => {
@@ -45,7 +46,7 @@ async function signMany(t: TestContext, count: number, prefix: string): Promise<
       [t.ctx.adapters.ethereum, ETH_ADDRESS],
       [t.ctx.adapters.solana, SOL_ADDRESS],
     ] as const) {
-      const signed = await adapter.signTransfer(t.db.pool, { paymentIntentId: `pi_${prefix}_${i}`, to, amountMicros: 1_000_000n + BigInt(i) });
+      const signed = await signTransfer(adapter, t.db.pool, { paymentIntentId: `pi_${prefix}_${i}`, to, amountMicros: 1_000_000n + BigInt(i) });
       signedList.push({ adapter, signed });
     }
   }
@@ -138,15 +139,15 @@ describe('a simulated run replays', () => {
     const request = { paymentIntentId: 'pi_seq', to: ETH_ADDRESS, amountMicros: 1n };
     const sequenceOf = (signed: SignedTransfer) => (JSON.parse(signed.rawTx) as { chain_sequence: number }).chain_sequence;
 
-    const kept = await adapter.signTransfer(t.db.pool, request);
+    const kept = await signTransfer(adapter, t.db.pool, request);
     await expect(
       withTransaction(t.db.pool, async (tx) => {
-        await adapter.signTransfer(tx, request);
+        await signTransfer(adapter, tx, request);
         throw new Error('the caller rolls back');
       }),
     ).rejects.toThrow('the caller rolls back');
-    const next = await adapter.signTransfer(t.db.pool, request);
-    const solana = await t.ctx.adapters.solana.signTransfer(t.db.pool, { ...request, to: SOL_ADDRESS });
+    const next = await signTransfer(adapter, t.db.pool, request);
+    const solana = await signTransfer(t.ctx.adapters.solana, t.db.pool, { ...request, to: SOL_ADDRESS });
 
     expect(sequenceOf(next)).toBe(sequenceOf(kept) + 1);
     expect(sequenceOf(solana)).toBe(1); // one sequence per chain
@@ -214,7 +215,7 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
   it('a send in progress reads as unknown, never as unable to land', async () => {
     const t = await context({ SIM_SEED: 'in-progress', SIM_FAILURE_RATE: '0' });
     const adapter = t.ctx.adapters.solana;
-    const signed = await adapter.signTransfer(t.db.pool, { paymentIntentId: 'pi_in_progress', to: SOL_ADDRESS, amountMicros: 5n });
+    const signed = await signTransfer(adapter, t.db.pool, { paymentIntentId: 'pi_in_progress', to: SOL_ADDRESS, amountMicros: 5n });
 
     // Hold the send between its decision and its commit: an uncommitted row with the same tx id makes the node's
     // record wait on this transaction.

@@ -12,10 +12,12 @@ import { createSolanaAdapter, type SolanaAdapterOptions } from '../../src/chains
 import { INSTRUCTION_ERROR_VERDICTS, TRANSACTION_ERROR_VERDICTS } from '../../src/chains/solana/error-table.js';
 import { SolanaConfigError } from '../../src/chains/solana/errors.js';
 import { generateSolanaSecretKey, InvalidSecretKeyError, parseSolanaSecretKey } from '../../src/chains/solana/keys.js';
+import { createSolanaKeySigner } from '../../src/chains/signers/key.js';
 import { ChainError, type ChainAdapter, type SignedTransfer, type TransferRequest } from '../../src/chains/port.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { signTransfer } from '../helpers/sign.js';
 
 const FINALIZE_AFTER_SLOTS = 32;
 const TOKEN_ACCOUNT_BYTES = 165n;
@@ -45,7 +47,7 @@ function adapterOptions(chain: SolanaDevnet, overrides: Partial<SolanaAdapterOpt
   return {
     rpcUrl: chain.rpcUrl,
     usdcMint: chain.usdcMint,
-    treasuryKey: chain.treasuryKey,
+    signer: createSolanaKeySigner(chain.treasuryKey),
     solUsdPrice: 150,
     rpcTimeoutSeconds: 5,
     ...overrides,
@@ -62,7 +64,7 @@ function transfer(to: string, amountMicros: bigint): TransferRequest {
 }
 
 function sign(request: TransferRequest, on: ChainAdapter = adapter): Promise<SignedTransfer> {
-  return withTransaction(db.pool, (tx) => on.signTransfer(tx, request));
+  return withTransaction(db.pool, (tx) => signTransfer(on, tx, request));
 }
 
 async function usdcOf(owner: Address, chain: SolanaDevnet = devnet): Promise<bigint> {
@@ -256,6 +258,7 @@ describe('refusals and failures', () => {
     expect(refused.reason).toBe('invalid_destination');
     expect(refused.outcome).toBe('rejected');
     expect((await chainError(sign(transfer(devnet.treasuryAddress, 1n)))).reason).toBe('invalid_destination');
+    expect((await chainError(sign(transfer('11111111111111111111111111111111', 1n)))).reason).toBe('invalid_destination');
   });
 
   it('refuses with insufficient_gas when the treasury cannot pay the new account rent, or any fee at all', async () => {
@@ -424,13 +427,14 @@ describe('health, fees and addresses', () => {
     expect(adapter).toMatchObject({ chain: 'solana', nativeCurrency: 'SOL', nativeDecimals: 9, kind: 'rpc' });
     expect(adapter.typicalFinalitySeconds).toBe(13);
     expect(adapter.treasuryAddress()).toBe(devnet.treasuryAddress);
-    expect(adapter.replaceWithHigherFee).toBeUndefined();
+    expect(adapter.prepareReplacement).toBeUndefined();
     expect(adapter.isValidAddress(freshRecipient())).toBe(true);
     expect(adapter.isValidAddress('0x52908400098527886E0F7030069857D2E4169EE7')).toBe(false);
     expect(adapter.isValidAddress('3yZe7d')).toBe(false); // base58, but not 32 bytes
     expect(adapter.isValidAddress('')).toBe(false);
     expect(adapter.isValidAddress(devnet.treasuryAddress)).toBe(false); // it would pay itself
     expect(adapter.isValidAddress(devnet.usdcMint)).toBe(false);
+    expect(adapter.isValidAddress('11111111111111111111111111111111')).toBe(false); // the System Program: nobody's wallet
   });
 });
 
@@ -470,7 +474,7 @@ describe('treasury keys', () => {
   });
 
   it('refuses a bad key or mint when the adapter is created, before any RPC call', () => {
-    expect(() => createSolanaAdapter(adapterOptions(devnet, { treasuryKey: 'nope' }))).toThrow(InvalidSecretKeyError);
+    expect(() => createSolanaKeySigner('nope')).toThrow(InvalidSecretKeyError);
     expect(() => createSolanaAdapter(adapterOptions(devnet, { usdcMint: 'not-a-mint' }))).toThrow(SolanaConfigError);
   });
 });

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { getBase58Decoder, getBase58Encoder, type Address as SolanaAddress } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
@@ -353,6 +353,6 @@ describe.runIf(process.platform === 'linux')('the devnet never leaves anvil behi
     shell.kill('SIGKILL');
     await waitFor('devnet and anvil gone with their parent', async () => !isAlive(node) && !isAlive(anvil), EXIT_MS);
     expect(existsSync(env.DATA_DIR!), 'a DATA_DIR in use is left in place').toBe(true);
-    rmSync(env.DATA_DIR!, { recursive: true, force: true });
+    rmSync(dirname(env.DATA_DIR!), { recursive: true, force: true }); // the run directory it sits in
   }, 60_000);
 });

@@ -2,7 +2,7 @@
 // same workers as production. Transfers are checked on chain to the micro-unit.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveManualReview } from '../../src/core/operator.js';
+import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
@@ -105,9 +105,11 @@ describe('real chains', () => {
     const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => pay(1 + i / 100, { ethereum_address: ETH_RECIPIENT }, `eth-${i}`)));
     // Run the ten jobs concurrently, as several workers would.
     const jobs = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { batchSize: 20, ignoreStartAfter: true });
-    const { executePayment } = await import('../../src/workers/execution/execute.js');
+    const { executePayment } = await import('../../src/core/lifecycle/execute.js');
     await Promise.all(jobs.map((job) => executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job.data)));
     for (const job of jobs) await t.boss.complete('payment-execute', job.id);
+    // A run whose node read timed out on a busy machine (RPC_TIMEOUT_SECONDS is 1 here) queued its retry: run it too.
+    await drainExecution(t);
     const nonces = await t.db.pool.query("SELECT chain_meta->>'nonce' AS nonce FROM payment_attempts WHERE chain = 'ethereum'");
     expect(new Set(nonces.rows.map((r) => r.nonce)).size).toBe(nonces.rows.length);
     for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
@@ -146,7 +148,7 @@ describe('real chains', () => {
     try {
       id = await pay(2, { ethereum_address: ETH_RECIPIENT }, 'down-1');
       const [job] = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { ignoreStartAfter: true });
-      const { executePayment } = await import('../../src/workers/execution/execute.js');
+      const { executePayment } = await import('../../src/core/lifecycle/execute.js');
       await executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
       await t.boss.complete('payment-execute', job!.id);
       const intent = await read(id);

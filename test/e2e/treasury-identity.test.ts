@@ -43,13 +43,12 @@ async function adaptersFor(devnet: SolanaDevnet): Promise<ChainAdapters> {
 
 describe('treasury identity', () => {
   it('refuses to start when the stored treasury is not the adapter wallet, naming the chain, both addresses and the fix', async () => {
-    const config = { simTreasuryUsdcMicros: 1_000_000n };
     const before = await adaptersFor(first);
-    await ensureTreasuries(db.pool, before, config, clock.now());
-    await ensureTreasuries(db.pool, before, config, clock.now()); // a restart with the same key is fine
+    await ensureTreasuries(db.pool, before, clock.now());
+    await ensureTreasuries(db.pool, before, clock.now()); // a restart with the same key is fine
 
     const after = await adaptersFor(restarted);
-    const error = await ensureTreasuries(db.pool, after, config, clock.now()).then(
+    const error = await ensureTreasuries(db.pool, after, clock.now()).then(
       () => undefined,
       (e: unknown) => e,
     );

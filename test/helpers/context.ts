@@ -10,6 +10,7 @@ import type { AppContext } from '../../src/core/context.js';
 import { ensureTestMerchant } from '../../src/core/merchants.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
 import { startQueue } from '../../src/jobs/queue.js';
+import { createMetrics } from '../../src/metrics/registry.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
 export interface TestContext {
@@ -23,7 +24,14 @@ export interface TestContext {
 
 export async function createTestContext(env: Record<string, string> = {}, options: { admin?: boolean } = {}): Promise<TestContext> {
   const db = await createTestDatabase();
-  const config: Config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env, DATABASE_URL: db.url });
+  // Test files send many requests as one merchant on a clock that barely moves: a limit only where a test sets one.
+  const config: Config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    ...env,
+    DATABASE_URL: db.url,
+  });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const log = pino({ level: config.logLevel });
   const boss = await startQueue({
@@ -32,9 +40,10 @@ export async function createTestContext(env: Record<string, string> = {}, option
     retryDelaySeconds: config.executionRetryDelaySeconds,
     supervise: false,
   });
-  const adapters = await createAdapters(config, db.pool, clock, log);
-  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss };
-  await ensureTreasuries(db.pool, adapters, config, clock.now());
+  const metrics = createMetrics();
+  const adapters = await createAdapters(config, db.pool, clock, log, metrics);
+  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics };
+  await ensureTreasuries(db.pool, adapters, clock.now());
   if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());
   const app = await buildApp(ctx, { merchant: true, admin: options.admin ?? true, readiness: { ready: true } });
   return {

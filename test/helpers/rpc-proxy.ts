@@ -6,18 +6,32 @@ import type { AddressInfo } from 'node:net';
 export interface RpcProxy {
   url: string;
   down: boolean;
+  /** JSON-RPC methods held unanswered (and never passed on) even while up, e.g. a send that never gets through. */
+  holdMethods: Set<string>;
+  /** Requests held so far, by method. */
+  held: string[];
   close(): Promise<void>;
+}
+
+function methodOf(body: Buffer): string {
+  try {
+    return String((JSON.parse(body.toString('utf8')) as { method?: unknown }).method ?? '');
+  } catch {
+    return '';
+  }
 }
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const held: ServerResponse[] = [];
-  const proxy: RpcProxy = { url: '', down: false, close: async () => undefined };
+  const proxy: RpcProxy = { url: '', down: false, holdMethods: new Set(), held: [], close: async () => undefined };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      if (proxy.down) {
+      const method = methodOf(Buffer.concat(chunks));
+      if (proxy.down || proxy.holdMethods.has(method)) {
         held.push(res);
+        proxy.held.push(method);
         return;
       }
       try {

@@ -3,7 +3,7 @@ import type PgBoss from 'pg-boss';
 import pino from 'pino';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { confirmOnce } from '../../src/workers/confirmation/confirm.js';
-import { executePayment } from '../../src/workers/execution/execute.js';
+import { executePayment } from '../../src/core/lifecycle/execute.js';
 import type { TestContext } from './context.js';
 
 const quiet = pino({ level: 'silent' });

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
+const STRONG_SALT = '8c1f0e5b7a9d4c23e6f1b0a9d8c7e6f5';
+const STRONG_WEBHOOK_SECRET = 'whsec_K3p7Xn0QvR2sT9uW1yZ4aB6cD8eF0gH2iJ4kL6mN8oP=';
+
 describe('config', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({});
@@ -51,9 +54,55 @@ describe('config', () => {
 
   it('production requires its secrets; rpc adapters require their settings', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow('API_KEY_SALT');
-    expect(() => loadConfig({ NODE_ENV: 'production', API_KEY_SALT: 's' })).toThrow('WEBHOOK_SIGNING_SECRET');
+    expect(() => loadConfig({ NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT })).toThrow('WEBHOOK_SIGNING_SECRET');
     expect(() => loadConfig({ ETHEREUM_ADAPTER: 'rpc' })).toThrow('ETHEREUM_RPC_URL');
     expect(() => loadConfig({ SOLANA_ADAPTER: 'rpc', SOLANA_RPC_URL: 'http://x', SOLANA_USDC_MINT: 'm' })).toThrow('SOLANA_TREASURY_KEY');
+  });
+
+  it('production refuses weak secrets with a message naming the variable, never the value', () => {
+    const strong = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    expect(loadConfig(strong).production).toBe(true);
+    expect(loadConfig({ ...strong, WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r1bW3jPz6XvN0xQx0r7nYb8gL2c4dE5fG6hI7k=' }).production).toBe(true);
+    expect(loadConfig({ ...strong, ADMIN_TOKEN: 'correct horse battery staple here ok' }).adminToken).toBe('correct horse battery staple here ok');
+    for (const variable of ['API_KEY_SALT', 'WEBHOOK_SIGNING_SECRET', 'ADMIN_TOKEN'] as const) {
+      for (const weak of ['s', 'short-but-not-empty-secret', 'a'.repeat(64), 'abcd'.repeat(12), '0101010101010101010101010101010101010101']) {
+        let thrown: unknown;
+        try {
+          loadConfig({ ...strong, [variable]: weak });
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, `${variable}=${weak}`).toBeInstanceOf(ConfigError);
+        expect((thrown as ConfigError).variable).toBe(variable);
+        if (weak.length > 8) expect(String(thrown)).not.toContain(weak);
+      }
+    }
+    // Development keeps its convenience: short secrets are fine there.
+    expect(loadConfig({ API_KEY_SALT: 's', WEBHOOK_SIGNING_SECRET: 'dev', ADMIN_TOKEN: 't' }).adminToken).toBe('t');
+  });
+
+  it('webhook settings: DEV_MERCHANT_WEBHOOK_URL as onboarding checks it, the SSRF guard on in production, allowlists parsed', () => {
+    for (const bad of ['http://', 'http:///hooks', 'ftp://h.example/', 'https://user:hunter2@h.example/hooks']) {
+      let thrown: unknown;
+      try {
+        loadConfig({ DEV_MERCHANT_WEBHOOK_URL: bad });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, bad).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).variable).toBe('DEV_MERCHANT_WEBHOOK_URL');
+      expect(String(thrown)).not.toContain('hunter2');
+    }
+    expect(loadConfig({ DEV_MERCHANT_WEBHOOK_URL: 'http://127.0.0.1:4000/hooks' }).devMerchantWebhookUrl).toBe('http://127.0.0.1:4000/hooks');
+    expect(loadConfig({}).webhookSsrfGuard).toBe(false);
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    expect(loadConfig(production).webhookSsrfGuard).toBe(true);
+    expect(loadConfig({ ...production, WEBHOOK_SSRF_GUARD: 'off' }).webhookSsrfGuard).toBe(false);
+    expect(loadConfig({ WEBHOOK_ALLOWED_HOSTS: 'hooks.internal, 10.0.0.0/8' }).webhookAllowedHosts).toEqual(['hooks.internal', '10.0.0.0/8']);
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_HOSTS: '10.0.0.0/99' })).toThrow('WEBHOOK_ALLOWED_HOSTS');
+    expect(() => loadConfig({ WEBHOOK_SSRF_GUARD: 'maybe' })).toThrow('WEBHOOK_SSRF_GUARD');
+    expect(loadConfig({ ADMIN_ALLOWED_HOSTS: 'Ops.Internal, 10.0.0.7' }).adminAllowedHosts).toEqual(['ops.internal', '10.0.0.7']);
+    expect(() => loadConfig({ ADMIN_ALLOWED_HOSTS: 'http://ops.internal/' })).toThrow('ADMIN_ALLOWED_HOSTS');
   });
 
   it('reads treasury keys from a file, never echoing the key in errors', async () => {

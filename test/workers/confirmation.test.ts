@@ -6,8 +6,10 @@ import { createAdapters } from '../../src/chains/factory.js';
 import type { TxStatus } from '../../src/chains/port.js';
 import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { CONFIRMATION_BATCH } from '../../src/workers/confirmation/confirm.js';
-import { decideConfirmation } from '../../src/workers/confirmation/decide.js';
+import { confirmRound, ROUND_PAGE } from '../../src/core/lifecycle/confirm.js';
+import type { SignedTransfer } from '../../src/domain/chain.js';
+import { decideConfirmation } from '../../src/domain/confirmation.js';
+import { transferVerdict } from '../../src/domain/transfer-verdict.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
@@ -43,24 +45,30 @@ describe('decideConfirmation', () => {
   const expired: TxStatus = { state: 'expired' };
 
   it('names a transfer that can no longer land in its chain own terms', () => {
-    expect(decideConfirmation({ ...base, chain: 'solana', chainStatus: expired })).toMatchObject({ kind: 'fail', reason: 'blockhash_expired' });
-    expect(decideConfirmation({ ...base, chain: 'ethereum', chainStatus: expired })).toMatchObject({ kind: 'fail', reason: 'dropped' });
+    const solana = transferVerdict(expired, { chain: 'solana' });
+    const ethereum = transferVerdict(expired, { chain: 'ethereum' });
+    expect(decideConfirmation({ ...base, verdict: solana })).toMatchObject({ kind: 'fail', reason: 'blockhash_expired' });
+    expect(decideConfirmation({ ...base, verdict: ethereum })).toMatchObject({ kind: 'fail', reason: 'dropped' });
   });
 });
 
 describe('the confirmation worker', () => {
-  it('settles a new payment within a bounded number of polls behind more than a batch of stuck ones', { timeout: 120_000 }, async () => {
+  it('one round looks at every open attempt, more than a thousand, in batched status calls', { timeout: 240_000 }, async () => {
     const env = { SIM_TREASURY_USDC: '100000', SIM_STUCK_RATE: '1', STUCK_AFTER_SECONDS: '600' };
     t = await createTestContext(env);
-    const stuck = CONFIRMATION_BATCH + 10;
+    const stuck = ROUND_PAGE + 10;
     for (let i = 0; i < stuck; i++) await pay(1);
-    await drainExecution(t);
+    await drainExecution(t, 2 * stuck);
     t.clock.advance(601_000);
-    // Every stuck transfer reaches manual review, a batch per poll.
-    for (let poll = 0; poll < Math.ceil(stuck / CONFIRMATION_BATCH); poll++) {
-      await confirm(t);
-      t.clock.advance(15_000);
-    }
+    // Every stuck transfer reaches manual review in one round, asked about in one status call per page.
+    const calls: number[] = [];
+    const counting = {
+      ...t.ctx.adapters,
+      solana: { ...t.ctx.adapters.solana, getStatuses: (signed: readonly SignedTransfer[]) => (calls.push(signed.length), t!.ctx.adapters.solana.getStatuses(signed)) },
+    };
+    const round = await confirmRound({ ...t.ctx, adapters: counting, log: pino({ level: 'silent' }) });
+    expect(round).toMatchObject({ seen: stuck, manualReview: stuck });
+    expect(calls).toEqual([ROUND_PAGE, stuck - ROUND_PAGE]);
     expect(await countWithStatus('manual_review')).toBe(stuck);
 
     // A healthy transfer, broadcast after the backlog formed (same simulated network, no stuck transactions).
@@ -71,17 +79,9 @@ describe('the confirmation worker', () => {
     expect(await statusOf(id)).toBe('broadcasted');
     t.clock.advance(20_000); // past Solana finality on the simulator
 
-    const bound = Math.ceil((stuck + 1) / CONFIRMATION_BATCH);
-    for (let poll = 0; poll < bound && (await statusOf(id)) !== 'settled'; poll++) {
-      await confirm(t);
-      t.clock.advance(15_000);
-    }
+    // The next round reaches it behind the whole backlog, and the backlog is still watched.
+    expect(await confirm(t)).toMatchObject({ seen: stuck + 1, settled: 1, manualReview: 0 });
     expect(await statusOf(id)).toBe('settled');
-    // The backlog keeps being watched: every open attempt was checked in the last round.
-    const unchecked = await t.db.pool.query<{ n: number }>(
-      "SELECT COUNT(*)::int AS n FROM payment_attempts WHERE status = 'broadcasted' AND last_checked_at IS NULL",
-    );
-    expect(unchecked.rows[0]!.n).toBe(0);
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 

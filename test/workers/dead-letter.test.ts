@@ -1,11 +1,13 @@
-// Execution jobs pg-boss gave up on: the intent fails when no transfer can land, and goes to manual review when one
-// might, where the confirmation worker keeps watching the transfer until the chain decides.
+// Execution jobs pg-boss gave up on: a transfer that may land goes to manual review, where the confirmation worker
+// keeps watching it until the chain decides; one mined and reverted fails with the chain's reason; and when nothing
+// reached the chain the payment waits in manual review with its funds reserved, for an operator (decision 100).
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/chains/port.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { handleDeadExecution } from '../../src/workers/execution/dead-letter.js';
-import { executePayment, type ExecutionDeps } from '../../src/workers/execution/execute.js';
+import { handleDeadExecution } from '../../src/core/lifecycle/abandon.js';
+import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
+import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
@@ -54,31 +56,68 @@ const solanaReserved = async () =>
   (await t.app.inject({ method: 'GET', url: '/admin/overview' })).json().treasury_balances.find((b: { chain: string }) => b.chain === 'solana')
     .reserved_balance as number;
 
-describe('handleDeadExecution, no transfer can land', () => {
-  it('fails an intent whose job died before signing: funds released, payment.failed', async () => {
+describe('handleDeadExecution, nothing reached the chain', () => {
+  it('a job that died before signing leaves the payment in manual_review with its funds reserved, never failed', async () => {
     const id = await pay(11);
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
     const intent = await read(id);
-    expect(intent.status).toBe('failed');
+    expect(intent.status).toBe('manual_review');
     expect(intent.attempts).toEqual([]);
+    expect(entryTypes(intent)).toEqual(['reserve']);
+    expect((await eventTypes(id)).at(-1)).toBe('payment.manual_review');
+    expect(await solanaReserved()).toBe(11);
+    const { rows } = await t.db.pool.query('SELECT to_status, reason FROM payment_intent_transitions WHERE payment_intent_id = $1 ORDER BY id DESC LIMIT 1', [id]);
+    expect(rows[0]).toEqual({ to_status: 'manual_review', reason: 'execution_abandoned' });
+
+    // An operator says what happens: one more execution attempt pays it out.
+    expect(await resolveManualReview(deps(), id, 'retry')).toEqual({ payment_intent_id: id, status: 'retrying', tx_id: null });
+    await drainExecution(t);
+    expect((await read(id)).status).toBe('broadcasted');
+    t.clock.advance(20_000);
+    await confirm(t);
+    expect((await read(id)).status).toBe('settled');
+    expect(await solanaReserved()).toBe(0);
+  });
+
+  it('an operator fails it instead: funds released, payment.failed', async () => {
+    const id = await pay(10);
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    expect(await resolveManualReview(deps(), id, 'failed')).toMatchObject({ status: 'failed' });
+    const intent = await read(id);
     expect(entryTypes(intent)).toEqual(['reserve', 'release']);
     expect((await eventTypes(id)).at(-1)).toBe('payment.failed');
     expect(await solanaReserved()).toBe(0);
   });
 
-  it('fails an intent whose only transfer the node refused: funds released, payment.failed', async () => {
+  it('a transfer the node refused for good (nothing on chain): manual_review, funds reserved', async () => {
     const id = await pay(12);
     await executePayment(deps(refusing()), { payment_intent_id: id, attempt: 1 });
     expect((await read(id)).status).toBe('retrying');
-    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    // The retry's job (attempt 2) is the one pg-boss gave up on.
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     const intent = await read(id);
-    expect(intent.status).toBe('failed');
+    expect(intent.status).toBe('manual_review');
     expect(intent.attempts.map((a: { status: string }) => a.status)).toEqual(['failed']);
-    expect(entryTypes(intent)).toEqual(['reserve', 'debit', 'release']);
-    expect((await eventTypes(id)).at(-1)).toBe('payment.failed');
+    expect(entryTypes(intent)).toEqual(['reserve', 'debit']);
+    expect(await solanaReserved()).toBe(12);
+    // --retry is refused while a transfer might land; there is none here.
+    expect(await resolveManualReview(deps(), id, 'failed')).toMatchObject({ status: 'failed' });
     expect(await solanaReserved()).toBe(0);
   });
 
+  it('a dead job of an earlier attempt changes nothing: the current attempt is alive', async () => {
+    const id = await pay(17);
+    await executePayment(deps(refusing()), { payment_intent_id: id, attempt: 1 });
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    expect((await read(id)).status).toBe('retrying');
+    // (Leave the books as the next tests expect them: the retry's job is abandoned too, and an operator fails it.)
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
+    await resolveManualReview(deps(), id, 'failed');
+    expect(await solanaReserved()).toBe(0);
+  });
+});
+
+describe('handleDeadExecution, a transfer failed on chain', () => {
   it('fails an intent whose transfer the chain reports reverted, with the chain\'s reason and the fee it spent', async () => {
     const id = await pay(16);
     await executePayment(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
@@ -86,7 +125,7 @@ describe('handleDeadExecution, no transfer can land', () => {
       ...t.ctx.adapters,
       solana: { ...t.ctx.adapters.solana, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
     };
-    await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt: 1 });
+    await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt: 2 });
     const intent = await read(id);
     expect(intent.status).toBe('failed');
     expect(intent.attempts).toMatchObject([{ status: 'failed', failure_reason: 'reverted', actual_fee_native: 0.000005 }]);
@@ -100,7 +139,7 @@ describe('handleDeadExecution, a transfer may land', () => {
     const id = await pay(13);
     // The node took the bytes but the answer was lost; then the job was abandoned.
     await executePayment(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
-    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     let intent = await read(id);
     expect(intent.status).toBe('manual_review');
     expect(await solanaReserved()).toBe(13); // never released while the transfer might land
@@ -120,7 +159,7 @@ describe('handleDeadExecution, a transfer may land', () => {
   it('re-sends a transfer the chain never got, then settles it', async () => {
     const id = await pay(14);
     await executePayment(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
-    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     expect((await read(id)).status).toBe('manual_review');
 
     await confirm(t); // the chain does not know the bytes: the same bytes go out again
@@ -135,7 +174,7 @@ describe('handleDeadExecution, a transfer may land', () => {
   it('a late execution job changes nothing, and the books balance', async () => {
     const id = await pay(15);
     await executePayment(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
-    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
+    await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     await drainExecution(t); // every job still queued (this retry included) finds its intent past execution
     const intent = await read(id);
     expect(intent.status).toBe('manual_review');

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import type { ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { executePayment, type ExecutionDeps } from '../../src/workers/execution/execute.js';
+import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
 
 let t: TestContext;
@@ -26,11 +26,10 @@ function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatu
   return {
     ...real,
     sent,
-    signTransfer: async (db, request) => {
+    prepareTransfer: async (request) => {
       if (signRefusal) throw signRefusal;
-      return real.signTransfer(db, request);
+      return real.prepareTransfer(request);
     },
-    estimateFee: () => real.estimateFee(),
     async broadcast(signed: SignedTransfer) {
       sent.push(signed.txId);
       const next = broadcasts.shift();

@@ -12,7 +12,8 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CHAINS, type Chain } from '../../src/chains/port.js';
-import { cancelPayment, resolveManualReview } from '../../src/core/operator.js';
+import { cancelPayment } from '../../src/core/lifecycle/cancel.js';
+import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
 import { AppError } from '../../src/domain/errors.js';
 import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -116,7 +117,8 @@ class Run {
   readonly keys = new Map<string, { quoteId: string; intentId: string | null }>();
   readonly keyList: string[] = [];
   /** Intents an operator settled by hand after an outside check: their transfer may be stuck on the chain. */
-  readonly handSettled = new Set<string>();
+  /** Intents an operator settled by hand, and when (the clock's ms). */
+  readonly handSettled = new Map<string, number>();
   readonly workerErrors: string[] = [];
   readonly log = pino({ level: 'error' }, { write: (line: string) => void this.workerErrors.push(line) });
   private nextKey = 0;
@@ -296,7 +298,7 @@ async function apply(run: Run, cmd: Command): Promise<void> {
       // Stuck simulated transfers stay pending forever: failing one takes an operator's outside check (force).
       const result = await resolveManualReview(t.ctx, id, cmd.resolution, { force: true });
       expect(result.status).toBe(cmd.resolution);
-      if (cmd.resolution === 'settled') run.handSettled.add(id);
+      if (cmd.resolution === 'settled') run.handSettled.set(id, t.clock.now().getTime());
       return;
     }
     case 'cancel': {
@@ -410,9 +412,13 @@ async function checkInvariants(run: Run): Promise<void> {
     expect(open.reduce((s, f) => s + f.micros, 0n), where).toBe(reserved + inFlight);
     // The chain agrees with the books up to two explained differences: open intents whose transfer is already final
     // (paid on chain, still in flight in the books) and payouts an operator settled by hand while their transfer is
-    // stuck (paid in the books, never on chain).
-    const landedOpen = open.flatMap((f) => f.transfers).filter((x) => !x.stuck && x.finalAtMs <= nowMs);
-    const handSettled = [...facts.values()].filter((f) => f.chain === chain && run.handSettled.has(f.id));
+    // stuck or not final yet (paid in the books, not on chain, or not yet).
+    const landed = (x: { stuck: boolean; finalAtMs: number }) => !x.stuck && x.finalAtMs <= nowMs;
+    const landedOpen = open.flatMap((f) => f.transfers).filter(landed);
+    const handSettled = [...facts.values()]
+      .filter((f) => f.chain === chain && run.handSettled.has(f.id))
+      .flatMap((f) => f.transfers)
+      .filter((x) => !landed(x));
     const onChain = await t.ctx.adapters[chain].treasuryUsdcBalance();
     const sum = (xs: { micros: bigint }[]) => xs.reduce((s, x) => s + x.micros, 0n);
     expect(onChain, where).toBe(avail + reserved + inFlight - sum(landedOpen) + sum(handSettled));
@@ -439,8 +445,8 @@ async function checkInvariants(run: Run): Promise<void> {
     expect(confirmed.length, what).toBe(f.status === 'settled' ? 1 : 0);
     expect(live.length, what).toBeLessThanOrEqual(terminal ? 0 : 1);
     // The chain: never two transfers for one intent, each for the intent's amount and recipient and one of its
-    // attempts; a settled intent's transfer is the confirmed attempt's, final unless an operator settled it by hand
-    // (it then went through manual review, so it is stuck); a failed or cancelled intent paid nothing that can land.
+    // attempts; a settled intent's transfer is the confirmed attempt's, final unless an operator settled it by hand;
+    // a failed or cancelled intent paid nothing that can land.
     expect(f.transfers.length, what).toBeLessThanOrEqual(1);
     for (const x of f.transfers) {
       expect(x.micros, what).toBe(f.micros);
@@ -451,7 +457,10 @@ async function checkInvariants(run: Run): Promise<void> {
       expect(f.transfers.length, what).toBe(1);
       const [x] = f.transfers;
       expect(x!.tx_id, what).toBe(confirmed[0]!.tx_id);
-      if (run.handSettled.has(f.id)) expect(x!.stuck, what).toBe(true);
+      // Settled by hand: it went through manual review, so at that moment its transfer was stuck or not final yet
+      // (a broadcast whose answer timed out may land late).
+      const byHand = run.handSettled.get(f.id);
+      if (byHand !== undefined) expect(x!.stuck || x!.finalAtMs > byHand, what).toBe(true);
       else expect(!x!.stuck && x!.finalAtMs <= nowMs, what).toBe(true);
     }
     if (released) expect(f.transfers.every((x) => x.stuck), what).toBe(true);
@@ -479,7 +488,7 @@ async function settleDown(run: Run, verdicts: Verdict[]): Promise<void> {
   for (const [i, { id }] of rows.entries()) {
     const verdict = verdicts[i % verdicts.length]!;
     expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true })).status).toBe(verdict);
-    if (verdict === 'settled') run.handSettled.add(id);
+    if (verdict === 'settled') run.handSettled.set(id, run.t.clock.now().getTime());
   }
   await apply(run, { kind: 'confirm' });
 }

@@ -6,12 +6,13 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { insertEvent } from '../../src/db/queries/events.js';
+import { insertEvent, requeueEvent } from '../../src/db/queries/webhook-events.js';
+import { enableWebhookEndpoint } from '../../src/core/webhooks/endpoint.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
-import { deliverDueEvents, type WebhookDeps } from '../../src/workers/webhooks/delivery.js';
-import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/workers/webhooks/signature.js';
-import { sendTestWebhook } from '../../src/workers/webhooks/test-event.js';
+import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
+import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/webhooks/signature.js';
+import { sendTestWebhook } from '../../src/core/webhooks/test-event.js';
 import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
@@ -102,6 +103,10 @@ function depsWith(clock: ManualClock, overrides: Partial<WebhookDeps['config']> 
       webhookRetryDelaySeconds: RETRY_DELAY_SECONDS,
       webhookTimeoutSeconds: 5,
       webhookPollSeconds: 60,
+      production: false,
+      apiKeySalt: 'webhook-test-salt',
+      webhookSsrfGuard: false,
+      webhookAllowedHosts: [],
       ...overrides,
     },
     log,
@@ -228,7 +233,7 @@ describe('deliverDueEvents', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
-  it('retries with backoff and delivers on the third attempt, never before the retry time', async () => {
+  it('retries on the documented schedule and delivers on the third attempt, never before the retry time', async () => {
     const replies = [500, 503, 200];
     const receiver = await startReceiver((n) => replies[n - 1] ?? 200);
     const clock = new ManualClock();
@@ -246,9 +251,10 @@ describe('deliverDueEvents', () => {
 
     clock.advance(1);
     expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, retried: 1 });
-    expect((await eventRow(eventId)).next_attempt_at.getTime()).toBe(start + 10_000 + 20_000);
+    // The second retry waits 60 times the configured delay (5 min at the default 5 s).
+    expect((await eventRow(eventId)).next_attempt_at.getTime()).toBe(start + 10_000 + 600_000);
 
-    clock.advance(20_000 - 1);
+    clock.advance(600_000 - 1);
     expect(await deliverDueEvents(deps)).toEqual(NOTHING);
     expect(receiver.received).toHaveLength(2);
 
@@ -260,7 +266,7 @@ describe('deliverDueEvents', () => {
     // Same webhook-id on every attempt (deduplication); a fresh timestamp and signature per attempt.
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
     expect(receiver.received.map((r) => r.headers['webhook-timestamp'])).toEqual(
-      [0, 10, 30].map((s) => String(start / 1000 + s)),
+      [0, 10, 610].map((s) => String(start / 1000 + s)),
     );
     expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
     expect(receiver.received.every((r) => r.specSignatureOk && r.standardSignatureOk)).toBe(true);
@@ -271,7 +277,7 @@ describe('deliverDueEvents', () => {
     ]);
   });
 
-  it('gives up after 6 POSTs (initial attempt + 5 retries) with delays doubling from the configured one', async () => {
+  it('gives up after 6 POSTs (initial attempt + 5 retries) spread over hours: 1, 60, 360, 1440, 3600 x the delay', async () => {
     const receiver = await startReceiver(() => 500);
     const clock = new ManualClock();
     const eventId = await addEvent(clock, await createMerchant(receiver.url));
@@ -288,7 +294,8 @@ describe('deliverDueEvents', () => {
       }
     }
 
-    expect(waits).toEqual([10, 20, 40, 80, 160]);
+    // At the default 5 s: 5 s, 5 min, 30 min, 2 h, 5 h (decision 96). Here the configured delay is 10 s.
+    expect(waits).toEqual([10, 600, 3_600, 14_400, 36_000]);
     expect(await eventRow(eventId)).toMatchObject({ status: 'failed', attempts: 6, last_error: 'HTTP 500' });
     expect(receiver.received).toHaveLength(6);
     const rows = await deliveryRows(eventId);
@@ -331,21 +338,45 @@ describe('deliverDueEvents', () => {
     expect(row!.error).toMatch(/ECONNREFUSED/);
   });
 
-  it('stops at once on 410 Gone', async () => {
-    const receiver = await startReceiver(() => 410);
+  it('on 410 Gone fails the event at once and disables the endpoint; later events are held until an operator enables it', async () => {
+    let gone = true;
+    const receiver = await startReceiver(() => (gone ? 410 : 200));
     const clock = new ManualClock();
-    const eventId = await addEvent(clock, await createMerchant(receiver.url));
+    const merchantId = await createMerchant(receiver.url);
+    const eventId = await addEvent(clock, merchantId);
+    clock.advance(1); // claimed oldest first
+    const pendingId = await addEvent(clock, merchantId, { n: 2 });
     const deps = depsWith(clock);
 
-    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, failed: 1 });
+    // The first 410 disables the endpoint; the other pending event is held, not sent.
+    expect(await deliverDueEvents(deps, { concurrency: 1 })).toEqual({ ...NOTHING, failed: 1, stored: 1 });
     const event = await eventRow(eventId);
     expect(event).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(event.last_error).toMatch(/410/);
+    expect(event.last_error).toMatch(/410.*disabled/);
     expect((await deliveryRows(eventId)).map((r) => r.status_code)).toEqual([410]);
+    expect(await eventRow(pendingId)).toMatchObject({ status: 'stored', attempts: 0 });
+    const merchant = await db.pool.query('SELECT webhook_url, webhook_disabled_at, webhook_disabled_reason FROM merchants WHERE id = $1', [merchantId]);
+    expect(merchant.rows[0]).toMatchObject({ webhook_url: receiver.url, webhook_disabled_at: clock.now() });
+    expect(merchant.rows[0].webhook_disabled_reason).toMatch(/410/);
 
+    // New events are stored and held while it is disabled; the test event is refused.
+    const laterId = await addEvent(clock, merchantId, { n: 3 });
+    expect(await eventRow(laterId)).toMatchObject({ status: 'stored' });
+    const refused = await sendTestWebhook(deps, merchantId).catch((e: unknown) => e);
+    expect((refused as AppError).code).toBe('WEBHOOK_ENDPOINT_DISABLED');
     clock.advance(86_400_000);
     expect(await deliverDueEvents(deps)).toEqual(NOTHING);
     expect(receiver.received).toHaveLength(1);
+    // An event of the same merchant cannot be redelivered while the endpoint is disabled.
+    expect(await requeueEvent(db.pool, eventId, clock.now())).toBeNull();
+
+    // The receiver is back; an operator enables the endpoint: every held event is queued again and delivered.
+    gone = false;
+    expect(await enableWebhookEndpoint(db.pool, merchantId, clock.now())).toEqual({ merchant_id: merchantId, was_disabled: true, requeued_events: 3 });
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, delivered: 3 });
+    for (const id of [eventId, pendingId, laterId]) expect(await eventRow(id)).toMatchObject({ status: 'delivered' });
+    expect(receiver.received).toHaveLength(4);
+    expect(await enableWebhookEndpoint(db.pool, merchantId, clock.now())).toEqual({ merchant_id: merchantId, was_disabled: false, requeued_events: 0 });
   });
 
   it('does not follow redirects: a 3xx is a failed attempt', async () => {

@@ -3,8 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
 import type { AppContext } from '../../core/context.js';
 import { reconcile } from '../../core/reconcile.js';
-import { listWebhookEvents, redeliverWebhookEvent, WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../core/webhook-events.js';
+import { webhookEventsPage } from '../../core/operator/webhooks.js';
+import { redeliverWebhookEvent } from '../../core/webhooks/outbox.js';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../db/queries/webhook-events.js';
+import { overviewView, routeDistributionView, snapshotView, webhookEventView } from '../views/admin.js';
 import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
+import { webhookEventSchema } from '../schemas/operator.js';
 
 const chainHealthBody = {
   type: 'object',
@@ -47,7 +51,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
     },
-    async () => overview(ctx),
+    async () => overviewView(await overview(ctx)),
   );
 
   app.get(
@@ -61,7 +65,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
     },
-    async () => routeDistribution(ctx),
+    async () => routeDistributionView(await routeDistribution(ctx)),
   );
 
   app.get(
@@ -102,38 +106,28 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
     async () => reconcile(ctx.pool, ctx.adapters),
   );
 
-  app.get<{ Querystring: { status?: WebhookEventStatus; limit?: string } }>(
+  app.get<{ Querystring: { status?: WebhookEventStatus | 'all'; limit?: string; before?: string } }>(
     '/admin/webhook-events',
     {
       schema: {
         tags: ['admin'],
-        summary: 'Webhook events by delivery status (default: failed), newest first',
+        summary: 'Webhook events by delivery status (default: failed; `all` for every status), newest first, paged by `before` (an event id)',
         querystring: {
           type: 'object',
           properties: {
-            status: { type: 'string', enum: [...WEBHOOK_EVENT_STATUSES] },
+            status: { type: 'string', enum: [...WEBHOOK_EVENT_STATUSES, 'all'] },
             limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
+            before: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_]+$' },
           },
         },
-        response: {
-          200: arrayOf({
-            id: { type: 'string' },
-            event_type: { type: 'string' },
-            payment_intent_id: { type: ['string', 'null'] },
-            merchant_id: { type: 'string' },
-            status: { type: 'string' },
-            attempts: { type: 'number' },
-            last_error: { type: ['string', 'null'] },
-            next_attempt_at: { type: 'string' },
-            delivered_at: { type: ['string', 'null'] },
-            created_at: { type: 'string' },
-          }),
-          400: errorRef,
-        },
+        response: { 200: { type: 'array', items: webhookEventSchema }, 400: errorRef },
       },
     },
-    async (request) =>
-      listWebhookEvents(ctx.pool, request.query.status ?? 'failed', Math.min(500, Math.max(1, Number(request.query.limit ?? 100)))),
+    async (request) => {
+      const limit = Math.min(500, Math.max(1, Number(request.query.limit ?? 100)));
+      const status = request.query.status ?? 'failed';
+      return (await webhookEventsPage(ctx, status === 'all' ? null : status, request.query.before ?? null, limit)).map(webhookEventView);
+    },
   );
 
   app.post<{ Params: { id: string } }>(
@@ -170,7 +164,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await recordChainHealth(ctx, request.body)),
+    async (request, reply) => reply.code(201).send(snapshotView(await recordChainHealth(ctx, request.body))),
   );
 }
 

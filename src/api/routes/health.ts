@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
+import { ping } from '../../db/pool.js';
 import { errorRef } from '../schemas/common.js';
 
 export interface Readiness {
@@ -25,7 +26,7 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext, readiness: R
         return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: 'starting or stopping', code: 'SERVICE_UNAVAILABLE' });
       }
       try {
-        await ctx.pool.query('SELECT 1');
+        await ping(ctx.pool);
       } catch {
         return reply
           .code(503)

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { createPaymentIntent, getPaymentIntent } from '../../core/payment-intents.js';
-import { creationView } from '../../core/views.js';
+import { creationView, readView } from '../views/payment-intents.js';
 import { AppError } from '../../domain/errors.js';
+import { isWellFormedText } from '../../domain/text.js';
 import { merchantOf } from '../auth.js';
-import { chainSchema, errorRef, idParams, paymentIntentReadSchema, timestamp } from '../schemas/common.js';
+import { approvalSchema, chainSchema, errorRef, idParams, paymentIntentReadSchema, timestamp } from '../schemas/common.js';
 
 interface CreateBody {
   quote_id: string;
@@ -30,6 +31,7 @@ const creationSchema = {
     selected_chain: chainSchema,
     destination_address: { type: 'string' },
     created_at: timestamp,
+    approval: approvalSchema,
   },
 } as const;
 
@@ -41,7 +43,7 @@ export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void
         tags: ['merchant'],
         summary: 'Create a payment intent from a quote; reserves treasury funds and queues execution',
         body: createBody,
-        response: { 200: creationSchema, 201: creationSchema, 400: errorRef, 401: errorRef, 404: errorRef, 409: errorRef },
+        response: { 201: creationSchema, 400: errorRef, 401: errorRef, 404: errorRef, 409: errorRef, 422: errorRef },
       },
       config: {
         validationCodes: {
@@ -63,10 +65,15 @@ export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void
       const idempotencyKey = request.body.idempotency_key;
       if (!quoteId) throw new AppError('MISSING_QUOTE_ID', 'quote_id is required');
       if (!idempotencyKey.trim()) throw new AppError('MISSING_IDEMPOTENCY_KEY', 'idempotency_key is required');
-      const { intent, replayed } = await createPaymentIntent(ctx, merchant.id, { quoteId, idempotencyKey });
+      // A lone UTF-16 surrogate (JSON "\ud800") is not text: PostgreSQL stores every one as U+FFFD, so two different
+      // keys would name one payment. Refused, never normalised.
+      if (!isWellFormedText(idempotencyKey)) {
+        throw new AppError('INVALID_IDEMPOTENCY_KEY', 'idempotency_key must be well-formed Unicode (no lone surrogates)');
+      }
+      const { intent, replayed, approval } = await createPaymentIntent(ctx, merchant.id, { quoteId, idempotencyKey });
       // A repeated key replays the original response (Stripe): same status and body, flagged by a header.
       if (replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(201).send(creationView(intent));
+      return reply.code(201).send(creationView(intent, approval));
     },
   );
 
@@ -82,9 +89,9 @@ export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void
       config: { validationCodes: { '': 'PAYMENT_INTENT_NOT_FOUND', id: 'PAYMENT_INTENT_NOT_FOUND' } },
     },
     async (request) => {
-      const view = await getPaymentIntent(ctx, merchantOf(request).id, request.params.id);
-      if (!view) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${request.params.id} was not found`);
-      return view;
+      const found = await getPaymentIntent(ctx, merchantOf(request).id, request.params.id);
+      if (!found) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${request.params.id} was not found`);
+      return readView(found.intent, found.attempts, found.entries, found.approval);
     },
   );
 }

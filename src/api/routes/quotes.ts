@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { createQuote, quoteView } from '../../core/quotes.js';
+import { createQuote } from '../../core/quotes.js';
+import { quoteView } from '../views/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
 import type { Priority } from '../../routing/score.js';

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { fullQuoteView } from '../../core/quotes.js';
+import { routeDecision } from '../../core/quotes.js';
 import { AppError } from '../../domain/errors.js';
-import { findIntent } from '../../db/queries/intents.js';
-import { findQuote } from '../../db/queries/quotes.js';
+import { routeDebugView } from '../views/quotes.js';
 import { merchantOf } from '../auth.js';
 import { candidateRouteSchema, chainSchema, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp } from '../schemas/common.js';
 
@@ -57,21 +56,9 @@ export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
       config: { validationCodes: { '': 'PAYMENT_INTENT_NOT_FOUND', id: 'PAYMENT_INTENT_NOT_FOUND' } },
     },
     async (request) => {
-      const intent = await findIntent(ctx.pool, request.params.id);
-      if (!intent || intent.merchant_id !== merchantOf(request).id) {
-        throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${request.params.id} was not found`);
-      }
-      const quote = await findQuote(ctx.pool, intent.quote_id);
-      if (!quote) throw new Error(`quote ${intent.quote_id} of ${intent.id} is missing`);
-      // Health and balances as they were when the route was chosen, so the scores can be re-derived.
-      return {
-        payment_intent_id: intent.id,
-        quote: fullQuoteView(quote),
-        chain_health: quote.chain_health,
-        treasury_balances: quote.treasury_balances,
-        scoring_details: quote.scoring_details,
-        selected_chain: intent.selected_chain,
-      };
+      const decision = await routeDecision(ctx, merchantOf(request).id, request.params.id);
+      if (!decision) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${request.params.id} was not found`);
+      return routeDebugView(decision.intent, decision.quote);
     },
   );
 }

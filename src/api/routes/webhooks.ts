@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { sendTestWebhook } from '../../workers/webhooks/test-event.js';
+import { sendTestWebhook } from '../../core/webhooks/test-event.js';
 import { merchantOf } from '../auth.js';
 import { errorRef } from '../schemas/common.js';
 

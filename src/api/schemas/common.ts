@@ -74,6 +74,16 @@ export const ledgerEntrySchema = {
   },
 } as const;
 
+/** Present only on payments that waited for an operator's approval (decision 79). */
+export const approvalSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['pending', 'approved', 'rejected', 'cancelled'] },
+    requested_at: timestamp,
+    decided_at: nullableTimestamp,
+  },
+} as const;
+
 export const paymentIntentReadSchema = {
   type: 'object',
   properties: {
@@ -87,6 +97,7 @@ export const paymentIntentReadSchema = {
     idempotency_key: { type: 'string' },
     attempts: { type: 'array', items: attemptSchema },
     ledger_entries: { type: 'array', items: ledgerEntrySchema },
+    approval: approvalSchema,
     created_at: timestamp,
     updated_at: timestamp,
   },

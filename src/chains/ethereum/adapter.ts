@@ -1,29 +1,31 @@
-// The real Ethereum adapter: USDC `transfer` calls from the treasury, signed locally with EIP-1559 fees, nonces
-// allocated in PostgreSQL, sent through any JSON-RPC endpoint. The private key lives only inside the viem account
-// created here; it is never logged, returned or put in an error. Every method that talks to the node finishes within
-// RPC_TIMEOUT_SECONDS as a whole (rpc.ts), because its callers may hold database row locks while they wait.
+// The real Ethereum adapter: USDC `transfer` calls from the treasury, signed with EIP-1559 fees on nonces the
+// orchestrator allocates (src/db/queries/nonces.ts), sent through any JSON-RPC endpoint. Signatures come from the
+// treasury's signer (a key in memory or a PKCS#11 token, src/chains/signers); no key material passes through here.
+// Every method that talks to the node finishes within RPC_TIMEOUT_SECONDS as a whole (rpc.ts): a hung node must not
+// hold up a worker.
 import type { Logger } from 'pino';
-import { getAddress, isAddress, zeroAddress, type Address, type Hex, type LocalAccount } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { ConfigError } from '../../config.js';
-import type { Queryable } from '../../db/pool.js';
+import { isWellFormedEthereumAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
   type ChainAdapter,
   type FeeEstimate,
   type HealthProbe,
+  type PreparedTransfer,
   type SignedTransfer,
   type TransferRequest,
   type TxStatus,
 } from '../port.js';
+import type { EthereumSigner } from '../signers/port.js';
+import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
 import { decodeTransfer, encodeTransfer, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import { estimateTransferGas } from './gas.js';
-import { allocateNonce } from './nonces.js';
-import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
+import { createEthereumRpc, STATUS_BATCH_SIZE, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
 import { parseSignedTransfer, signTransaction } from './transaction.js';
@@ -31,8 +33,8 @@ import { parseSignedTransfer, signTransaction } from './transaction.js';
 export interface EthereumAdapterOptions {
   rpcUrl: string;
   usdcAddress: string;
-  /** Hex private key of the treasury, with or without 0x. */
-  treasuryKey: string;
+  /** Signs for the treasury; closed with the adapter. */
+  signer: EthereumSigner;
   /** Blocks (including the one holding the transaction) until a transfer is final. */
   confirmations: number;
   ethUsdPrice: number;
@@ -50,12 +52,13 @@ const ETH_DECIMALS = 18;
  * health collector reports it); the check then runs again before the first transfer, which it refuses until it passes.
  */
 export async function createEthereumAdapter(options: EthereumAdapterOptions): Promise<ChainAdapter> {
-  const account = treasuryAccount(options.treasuryKey);
+  const account = signerAccount(options.signer);
   const token = tokenAddress(options.usdcAddress);
   if (!Number.isInteger(options.confirmations) || options.confirmations < 1) {
     throw new TypeError(`confirmations must be a positive integer, got ${options.confirmations}`);
   }
   const rpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds);
+  const statusRpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { batch: true });
   const log = options.logger?.child({ chain: 'ethereum' });
   const from = account.address;
   const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
@@ -115,11 +118,11 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async signTransfer(db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
+    async prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
       // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
       const data = transferData(request);
-      // 2. Read the chain before taking the nonce lock, so the lock is held only for a few statements and a signature
-      //    (the fee estimate for the attempt row travels with the signed transfer: no RPC call under the lock).
+      // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
+      //    nonce lock, from the pending count read here.
       let prepared: [void, number, FeeMarket, bigint, number];
       try {
         prepared = await within(() =>
@@ -143,13 +146,18 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
       }
       const [, id, market, gas, pendingCount] = prepared;
-      // 3. Allocate the nonce in the caller's transaction; it commits together with the persisted attempt.
-      const nonce = await allocateNonce(db, from, pendingCount);
-      // 4. Sign locally. Nothing is sent.
       const fees = marketFees(market);
-      const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
-      log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
-      return { ...signed, feeEstimate: feeEstimate(market) };
+      return {
+        pendingNonce: pendingCount,
+        feeEstimate: feeEstimate(market),
+        // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
+        async sign(_db, nonce) {
+          if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
+          const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
+          log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
+          return signed;
+        },
+      };
     },
 
     async broadcast(signed: SignedTransfer): Promise<void> {
@@ -166,6 +174,30 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         return await within(() => readTransferStatus({ rpc, from, confirmations: options.confirmations }, signed));
       } catch (error) {
         throw toChainError(error, { operation: 'transaction status' });
+      }
+    },
+
+    async getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]> {
+      // A page at a time, each page's reads in flight together, so the batching transport sends each step of them
+      // (receipts, then block numbers, ...) as one JSON-RPC batch; each page within one deadline.
+      const statuses: TxStatus[] = [];
+      for (let i = 0; i < signed.length; i += STATUS_BATCH_SIZE) {
+        const page = signed.slice(i, i + STATUS_BATCH_SIZE);
+        try {
+          const input = { rpc: statusRpc, from, confirmations: options.confirmations };
+          statuses.push(...(await within(() => Promise.all(page.map((transfer) => readTransferStatus(input, transfer))))));
+        } catch (error) {
+          throw toChainError(error, { operation: 'transaction statuses' });
+        }
+      }
+      return statuses;
+    },
+
+    async head(): Promise<string> {
+      try {
+        return String(await within(() => rpc.getBlockNumber()));
+      } catch (error) {
+        throw toChainError(error, { operation: 'eth_blockNumber' });
       }
     },
 
@@ -197,8 +229,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    // No nonce is allocated: the replacement reuses the stuck one, so the database is not touched.
-    async replaceWithHigherFee(_db: Queryable, request: TransferRequest, stuck: SignedTransfer) {
+    async treasuryNativeBalance(): Promise<bigint> {
+      try {
+        return await within(() => rpc.getBalance({ address: from }));
+      } catch (error) {
+        throw toChainError(error, { operation: 'eth_getBalance' });
+      }
+    },
+
+    // No nonce is allocated: the replacement reuses the stuck one.
+    async prepareReplacement(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer> {
       // The replacement is rebuilt from the stuck bytes (same nonce, token, call data, gas), so it can only ever be
       // the same transfer; the request is checked against them rather than trusted.
       const tx = parseSignedTransfer(stuck);
@@ -221,22 +261,22 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
       const fees = replacementFees(tx, market);
       const { chainId: id, nonce, to, data, gas } = tx;
-      const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
-      log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
-      return { ...signed, feeEstimate: feeEstimate(market) };
+      return {
+        feeEstimate: feeEstimate(market),
+        async sign() {
+          const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
+          log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
+          return signed;
+        },
+      };
     },
+
+    close: () => options.signer.close(),
   };
 }
 
-/**
- * Mixed case must carry a valid EIP-55 checksum; all lower or all upper case carries none (EIP-55), which viem's
- * strict check would refuse for upper case. The zero address is refused: USDC reverts on it.
- */
-export function isWellFormedAddress(candidate: string): boolean {
-  const allUpper = /^0x[0-9A-F]{40}$/.test(candidate);
-  const normalised = allUpper ? candidate.toLowerCase() : candidate;
-  return isAddress(normalised, { strict: true }) && candidate.toLowerCase() !== zeroAddress;
-}
+/** Kept under this name for the adapter's callers; the rule lives in src/domain/addresses.ts. */
+export const isWellFormedAddress = isWellFormedEthereumAddress;
 
 /** A memoised ask whose failure is forgotten when `retriable` says so, so the next call asks again. */
 function once<T>(ask: () => Promise<T>, retriable: (error: unknown) => boolean): () => Promise<T> {
@@ -246,17 +286,6 @@ function once<T>(ask: () => Promise<T>, retriable: (error: unknown) => boolean):
       if (retriable(error)) pending = undefined;
       throw error;
     }));
-}
-
-function treasuryAccount(key: string): LocalAccount {
-  const hex = key.startsWith('0x') ? key : `0x${key}`;
-  // Messages name the problem, never the value.
-  if (!/^0x[0-9a-fA-F]{64}$/.test(hex)) throw new TypeError('treasuryKey must be a 32-byte hex private key');
-  try {
-    return privateKeyToAccount(hex as Hex);
-  } catch {
-    throw new TypeError('treasuryKey is not a valid secp256k1 private key');
-  }
 }
 
 function tokenAddress(address: string): Address {

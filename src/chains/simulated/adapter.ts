@@ -4,10 +4,10 @@
 // same operations give the same outcomes. Truthful like a node: bytes it never took are 'unknown' (sent again they may
 // land); 'expired' only for bytes it refused, which it then refuses for good. Faults: SIM_FAILURE_RATE / SIM_STUCK_RATE.
 import { createHash } from 'node:crypto';
-import { getBase58Decoder, isAddress as isSolanaAddress } from '@solana/kit';
-import { isAddress as isEthereumAddress } from 'viem';
+import { getBase58Decoder } from '@solana/kit';
 import type { Clock } from '../../clock.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
@@ -16,6 +16,7 @@ import {
   type FailureReason,
   type FeeEstimate,
   type HealthProbe,
+  type PreparedTransfer,
   type SignedTransfer,
   type TransferRequest,
   type TxStatus,
@@ -31,6 +32,14 @@ export interface SimulatedOptions {
   /** Seconds to finality for both chains; null: chain-like timings. */
   confirmSeconds: number | null;
   nativeUsdPrice: number;
+  /** USDC the wallet holds when the network is created (SIM_TREASURY_USDC). */
+  openingUsdcMicros: bigint;
+}
+
+/** A simulated chain: a ChainAdapter plus the genesis of its network. */
+export interface SimulatedAdapter extends ChainAdapter {
+  /** Creates the treasury wallet with its opening balances, once per database; later calls change nothing. */
+  genesis(at: Date): Promise<void>;
 }
 
 interface ChainProfile {
@@ -40,6 +49,8 @@ interface ChainProfile {
   finalAfterSeconds: number;
   confirmationsToFinal: number;
   baseFeeNative: bigint;
+  /** Native currency the treasury starts with, for fees. */
+  openingNative: bigint;
 }
 
 const PROFILES: Record<Chain, ChainProfile> = {
@@ -51,6 +62,7 @@ const PROFILES: Record<Chain, ChainProfile> = {
     finalAfterSeconds: 156,
     confirmationsToFinal: 12,
     baseFeeNative: 650_000_000_000_000n,
+    openingNative: 100n * 10n ** 18n,
   },
   // 5000 lamports per signature plus a priority fee; confirmed in about a slot, finalized after ~32 slots.
   solana: {
@@ -60,6 +72,7 @@ const PROFILES: Record<Chain, ChainProfile> = {
     finalAfterSeconds: 13,
     confirmationsToFinal: 32,
     baseFeeNative: 5_000n,
+    openingNative: 1_000n * 10n ** 9n,
   },
 };
 
@@ -95,12 +108,36 @@ interface SimulatedTx {
 /** What the node does with one send of bytes it has not taken yet. */
 type SendOutcome = { kind: 'accepted' } | { kind: 'refused'; reason: FailureReason } | { kind: 'timeout'; landed: boolean };
 
-export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter {
+interface StatusRow {
+  will_stick: boolean | null;
+  included_at: Date | null;
+  final_at: Date | null;
+  fee_native: string | null;
+  refused_reason: string | null;
+}
+
+export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {
   const { chain, db, clock, seed } = options;
   const profile = PROFILES[chain];
   const includedAfter = options.confirmSeconds === null ? profile.includedAfterSeconds : options.confirmSeconds / 4;
   const finalAfter = options.confirmSeconds === null ? profile.finalAfterSeconds : options.confirmSeconds;
   const address = simulatedTreasuryAddress(chain, seed);
+
+  /** What the node says about one transfer, from its row, at `now`. Pure. */
+  function statusOf(row: StatusRow, now: number): TxStatus {
+    if (row.included_at === null || row.final_at === null || row.fee_native === null) {
+      // Refused bytes are refused for good (see broadcast), so they can provably never land. Anything else the node
+      // does not hold, a timed-out send included, may still land if sent again.
+      return row.refused_reason !== null ? { state: 'expired' } : { state: 'unknown' };
+    }
+    if (row.will_stick || now < row.included_at.getTime()) return { state: 'pending' };
+    if (now < row.final_at.getTime()) {
+      const span = Math.max(1, row.final_at.getTime() - row.included_at.getTime());
+      const progress = (now - row.included_at.getTime()) / span;
+      return { state: 'included', confirmations: 1 + Math.floor(progress * (profile.confirmationsToFinal - 1)) };
+    }
+    return { state: 'final', feeNative: BigInt(row.fee_native), finalAt: row.final_at };
+  }
 
   /** The labels a transfer's rolls hash: its place in the chain's sequence, so a replay rolls the same numbers. */
   function rollKey(signed: SignedTransfer): string[] {
@@ -139,10 +176,11 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
 
     treasuryAddress: () => address,
 
-    // The treasury cannot pay itself: nothing would move, yet the books would show a payout.
+    // The same rules as the real adapters (src/domain/addresses.ts). The treasury cannot pay itself: nothing would
+    // move, yet the books would show a payout.
     isValidAddress: (candidate) =>
       candidate.toLowerCase() !== address.toLowerCase() &&
-      (chain === 'ethereum' ? isEthereumAddress(candidate, { strict: true }) : isSolanaAddress(candidate)),
+      (chain === 'ethereum' ? isWellFormedEthereumAddress(candidate) : isWellFormedSolanaAddress(candidate)),
 
     async estimateFee(): Promise<FeeEstimate> {
       return {
@@ -151,24 +189,29 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
       };
     },
 
-    async signTransfer(tx: Queryable, request: TransferRequest): Promise<SignedTransfer> {
-      // Numbered under the wallet row's lock in the caller's transaction: signatures of one chain are ordered, and a
-      // refused or rolled-back signature gives its number back, so a replay numbers its transfers the same way.
-      const { rows } = await tx.query<{ last_sequence: string }>(
-        'UPDATE sim_wallets SET last_sequence = last_sequence + 1 WHERE chain = $1 RETURNING last_sequence::text',
-        [chain],
-      );
-      if (!rows[0]) throw new Error(`no simulated ${chain} wallet: ensureTreasuries creates it at start-up`);
-      const body: SimulatedTx = {
-        chain,
-        from: address,
-        to: request.to,
-        amount: request.amountMicros.toString(),
-        ref: request.paymentIntentId,
-        chain_sequence: Number(rows[0].last_sequence),
+    async prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
+      return {
+        feeEstimate: await this.estimateFee(),
+        async sign(tx: Queryable): Promise<SignedTransfer> {
+          // Numbered under the wallet row's lock in the caller's transaction: signatures of one chain are ordered, and
+          // a refused or rolled-back signature gives its number back, so a replay numbers its transfers the same way.
+          const { rows } = await tx.query<{ last_sequence: string }>(
+            'UPDATE sim_wallets SET last_sequence = last_sequence + 1 WHERE chain = $1 RETURNING last_sequence::text',
+            [chain],
+          );
+          if (!rows[0]) throw new Error(`no simulated ${chain} wallet: createAdapters runs its genesis at start-up`);
+          const body: SimulatedTx = {
+            chain,
+            from: address,
+            to: request.to,
+            amount: request.amountMicros.toString(),
+            ref: request.paymentIntentId,
+            chain_sequence: Number(rows[0].last_sequence),
+          };
+          const rawTx = JSON.stringify(body);
+          return { txId: txIdFor(rawTx), rawTx, meta: {} };
+        },
       };
-      const rawTx = JSON.stringify(body);
-      return { txId: txIdFor(rawTx), rawTx, meta: {} };
     },
 
     async broadcast(signed: SignedTransfer): Promise<void> {
@@ -204,35 +247,35 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
     },
 
     async getStatus(signed: SignedTransfer): Promise<TxStatus> {
+      return (await this.getStatuses([signed]))[0]!;
+    },
+
+    async getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]> {
+      if (signed.length === 0) return [];
       // One statement, one snapshot: a send commits its tries row together with its outcome, so a send in progress
       // reads as not there yet ('unknown'), never as refused.
-      const { rows } = await db.query<{
-        will_stick: boolean | null;
-        included_at: Date | null;
-        final_at: Date | null;
-        fee_native: string | null;
-        refused_reason: string | null;
-      }>(
+      const { rows } = await db.query<StatusRow>(
         `SELECT t.will_stick, t.included_at, t.final_at, t.fee_native::text, b.refused_reason
-           FROM (SELECT $1::text AS tx_id) AS asked
+           FROM unnest($1::text[]) WITH ORDINALITY AS asked(tx_id, n)
            LEFT JOIN sim_transactions t ON t.tx_id = asked.tx_id
-           LEFT JOIN sim_broadcast_tries b ON b.tx_id = asked.tx_id`,
-        [signed.txId],
+           LEFT JOIN sim_broadcast_tries b ON b.tx_id = asked.tx_id
+          ORDER BY asked.n`,
+        [signed.map((s) => s.txId)],
       );
-      const row = rows[0]!;
-      if (row.included_at === null || row.final_at === null || row.fee_native === null) {
-        // Refused bytes are refused for good (see broadcast), so they can provably never land. Anything else the node
-        // does not hold, a timed-out send included, may still land if sent again.
-        return row.refused_reason !== null ? { state: 'expired' } : { state: 'unknown' };
-      }
       const now = clock.now().getTime();
-      if (row.will_stick || now < row.included_at.getTime()) return { state: 'pending' };
-      if (now < row.final_at.getTime()) {
-        const span = Math.max(1, row.final_at.getTime() - row.included_at.getTime());
-        const progress = (now - row.included_at.getTime()) / span;
-        return { state: 'included', confirmations: 1 + Math.floor(progress * (profile.confirmationsToFinal - 1)) };
-      }
-      return { state: 'final', feeNative: BigInt(row.fee_native) };
+      return rows.map((row) => statusOf(row, now));
+    },
+
+    async head(): Promise<string> {
+      // The simulated network has no blocks: its head is the last moment at which one of its transfers was included
+      // or became final. It changes exactly when a transfer may have moved, as a real head does.
+      const { rows } = await db.query<{ head: string | null }>(
+        `SELECT GREATEST(
+                  (SELECT MAX(final_at) FROM sim_transactions WHERE chain = $1 AND final_at <= $2),
+                  (SELECT MAX(included_at) FROM sim_transactions WHERE chain = $1 AND included_at <= $2))::text AS head`,
+        [chain, clock.now()],
+      );
+      return rows[0]?.head ?? 'genesis';
     },
 
     async probe(): Promise<HealthProbe> {
@@ -247,16 +290,32 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
       };
     },
 
-    async treasuryUsdcBalance(): Promise<bigint> {
-      const { rows } = await db.query<{ initial: string | null; sent: string }>(
-        `SELECT (SELECT initial_usdc_micros::text FROM sim_wallets WHERE chain = $1) AS initial,
-                (SELECT COALESCE(SUM(amount_micros), 0)::text FROM sim_transactions
-                  WHERE chain = $1 AND NOT will_stick AND final_at <= $2) AS sent`,
-        [chain, clock.now()],
+    treasuryUsdcBalance: async () => (await walletBalances()).usdcMicros,
+
+    treasuryNativeBalance: async () => (await walletBalances()).nativeUnits,
+
+    async genesis(at: Date): Promise<void> {
+      await db.query(
+        `INSERT INTO sim_wallets (chain, address, initial_usdc_micros, initial_native, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (chain) DO NOTHING`,
+        [chain, address, options.openingUsdcMicros.toString(), profile.openingNative.toString(), at],
       );
-      return BigInt(rows[0]?.initial ?? '0') - BigInt(rows[0]?.sent ?? '0');
     },
   };
+
+  /** The wallet as the network sees it now: its opening balances less what final transfers took (amounts and fees). */
+  async function walletBalances(): Promise<{ usdcMicros: bigint; nativeUnits: bigint }> {
+    const { rows } = await db.query<{ usdc: string; native: string }>(
+      `SELECT (w.initial_usdc_micros - COALESCE(SUM(t.amount_micros), 0))::text AS usdc,
+              (w.initial_native - COALESCE(SUM(t.fee_native), 0))::text AS native
+         FROM sim_wallets w
+         LEFT JOIN sim_transactions t ON t.chain = w.chain AND NOT t.will_stick AND t.final_at <= $2
+        WHERE w.chain = $1
+        GROUP BY w.initial_usdc_micros, w.initial_native`,
+      [chain, clock.now()],
+    );
+    return { usdcMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
+  }
 
   async function isRecorded(q: Queryable, txId: string): Promise<boolean> {
     return ((await q.query('SELECT 1 FROM sim_transactions WHERE tx_id = $1', [txId])).rowCount ?? 0) > 0;
@@ -283,13 +342,4 @@ export function createSimulatedAdapter(options: SimulatedOptions): ChainAdapter 
       ],
     );
   }
-}
-
-/** Records the simulated wallet's opening USDC balance once, for reconciliation. */
-export async function ensureSimulatedWallet(db: Queryable, chain: Chain, address: string, usdcMicros: bigint, at: Date) {
-  await db.query(
-    `INSERT INTO sim_wallets (chain, address, initial_usdc_micros, created_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (chain) DO NOTHING`,
-    [chain, address, usdcMicros.toString(), at],
-  );
 }

@@ -3,8 +3,10 @@
 import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
+import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
 import { ChainError, type ChainAdapter } from '../port.js';
-import { tokenAccountBalance } from './balance.js';
+import type { SolanaSigner } from '../signers/port.js';
+import { nativeBalance, tokenAccountBalance } from './balance.js';
 import { broadcastTransfer } from './broadcast.js';
 import { SolanaConfigError } from './errors.js';
 import {
@@ -13,18 +15,18 @@ import {
   SOL_DECIMALS,
   transferFee,
 } from './fees.js';
-import { parseSolanaSecretKey } from './keys.js';
 import { probeNode, TYPICAL_FINALITY_SECONDS } from './probe.js';
-import { createRpcClient } from './rpc.js';
-import { transferStatus } from './status.js';
-import { signUsdcTransfer } from './transfer.js';
+import { call, createRpcClient } from './rpc.js';
+import { solanaKeyOf } from './signer.js';
+import { transferStatus, transferStatuses } from './status.js';
+import { prepareUsdcTransfer } from './transfer.js';
 
 export interface SolanaAdapterOptions {
   rpcUrl: string;
   /** Base58 address of the USDC mint (classic SPL Token program, 6 decimals). */
   usdcMint: string;
-  /** Base58 64-byte secret key or a JSON array of 64 numbers. Never logged. */
-  treasuryKey: string;
+  /** Signs for the treasury; closed with the adapter. */
+  signer: SolanaSigner;
   solUsdPrice: number;
   rpcTimeoutSeconds: number;
   /** Cap on the priority fee price taken from recent blocks, in micro-lamports per compute unit. */
@@ -32,9 +34,9 @@ export interface SolanaAdapterOptions {
   logger?: Pick<Logger, 'debug' | 'warn'>;
 }
 
-/** Throws SolanaConfigError (InvalidSecretKeyError for the key) when a setting cannot work. Makes no RPC call. */
+/** Throws SolanaConfigError when a setting cannot work. Makes no RPC call. */
 export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter {
-  const key = parseSolanaSecretKey(options.treasuryKey);
+  const key = solanaKeyOf(options.signer);
   if (!isAddress(options.usdcMint)) {
     throw new SolanaConfigError('usdcMint', 'invalid USDC mint', 'expected a base58 address of 32 bytes');
   }
@@ -59,19 +61,25 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     typicalFinalitySeconds: TYPICAL_FINALITY_SECONDS,
     treasuryAddress: () => key.address,
     // Refused at quote time too: a payout to the treasury itself or to the mint would move nothing.
-    isValidAddress: (address) => isAddress(address) && address !== key.address && address !== usdcMint,
+    isValidAddress: (address) => isWellFormedSolanaAddress(address) && address !== key.address && address !== usdcMint,
     estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
-    // Solana has no nonces, so the database transaction is not needed.
-    signTransfer: async (_db, request) => {
-      const signed = await signUsdcTransfer(
+    // Solana has no nonces: the blockhash read here bounds the transfer's life instead.
+    prepareTransfer: async (request) => {
+      const prepared = await prepareUsdcTransfer(
         { client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice },
         request,
       );
-      log?.debug(
-        { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
-        'solana transfer signed',
-      );
-      return signed;
+      return {
+        feeEstimate: transferFee(prepared.computeUnitPrice, options.solUsdPrice),
+        async sign() {
+          const signed = await prepared.sign();
+          log?.debug(
+            { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
+            'solana transfer signed',
+          );
+          return signed;
+        },
+      };
     },
     broadcast: async (signed) => {
       try {
@@ -85,11 +93,16 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
       }
     },
     getStatus: (signed) => transferStatus(client, key.address, signed),
+    getStatuses: (signed) => transferStatuses(client, key.address, signed),
+    // The confirmed slot moves every ~400 ms; a transfer becomes included or final only when it does.
+    head: async () => String(await call(client, 'getSlot', client.rpc.getSlot({ commitment: 'confirmed' }))),
     probe: () =>
       probeNode(client, options.solUsdPrice, async () => ({
         microLamports: await computeUnitPrice(),
         maxMicroLamports: maxPrice,
       })),
     treasuryUsdcBalance: async () => tokenAccountBalance(client, await treasuryAta()),
+    treasuryNativeBalance: async () => nativeBalance(client, key.address),
+    close: () => options.signer.close(),
   };
 }

@@ -36,6 +36,12 @@ const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
  * belongs to the private half, so a truncated or mixed-up key fails at start-up rather than at the first payout.
  */
 export function parseSolanaSecretKey(text: string): SolanaKey {
+  const { address, privateKey } = parseSolanaPrivateKey(text);
+  return { address, signer: signerFor(address, privateKey) };
+}
+
+/** The same parse and checks, giving the private half as a KeyObject (src/chains/signers/key.ts signs with it). */
+export function parseSolanaPrivateKey(text: string): { address: Address; privateKey: KeyObject } {
   const bytes = secretKeyBytes(text.trim());
   try {
     const der = Buffer.concat([PKCS8_ED25519_PREFIX, bytes.subarray(0, 32)]);
@@ -50,7 +56,7 @@ export function parseSolanaSecretKey(text: string): SolanaKey {
       throw new InvalidSecretKeyError('the last 32 bytes are not the public key of the first 32 bytes');
     }
     const address = getBase58Decoder().decode(derivedPublic) as Address;
-    return { address, signer: signerFor(address, privateKey) };
+    return { address, privateKey };
   } finally {
     bytes.fill(0);
   }

@@ -15,13 +15,21 @@ export interface SignatureStatus {
   err: unknown;
 }
 
+/** getSignatureStatuses takes at most this many signatures per call. */
+export const MAX_SIGNATURES_PER_CALL = 256;
+
+export async function signatureStatuses(client: RpcClient, txIds: readonly string[]): Promise<(SignatureStatus | null)[]> {
+  const statuses: (SignatureStatus | null)[] = [];
+  for (let i = 0; i < txIds.length; i += MAX_SIGNATURES_PER_CALL) {
+    const chunk = txIds.slice(i, i + MAX_SIGNATURES_PER_CALL) as Signature[];
+    const answer = await call(client, 'getSignatureStatuses', client.rpc.getSignatureStatuses(chunk, { searchTransactionHistory: true }));
+    for (let j = 0; j < chunk.length; j++) statuses.push(answer.value[j] ?? null);
+  }
+  return statuses;
+}
+
 export async function signatureStatus(client: RpcClient, txId: string): Promise<SignatureStatus | null> {
-  const statuses = await call(
-    client,
-    'getSignatureStatuses',
-    client.rpc.getSignatureStatuses([txId as Signature], { searchTransactionHistory: true }),
-  );
-  return statuses.value[0] ?? null;
+  return (await signatureStatuses(client, [txId]))[0] ?? null;
 }
 
 export async function finalizedBlockHeight(client: RpcClient): Promise<bigint> {
@@ -29,15 +37,40 @@ export async function finalizedBlockHeight(client: RpcClient): Promise<bigint> {
 }
 
 export async function transferStatus(client: RpcClient, treasury: Address, signed: SignedTransfer): Promise<TxStatus> {
-  const meta = decodeMeta(signed);
-  let status = await signatureStatus(client, signed.txId);
-  if (!status) {
-    // Not seen: maybe still propagating (the caller re-sends the same bytes), or never to land. The finalized
-    // height is read first; if it is past lastValidBlockHeight, a status read after it is the final word.
-    if ((await finalizedBlockHeight(client)) <= meta.lastValidBlockHeight) return { state: 'unknown' };
-    status = await signatureStatus(client, signed.txId);
-    if (!status) return { state: 'expired' };
+  return (await transferStatuses(client, treasury, [signed]))[0]!;
+}
+
+/**
+ * Statuses of many transfers: one getSignatureStatuses per 256, the finalized height once if any is unseen, and a
+ * getTransaction for each that is final (its fee), which happens once in a transfer's life.
+ */
+export async function transferStatuses(client: RpcClient, treasury: Address, signed: readonly SignedTransfer[]): Promise<TxStatus[]> {
+  if (signed.length === 0) return [];
+  const statuses: (SignatureStatus | 'expired' | null)[] = await signatureStatuses(client, signed.map((s) => s.txId));
+  const unseen = statuses.flatMap((status, i) => (status ? [] : [i]));
+  if (unseen.length > 0) {
+    // Not seen: maybe still propagating (the caller re-sends the same bytes), or never to land. The finalized height
+    // is read first; for a transfer past its lastValidBlockHeight, a status read after it is the final word.
+    const height = await finalizedBlockHeight(client);
+    const past = unseen.filter((i) => height > decodeMeta(signed[i]!).lastValidBlockHeight);
+    const again = await signatureStatuses(client, past.map((i) => signed[i]!.txId));
+    past.forEach((i, k) => {
+      statuses[i] = again[k] ?? 'expired';
+    });
   }
+  return Promise.all(signed.map((transfer, i) => statusOfSignature(client, treasury, transfer, statuses[i] ?? null)));
+}
+
+/** `status`: what getSignatureStatuses said; 'expired' when it knows nothing past the blockhash's last valid height. */
+async function statusOfSignature(
+  client: RpcClient,
+  treasury: Address,
+  signed: SignedTransfer,
+  status: SignatureStatus | 'expired' | null,
+): Promise<TxStatus> {
+  if (status === null) return { state: 'unknown' };
+  if (status === 'expired') return { state: 'expired' };
+  const meta = decodeMeta(signed);
   // A failure is reported only once final too: a failed transaction on an abandoned fork does not stop the same
   // bytes from landing on the chosen one while the blockhash is valid. 'processed' is one leader's block that the
   // cluster has not voted on yet: pending. 'confirmed' (a supermajority voted) is included, not final.

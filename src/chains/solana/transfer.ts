@@ -1,11 +1,11 @@
-// Builds and signs one USDC payout: [create the recipient's token account if missing] + transferChecked, paid by the
-// treasury, with a bounded compute budget. Nothing is sent here; the signature is the transaction id from now on.
+// Builds one USDC payout: [create the recipient's token account if missing] + transferChecked, paid by the treasury,
+// with a bounded compute budget. Preparing reads the chain; signing is local. Nothing is sent here; the signature is
+// the transaction id from now on.
 import {
   appendTransactionMessageInstructions,
   createTransactionMessage,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
-  isAddress,
   pipe,
   setTransactionMessageComputeUnitLimit,
   setTransactionMessageComputeUnitPrice,
@@ -22,6 +22,7 @@ import {
   getTransferCheckedInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
 import { USDC_DECIMALS } from '../../money.js';
 import { ChainError, type SignedTransfer, type TransferRequest } from '../port.js';
 import { COMPUTE_UNITS_TRANSFER, COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT } from './fees.js';
@@ -43,11 +44,18 @@ export interface TransferContext {
   computeUnitPrice(): Promise<bigint>;
 }
 
-export async function signUsdcTransfer(ctx: TransferContext, request: TransferRequest): Promise<SignedTransfer> {
+export interface PreparedUsdcTransfer {
+  /** The compute-unit price the transfer pays, in micro-lamports. */
+  computeUnitPrice: bigint;
+  /** Signs with the treasury key. Local: no RPC. */
+  sign(): Promise<SignedTransfer>;
+}
+
+export async function prepareUsdcTransfer(ctx: TransferContext, request: TransferRequest): Promise<PreparedUsdcTransfer> {
   // 1. Validate: the port promises a validated address, but a bad one must never reach the chain.
   const recipient = request.to;
-  if (!isAddress(recipient)) {
-    throw new ChainError('invalid_destination', 'rejected', 'not a Solana address', { details: recipient });
+  if (!isWellFormedSolanaAddress(recipient)) {
+    throw new ChainError('invalid_destination', 'rejected', 'not a Solana wallet address (or the System Program)', { details: recipient });
   }
   if (recipient === ctx.key.address) {
     // The token program accepts a transfer to the source itself and moves nothing: the ledger would disagree.
@@ -121,21 +129,23 @@ export async function signUsdcTransfer(ctx: TransferContext, request: TransferRe
   );
   const message = computeUnitPrice > 0n ? setTransactionMessageComputeUnitPrice(computeUnitPrice, base) : base;
 
-  // 4. Sign.
-  const transaction = await signTransactionMessageWithSigners(message);
+  // 4. Sign, when the caller is ready to persist the result.
   const programs = message.instructions.map((ix) => ix.programAddress);
+  const meta = encodeMeta({
+    blockhash: latest.value.blockhash,
+    lastValidBlockHeight: latest.value.lastValidBlockHeight,
+    createdAta: createAta,
+    recipientAta,
+    transferIndex: programs.indexOf(TOKEN_PROGRAM_ADDRESS),
+    createAtaIndex: createAta ? programs.indexOf(ASSOCIATED_TOKEN_PROGRAM_ADDRESS) : null,
+    computeUnitLimit,
+    computeUnitPriceMicroLamports: computeUnitPrice,
+  });
   return {
-    txId: getSignatureFromTransaction(transaction),
-    rawTx: getBase64EncodedWireTransaction(transaction),
-    meta: encodeMeta({
-      blockhash: latest.value.blockhash,
-      lastValidBlockHeight: latest.value.lastValidBlockHeight,
-      createdAta: createAta,
-      recipientAta,
-      transferIndex: programs.indexOf(TOKEN_PROGRAM_ADDRESS),
-      createAtaIndex: createAta ? programs.indexOf(ASSOCIATED_TOKEN_PROGRAM_ADDRESS) : null,
-      computeUnitLimit,
-      computeUnitPriceMicroLamports: computeUnitPrice,
-    }),
+    computeUnitPrice,
+    async sign() {
+      const transaction = await signTransactionMessageWithSigners(message);
+      return { txId: getSignatureFromTransaction(transaction), rawTx: getBase64EncodedWireTransaction(transaction), meta };
+    },
   };
 }

@@ -1,5 +1,5 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
-import type { Chain, FailureReason, SignedTransfer } from '../../chains/port.js';
+import type { Chain, FailureReason, SignedTransfer } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';
 
@@ -23,8 +23,13 @@ export interface AttemptRow {
   created_at: Date;
 }
 
-const COLUMNS = `id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd,
-  actual_fee_native::text, failure_reason, failure_detail, broadcast_at, included_at, confirmed_at, created_at`;
+const COLUMN_NAMES = [
+  'id', 'payment_intent_id', 'chain', 'tx_id', 'status', 'signed_tx', 'chain_meta', 'estimated_fee_usd',
+  'actual_fee_native::text', 'failure_reason', 'failure_detail', 'broadcast_at', 'included_at', 'confirmed_at', 'created_at',
+];
+/** The attempt columns, optionally qualified by a table alias. */
+const columns = (alias = '') => COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+const COLUMNS = columns();
 
 type RawRow = Omit<AttemptRow, 'actual_fee_native'> & { actual_fee_native: string | null };
 const toRow = (r: RawRow): AttemptRow => ({
@@ -72,6 +77,64 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+export async function findAttempt(db: Queryable, attemptId: string): Promise<AttemptRow | null> {
+  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_attempts WHERE id = $1`, [attemptId]);
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** The intent's most recent attempt that the chain refused or that failed, if any (its nonce may be reused). */
+export async function lastFailedAttempt(db: Queryable, intentId: string): Promise<AttemptRow | null> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'failed'
+      ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [intentId],
+  );
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/**
+ * The intent's attempts that a fee-bumped replacement superseded ('replaced'), but `exceptId`. They share the live
+ * attempt's nonce, so one of them may be the transfer that lands.
+ */
+export async function replacedAttempts(db: Queryable, intentId: string, exceptId: string | null = null): Promise<AttemptRow[]> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'replaced' AND id IS DISTINCT FROM $2
+      ORDER BY created_at, id`,
+    [intentId, exceptId],
+  );
+  return rows.map(toRow);
+}
+
+/** A send whose outcome is unknown: the attempt stays live, with the reason on record for the failure analysis. */
+export async function recordSendError(db: Queryable, attemptId: string, reason: FailureReason, detail: string): Promise<void> {
+  await db.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, reason, detail]);
+}
+
+/** Failed attempts and refusals before signing, by reason and chain, most common first (GET /admin/failures). */
+export async function failureCounts(db: Queryable): Promise<{ failure_reason: string; chain: Chain; count: string }[]> {
+  const { rows } = await db.query<{ failure_reason: string; chain: Chain; count: string }>(
+    `SELECT failure_reason, chain, COUNT(*)::text AS count FROM (
+       SELECT failure_reason, chain FROM payment_attempts WHERE status = 'failed' AND failure_reason IS NOT NULL
+       UNION ALL
+       SELECT reason, chain FROM sign_refusals
+     ) f GROUP BY failure_reason, chain
+      ORDER BY COUNT(*) DESC, failure_reason, chain`,
+  );
+  return rows;
+}
+
+/** Mean seconds from broadcast to confirmation of the chain's last `limit` confirmed attempts, with the sample size. */
+export async function recentSettlementSeconds(db: Queryable, chain: Chain, limit: number): Promise<{ samples: number; avgSeconds: number | null }> {
+  const { rows } = await db.query<{ n: string; avg: number | null }>(
+    `SELECT COUNT(*)::text AS n, AVG(EXTRACT(EPOCH FROM (confirmed_at - broadcast_at)))::float8 AS avg
+       FROM (SELECT confirmed_at, broadcast_at FROM payment_attempts
+              WHERE chain = $1 AND status = 'confirmed' AND broadcast_at IS NOT NULL
+              ORDER BY confirmed_at DESC LIMIT $2) recent`,
+    [chain, limit],
+  );
+  return { samples: Number(rows[0]?.n ?? 0), avgSeconds: rows[0]?.avg ?? null };
+}
+
 export async function findAttemptForUpdate(db: Queryable, attemptId: string, skipLocked: boolean): Promise<AttemptRow | null> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_attempts WHERE id = $1 FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`,
@@ -80,28 +143,27 @@ export async function findAttemptForUpdate(db: Queryable, attemptId: string, ski
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/** A broadcast attempt the confirmation worker watches, with its intent's status as read (not locked). */
+export type OpenAttempt = AttemptRow & { intent_status: PaymentStatus };
+
 /**
- * Picks up to `limit` broadcast attempts of intents the confirmation worker watches, least recently checked first, and
- * stamps them checked at `at`. Stamping before the check (not after it) keeps attempts whose check keeps failing from
- * holding the head of the line. Rows another transaction holds are skipped, never waited for.
+ * One page of the broadcast attempts of intents in `watchedIntentStatuses`, in id order after `afterId` (keyset
+ * paging: a round walks every open attempt however many there are). Nothing is locked.
  */
-export async function claimAttemptsToCheck(
+export async function openAttempts(
   db: Queryable,
   watchedIntentStatuses: readonly PaymentStatus[],
+  afterId: string,
   limit: number,
-  at: Date,
-): Promise<{ id: string; payment_intent_id: string }[]> {
-  const { rows } = await db.query<{ id: string; payment_intent_id: string }>(
-    `UPDATE payment_attempts SET last_checked_at = $3
-      WHERE id IN (
-        SELECT a.id FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
-         WHERE a.status = 'broadcasted' AND i.status = ANY($1)
-         ORDER BY a.last_checked_at NULLS FIRST, a.broadcast_at, a.id
-         LIMIT $2 FOR UPDATE OF a SKIP LOCKED)
-      RETURNING id, payment_intent_id`,
-    [watchedIntentStatuses, limit, at],
+): Promise<OpenAttempt[]> {
+  const { rows } = await db.query<RawRow & { intent_status: PaymentStatus }>(
+    `SELECT ${columns('a')}, i.status AS intent_status
+       FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
+      WHERE a.status = 'broadcasted' AND i.status = ANY($1) AND a.id > $2
+      ORDER BY a.id LIMIT $3`,
+    [watchedIntentStatuses, afterId, limit],
   );
-  return rows;
+  return rows.map((r) => ({ ...toRow(r), intent_status: r.intent_status }));
 }
 
 export async function markBroadcasted(db: Queryable, attemptId: string, at: Date): Promise<void> {

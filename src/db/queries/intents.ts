@@ -1,5 +1,5 @@
 // Payment-intent queries. Status changes go through changeStatus only, which enforces the transition table.
-import type { Chain } from '../../chains/port.js';
+import type { Chain } from '../../domain/chain.js';
 import { transition, type PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';
 
@@ -16,29 +16,68 @@ export interface PaymentIntentRow {
   updated_at: Date;
 }
 
+/**
+ * NOTIFY channel of intent changes (the operator console's live view, src/api/live). Every insert and status change
+ * notifies in its own transaction, so listeners hear of it when, and only if, it commits. Payload: IntentNotice.
+ */
+export const INTENT_CHANNEL = 'stableroute_intents';
+
+export interface IntentNotice {
+  id: string;
+  status: PaymentStatus;
+  from: PaymentStatus | null;
+  chain: Chain;
+  merchant_id: string;
+  at: string;
+}
+
+/** The pg_notify payload of an intent row `r` (from: `$from`), as JSON text: ids and statuses only, never large. */
+const NOTICE_SQL = (from: string) =>
+  `json_build_object('id', r.id, 'status', r.status, 'from', ${from}, 'chain', r.selected_chain, 'merchant_id', r.merchant_id,
+     'at', to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
+
 const COLUMNS =
   'id, merchant_id, quote_id, idempotency_key, amount_micros::text, status, selected_chain, destination_address, created_at, updated_at';
 
 type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string };
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });
 
-export async function insertIntent(db: Queryable, row: PaymentIntentRow): Promise<void> {
+/** Several new intents in one statement (a reservation batch); each is announced on INTENT_CHANNEL at commit. */
+export async function insertIntents(db: Queryable, rows: readonly PaymentIntentRow[]): Promise<void> {
+  if (rows.length === 0) return;
   await db.query(
-    `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
-       destination_address, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    `WITH r AS (
+       INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
+         destination_address, created_at, updated_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                            $9::timestamptz[], $10::timestamptz[])
+       RETURNING id, status, selected_chain, merchant_id, updated_at)
+     SELECT pg_notify($11, ${NOTICE_SQL('NULL')}) FROM r`,
     [
-      row.id,
-      row.merchant_id,
-      row.quote_id,
-      row.idempotency_key,
-      row.amount_micros.toString(),
-      row.status,
-      row.selected_chain,
-      row.destination_address,
-      row.created_at,
-      row.updated_at,
+      rows.map((r) => r.id),
+      rows.map((r) => r.merchant_id),
+      rows.map((r) => r.quote_id),
+      rows.map((r) => r.idempotency_key),
+      rows.map((r) => r.amount_micros.toString()),
+      rows.map((r) => r.status),
+      rows.map((r) => r.selected_chain),
+      rows.map((r) => r.destination_address),
+      rows.map((r) => r.created_at),
+      rows.map((r) => r.updated_at),
+      INTENT_CHANNEL,
     ],
   );
+}
+
+/** The intents of these (merchant, idempotency key) pairs that exist. */
+export async function findIntentsByKeys(db: Queryable, keys: readonly { merchantId: string; idempotencyKey: string }[]): Promise<PaymentIntentRow[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_intents
+      WHERE (merchant_id, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    [keys.map((k) => k.merchantId), keys.map((k) => k.idempotencyKey)],
+  );
+  return rows.map(toRow);
 }
 
 export async function findIntent(db: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<PaymentIntentRow | null> {
@@ -49,12 +88,10 @@ export async function findIntent(db: Queryable, id: string, options: { forUpdate
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-export async function findIntentByKey(db: Queryable, merchantId: string, idempotencyKey: string): Promise<PaymentIntentRow | null> {
-  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE merchant_id = $1 AND idempotency_key = $2`, [
-    merchantId,
-    idempotencyKey,
-  ]);
-  return rows[0] ? toRow(rows[0]) : null;
+/** Locks the intent unless another transaction holds it; false when it is held (or gone). */
+export async function lockIntentIfFree(db: Queryable, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED', [id]);
+  return rowCount === 1;
 }
 
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
@@ -76,18 +113,16 @@ export async function recordTransition(
   );
 }
 
-/** Several history rows in one statement (creation records created -> quoted -> route_selected at once). */
-export async function recordTransitions(
-  db: Queryable,
-  intentId: string,
-  steps: { from: PaymentStatus | null; to: PaymentStatus; reason: string | null }[],
-  at: Date,
-): Promise<void> {
+/** The creation history (created -> quoted -> route_selected) of several new intents, in one statement. */
+export async function recordCreations(db: Queryable, intents: readonly PaymentIntentRow[], at: Date): Promise<void> {
+  if (intents.length === 0) return;
   await db.query(
     `INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
-     SELECT $1, u.from_status, u.to_status, u.reason, $5
-       FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(from_status, to_status, reason, n) ORDER BY u.n`,
-    [intentId, steps.map((s) => s.from), steps.map((s) => s.to), steps.map((s) => s.reason), at],
+     SELECT i.id, s.from_status, s.to_status, CASE s.n WHEN 2 THEN i.quote_id WHEN 3 THEN i.chain END, $4
+       FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS i(id, quote_id, chain, k)
+      CROSS JOIN (VALUES (1, NULL, 'created'), (2, 'created', 'quoted'), (3, 'quoted', 'route_selected')) AS s(n, from_status, to_status)
+      ORDER BY i.k, s.n`,
+    [intents.map((i) => i.id), intents.map((i) => i.quote_id), intents.map((i) => i.selected_chain), at],
   );
 }
 
@@ -116,13 +151,52 @@ export async function changeStatus(
   reason: string | null = null,
 ): Promise<PaymentStatus> {
   transition(intent.status, to);
-  const result = await db.query('UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2', [
-    intent.id,
-    intent.status,
-    to,
-    at,
-  ]);
+  const result = await db.query(
+    `WITH r AS (
+       UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2
+       RETURNING id, status, selected_chain, merchant_id, updated_at)
+     SELECT pg_notify($5, ${NOTICE_SQL('$2::text')}) FROM r`,
+    [intent.id, intent.status, to, at, INTENT_CHANNEL],
+  );
   if (result.rowCount !== 1) throw new ConcurrentTransitionError(`${intent.id} is no longer ${intent.status}`);
   await recordTransition(db, intent.id, intent.status, to, at, reason);
   return to;
+}
+
+export interface PaymentCounts {
+  total: number;
+  settled: number;
+  failed: number;
+  pending: number;
+  settledVolumeMicros: bigint;
+}
+
+/** Counts for the admin overview; `pending` counts the intents in one of `openStatuses`. */
+export async function paymentCounts(db: Queryable, openStatuses: readonly PaymentStatus[]): Promise<PaymentCounts> {
+  const { rows } = await db.query<{ total: string; settled: string; failed: string; pending: string; volume: string }>(
+    `SELECT COUNT(*)::text AS total,
+            COUNT(*) FILTER (WHERE status = 'settled')::text AS settled,
+            COUNT(*) FILTER (WHERE status = 'failed')::text AS failed,
+            COUNT(*) FILTER (WHERE status = ANY($1))::text AS pending,
+            COALESCE(SUM(amount_micros) FILTER (WHERE status = 'settled'), 0)::text AS volume
+       FROM payment_intents`,
+    [openStatuses],
+  );
+  const c = rows[0]!;
+  return {
+    total: Number(c.total),
+    settled: Number(c.settled),
+    failed: Number(c.failed),
+    pending: Number(c.pending),
+    settledVolumeMicros: BigInt(c.volume),
+  };
+}
+
+/** Intents and their volume per selected chain, most used first. */
+export async function routeDistribution(db: Queryable): Promise<{ chain: Chain; count: string; volumeMicros: bigint }[]> {
+  const { rows } = await db.query<{ selected_chain: Chain; count: string; volume: string }>(
+    `SELECT selected_chain, COUNT(*)::text AS count, SUM(amount_micros)::text AS volume
+       FROM payment_intents GROUP BY selected_chain ORDER BY COUNT(*) DESC, selected_chain`,
+  );
+  return rows.map((r) => ({ chain: r.selected_chain, count: r.count, volumeMicros: BigInt(r.volume) }));
 }

@@ -1,6 +1,31 @@
-import type { Chain } from '../../chains/port.js';
+import type { Chain } from '../../domain/chain.js';
 import type { CandidateRoute, Priority, ScoringDetail } from '../../routing/score.js';
+import type { TreasuryBalance } from '../../ledger/store.js';
+import { usdcToNumber } from '../../money.js';
 import type { Queryable } from '../pool.js';
+import type { SnapshotRow } from './snapshots.js';
+
+/**
+ * What a quote saw of a chain's health, as stored with it (and shown by GET /routes/debug as stored): a quote is an
+ * immutable record of what its route was decided from.
+ */
+export interface QuoteHealthRecord {
+  chain: Chain;
+  health_status: string;
+  estimated_fee_usd: number;
+  avg_confirmation_seconds: number;
+  rpc_error_rate: number;
+  p95_latency_ms: number | null;
+  congestion_score: number | null;
+  recorded_at: string;
+}
+
+/** A treasury balance as the quote saw it, in USDC (JSON numbers; the record is for reading, never for money). */
+export interface QuoteBalanceRecord {
+  chain: Chain;
+  available_balance: number;
+  reserved_balance: number;
+}
 
 export interface QuoteRow {
   id: string;
@@ -11,32 +36,63 @@ export interface QuoteRow {
   candidate_routes: CandidateRoute[];
   recommended_route: Chain;
   scoring_details: ScoringDetail[];
-  chain_health: Record<string, unknown>[];
-  treasury_balances: Record<string, unknown>[];
+  chain_health: QuoteHealthRecord[];
+  treasury_balances: QuoteBalanceRecord[];
   created_at: Date;
   expires_at: Date;
 }
 
-export async function insertQuote(db: Queryable, q: QuoteRow): Promise<void> {
+export function healthRecord(s: SnapshotRow): QuoteHealthRecord {
+  return {
+    chain: s.chain,
+    health_status: s.health_status,
+    estimated_fee_usd: s.estimated_fee_usd,
+    avg_confirmation_seconds: s.avg_confirmation_seconds,
+    rpc_error_rate: s.rpc_error_rate,
+    p95_latency_ms: s.p95_latency_ms,
+    congestion_score: s.congestion_score,
+    recorded_at: s.created_at.toISOString(),
+  };
+}
+
+export function balanceRecord(b: TreasuryBalance): QuoteBalanceRecord {
+  return { chain: b.chain, available_balance: usdcToNumber(b.availableMicros), reserved_balance: usdcToNumber(b.reservedMicros) };
+}
+
+/** Several quotes in one statement (the quote group commit). */
+export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[]): Promise<void> {
+  if (quotes.length === 0) return;
+  const json = (pick: (q: QuoteRow) => unknown) => quotes.map((q) => JSON.stringify(pick(q)));
   await db.query(
     `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
        scoring_details, chain_health, treasury_balances, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
+                          $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[])`,
     [
-      q.id,
-      q.merchant_id,
-      q.amount_micros.toString(),
-      q.priority,
-      JSON.stringify(q.destinations),
-      JSON.stringify(q.candidate_routes),
-      q.recommended_route,
-      JSON.stringify(q.scoring_details),
-      JSON.stringify(q.chain_health),
-      JSON.stringify(q.treasury_balances),
-      q.created_at,
-      q.expires_at,
+      quotes.map((q) => q.id),
+      quotes.map((q) => q.merchant_id),
+      quotes.map((q) => q.amount_micros.toString()),
+      quotes.map((q) => q.priority),
+      json((q) => q.destinations),
+      json((q) => q.candidate_routes),
+      quotes.map((q) => q.recommended_route),
+      json((q) => q.scoring_details),
+      json((q) => q.chain_health),
+      json((q) => q.treasury_balances),
+      quotes.map((q) => q.created_at),
+      quotes.map((q) => q.expires_at),
     ],
   );
+}
+
+export async function findQuotes(db: Queryable, ids: readonly string[]): Promise<QuoteRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<Omit<QuoteRow, 'amount_micros'> & { amount_micros: string }>(
+    `SELECT id, merchant_id, amount_micros::text, priority, destinations, candidate_routes, recommended_route,
+            scoring_details, chain_health, treasury_balances, created_at, expires_at FROM quotes WHERE id = ANY($1)`,
+    [ids],
+  );
+  return rows.map((row) => ({ ...row, amount_micros: BigInt(row.amount_micros) }));
 }
 
 export async function findQuote(db: Queryable, id: string): Promise<QuoteRow | null> {

@@ -1,5 +1,5 @@
 // Execution attempts refused before signing: no transaction exists, but the reason belongs in the failure analysis.
-import type { Chain, FailureReason } from '../../chains/port.js';
+import type { Chain, FailureReason } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
 export async function recordSignRefusal(

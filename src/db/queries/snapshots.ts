@@ -1,5 +1,5 @@
 // Chain-health snapshots: inserted by operators (POST /admin/chain-health) and by the collector.
-import { CHAINS, type Chain } from '../../chains/port.js';
+import { CHAINS, type Chain } from '../../domain/chain.js';
 import { defaultSnapshot } from '../../routing/defaults.js';
 import type { HealthSnapshot, HealthStatus } from '../../routing/score.js';
 import type { Queryable } from '../pool.js';
@@ -17,6 +17,15 @@ export async function insertSnapshot(db: Queryable, s: SnapshotRow): Promise<voi
        p95_latency_ms, congestion_score, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [s.chain, s.health_status, s.estimated_fee_usd, s.avg_confirmation_seconds, s.rpc_error_rate, s.p95_latency_ms, s.congestion_score, s.source, s.created_at],
   );
+}
+
+/** Whether the collector recorded a snapshot of the chain after `since`. */
+export async function hasCollectorSnapshotSince(db: Queryable, chain: Chain, since: Date): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM chain_health_snapshots WHERE chain = $1 AND source = 'collector' AND created_at > $2 LIMIT 1`,
+    [chain, since],
+  );
+  return (rowCount ?? 0) > 0;
 }
 
 /** The latest snapshot of each chain; a chain without one gets its documented defaults. */
@@ -49,17 +58,4 @@ export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
         created_at: new Date(0),
       },
   );
-}
-
-export function snapshotView(s: SnapshotRow) {
-  return {
-    chain: s.chain,
-    health_status: s.health_status,
-    estimated_fee_usd: s.estimated_fee_usd,
-    avg_confirmation_seconds: s.avg_confirmation_seconds,
-    rpc_error_rate: s.rpc_error_rate,
-    p95_latency_ms: s.p95_latency_ms,
-    congestion_score: s.congestion_score,
-    recorded_at: s.created_at.toISOString(),
-  };
 }

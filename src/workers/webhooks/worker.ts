@@ -1,9 +1,10 @@
-// The webhook worker loop: a batch every WEBHOOK_POLL_SECONDS, sooner when the outbox NOTIFYs, and back to back
-// while batches come back full. The LISTEN connection is an accelerator only: while it is down, polling still
-// delivers everything, just later.
+// The webhook worker loop: a batch every WEBHOOK_POLL_SECONDS (the shared periodic loop), sooner when the outbox
+// NOTIFYs (wake()), and back to back while batches come back full. The LISTEN connection is an accelerator only:
+// while it is down, polling still delivers everything, just later.
 import pg from 'pg';
-import { WEBHOOK_CHANNEL } from '../../db/queries/events.js';
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, deliverDueEvents, totalHandled, type WebhookDeps } from './delivery.js';
+import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, deliverDueEvents, totalHandled, type WebhookDeps } from '../../core/webhooks/delivery.js';
+import { WEBHOOK_CHANNEL } from '../../db/queries/webhook-events.js';
+import { every, RUN_AGAIN } from '../periodic.js';
 
 export interface WebhookWorkerOptions {
   batchSize?: number;
@@ -42,73 +43,35 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const maxBatchesPerWake = options.maxBatchesPerWake ?? 50;
-  const pollMs = deps.config.webhookPollSeconds * 1000;
   const reconnectMinMs = options.listenReconnectMinMs ?? 500;
   const reconnectMaxMs = options.listenReconnectMaxMs ?? 30_000;
-  const stopTimeoutMs = options.stopTimeoutMs ?? deps.config.webhookTimeoutSeconds * 1000 + 5_000;
   const log = deps.log;
 
   let running = true;
   let stopping: Promise<void> | null = null;
-  let batchTimer: NodeJS.Timeout | null = null;
-  let inFlight: Promise<void> | null = null;
-  let wakeRequested = false;
   let listener: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
   let reconnectTimer: NodeJS.Timeout | null = null;
   let reconnectFailures = 0;
 
-  // --- batches -------------------------------------------------------------------------------------------------
+  // --- batches: the shared periodic loop; a full last batch asks for another pass right away --------------------
 
-  function scheduleBatch(delayMs: number): void {
-    if (!running) return;
-    if (batchTimer !== null) clearTimeout(batchTimer);
-    batchTimer = setTimeout(runBatches, delayMs);
-    batchTimer.unref();
-  }
-
-  function wake(): void {
-    if (!running) return;
-    if (inFlight !== null) wakeRequested = true; // coalesced: one more pass once the current one ends
-    else scheduleBatch(0);
-  }
-
-  async function drain(): Promise<void> {
-    for (let i = 0; i < maxBatchesPerWake && running; i++) {
-      const counts = await deliverDueEvents(deps, { batchSize, concurrency, shouldContinue: () => running });
-      if (totalHandled(counts) < batchSize) return;
-    }
-    wakeRequested = true; // still full: go on right after yielding to the event loop
-  }
-
-  function notifyIdle(): void {
-    try {
-      options.onIdle?.({ listening: listener !== null });
-    } catch (error) {
-      log?.error({ err: error }, 'webhook worker onIdle hook threw');
-    }
-  }
-
-  function runBatches(): void {
-    batchTimer = null;
-    if (!running || inFlight !== null) return;
-    wakeRequested = false;
-    inFlight = drain()
-      .catch((error: unknown) => {
-        // A database error: the next poll is the backoff.
-        log?.error({ err: error }, 'webhook batch failed');
-      })
-      .finally(() => {
-        inFlight = null;
-        if (wakeRequested) {
-          wakeRequested = false;
-          scheduleBatch(0);
-        } else {
-          scheduleBatch(pollMs);
-          if (running) notifyIdle();
-        }
-      });
-  }
+  const loop = every(
+    'webhooks',
+    deps.config.webhookPollSeconds,
+    async () => {
+      for (let i = 0; i < maxBatchesPerWake && loop.running; i++) {
+        const counts = await deliverDueEvents(deps, { batchSize, concurrency, shouldContinue: () => loop.running });
+        if (totalHandled(counts) < batchSize) return undefined;
+      }
+      return RUN_AGAIN;
+    },
+    log,
+    {
+      onIdle: () => options.onIdle?.({ listening: listener !== null }),
+      stopTimeoutMs: options.stopTimeoutMs ?? deps.config.webhookTimeoutSeconds * 1000 + 5_000,
+    },
+  );
 
   // --- LISTEN --------------------------------------------------------------------------------------------------
 
@@ -141,7 +104,7 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
     client.on('error', onDrop);
     client.on('end', () => onDrop());
     client.on('notification', (message) => {
-      if (message.channel === WEBHOOK_CHANNEL) wake();
+      if (message.channel === WEBHOOK_CHANNEL) loop.wake();
     });
     try {
       await client.connect();
@@ -157,7 +120,7 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
     }
     listener = client;
     reconnectFailures = 0;
-    wake(); // anything notified while we were not listening
+    loop.wake(); // anything notified while we were not listening
   }
 
   // --- start / stop --------------------------------------------------------------------------------------------
@@ -165,16 +128,11 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
   connecting = connectListener().finally(() => {
     connecting = null;
   });
-  scheduleBatch(0);
 
   async function shutDown(): Promise<void> {
-    if (batchTimer !== null) clearTimeout(batchTimer);
     if (reconnectTimer !== null) clearTimeout(reconnectTimer);
-    batchTimer = null;
     reconnectTimer = null;
-    if (inFlight !== null && !(await settlesWithin(inFlight, stopTimeoutMs))) {
-      log?.warn('webhook worker stopped with a batch in flight; its events stay pending and will be retried');
-    }
+    await loop.stop();
     if (connecting !== null) await settlesWithin(connecting, LISTENER_END_TIMEOUT_MS * 2);
     const client = listener;
     listener = null;

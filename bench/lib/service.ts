@@ -1,0 +1,103 @@
+// The service under test as a child process (`stableroute serve` or `api`), exactly as operators start it, on a
+// database of its own; and its resident memory, read from /proc.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+const BIN = fileURLToPath(new URL('../../bin/stableroute.js', import.meta.url));
+
+export interface BenchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database on the server named by `serverUrl`. */
+export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
+  const name = `sr_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface Service {
+  url: string;
+  pid: number;
+  /** Largest resident set seen by sampleRss(), in MiB. */
+  maxRssMiB: number;
+  sampleRss(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited: ${output()}`);
+    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`service not ready within 60 s: ${output()}`);
+}
+
+/** Starts `stableroute <role>` with `env` on a free port and waits for /health. */
+export async function startService(role: 'serve' | 'api', env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  let output = '';
+  const child = spawn(process.execPath, [BIN, role], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (c) => (output = (output + c).slice(-20_000)));
+  child.stderr!.on('data', (c) => (output = (output + c).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, child, () => output);
+  const service: Service = {
+    url,
+    pid: child.pid!,
+    maxRssMiB: 0,
+    sampleRss: async () => {
+      const rss = await rssMiB(child.pid!);
+      service.maxRssMiB = Math.max(service.maxRssMiB, rss);
+      return rss;
+    },
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  return service;
+}

@@ -1,0 +1,83 @@
+// GET /admin/events: server-sent events for the console's live view. One LISTEN connection per listener process
+// (src/db/listener.ts on the intents channel) fans out to every open stream, so a hundred open consoles cost one
+// database connection. Events:
+//   ready    on connect, and again whenever the LISTEN connection came back: re-read what you show
+//   payment  an intent was created or changed status: {id, status, from, chain, merchant_id, at}
+// A comment line every HEARTBEAT_MS keeps proxies and the socket timeout from closing an idle stream. Streams end
+// when the app closes, so they never hold up a graceful shutdown.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../../core/context.js';
+import { INTENT_CHANNEL } from '../../db/queries/intents.js';
+import { listen, type Listener } from '../../db/listener.js';
+import { AppError } from '../../domain/errors.js';
+
+export const HEARTBEAT_MS = 15_000;
+/** Open streams per process; more are refused with 503 rather than letting a tab storm exhaust sockets. */
+export const MAX_STREAMS = 100;
+/** Unsent bytes a stream may pile up (a client that stopped reading); past this it is ended, and reconnects to re-read. */
+const MAX_BUFFERED_BYTES = 1_000_000;
+
+interface Stream {
+  send(event: string, data: string): void;
+  /** closeConnection: at shutdown the keep-alive socket goes too, or the server would wait for it to idle out. */
+  end(options?: { closeConnection?: boolean }): void;
+}
+
+export function adminEventRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const streams = new Set<Stream>();
+  let listener: Listener | null = null;
+  const broadcast = (event: string, data: string) => {
+    for (const stream of streams) stream.send(event, data);
+  };
+  const ensureListening = () => {
+    listener ??= listen(ctx.pool, {
+      channel: INTENT_CHANNEL,
+      onNotice: (payload) => broadcast('payment', payload),
+      onListening: () => broadcast('ready', JSON.stringify({ listening: true })),
+      log: ctx.log,
+    });
+  };
+
+  app.addHook('preClose', async () => {
+    for (const stream of streams) stream.end({ closeConnection: true });
+    await listener?.close();
+  });
+
+  app.get('/admin/events', { schema: { hide: true } }, async (request, reply: FastifyReply) => {
+    if (streams.size >= MAX_STREAMS) throw new AppError('SERVICE_UNAVAILABLE', `at most ${MAX_STREAMS} event streams are open at once`);
+    ensureListening();
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const heartbeat = setInterval(() => raw.write(': ping\n\n'), HEARTBEAT_MS);
+    heartbeat.unref();
+    const stream: Stream = {
+      send: (event, data) => {
+        if (raw.writableLength <= MAX_BUFFERED_BYTES) raw.write(`event: ${event}\ndata: ${data}\n\n`);
+        else {
+          // Its buffer would never drain: drop the connection rather than wait for a finish that will not come.
+          clearInterval(heartbeat);
+          streams.delete(stream);
+          raw.destroy();
+        }
+      },
+      end: (options = {}) => {
+        clearInterval(heartbeat);
+        streams.delete(stream);
+        raw.end(() => {
+          if (options.closeConnection) raw.socket?.destroy();
+        });
+      },
+    };
+    streams.add(stream);
+    request.raw.on('close', () => stream.end());
+    raw.write('retry: 3000\n\n');
+    // Ready at once when the listener is up; otherwise when it comes up (onListening).
+    if (listener?.listening) stream.send('ready', JSON.stringify({ listening: true }));
+  });
+}

@@ -1,0 +1,65 @@
+// Operator views behind the console's treasury, chain-health and webhook pages. Thin: validate, call core, shape.
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../core/context.js';
+import { chainHealthHistory, MAX_HISTORY_POINTS } from '../../core/operator/chain-health.js';
+import { treasuryStates } from '../../core/operator/treasury.js';
+import { webhookEventRecord } from '../../core/operator/webhooks.js';
+import type { Chain } from '../../domain/chain.js';
+import { chainSchema, errorRef, healthSnapshotSchema, idParams } from '../schemas/common.js';
+import { treasurySchema, webhookEventRecordSchema } from '../schemas/operator.js';
+import { snapshotView } from '../views/admin.js';
+import { treasuryView, webhookEventRecordView } from '../views/operator.js';
+
+export function adminOperationRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get(
+    '/admin/treasury',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "Each chain's treasury as the ledger books it: USDC available, reserved, in flight; native currency for fees; unconfirmed transfers",
+        response: { 200: treasurySchema },
+      },
+    },
+    async () => treasuryView(await treasuryStates(ctx)),
+  );
+
+  app.get<{ Querystring: { chain?: Chain; since?: string; points?: string } }>(
+    '/admin/chain-health',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Chain-health snapshots over time, oldest first, at most `points` per chain (default 240)',
+        querystring: {
+          type: 'object',
+          properties: {
+            chain: chainSchema,
+            since: { type: 'string', format: 'date-time' },
+            points: { type: 'string', pattern: '^[0-9]{1,4}$' },
+          },
+        },
+        response: { 200: { type: 'array', items: { ...healthSnapshotSchema, properties: { ...healthSnapshotSchema.properties, source: { type: 'string' } } } }, 400: errorRef },
+      },
+      config: { validationCodes: { '': 'INVALID_FILTER' } },
+    },
+    async (request) => {
+      const points = Math.min(MAX_HISTORY_POINTS, Math.max(1, Number(request.query.points ?? 240)));
+      const since = request.query.since ? new Date(request.query.since) : undefined;
+      const rows = await chainHealthHistory(ctx, { chain: request.query.chain, since, points });
+      return rows.map((s) => ({ ...snapshotView(s), source: s.source }));
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/webhook-events/:id',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'One webhook event with its payload and every delivery attempt',
+        params: idParams,
+        response: { 200: webhookEventRecordSchema, 404: errorRef },
+      },
+      config: { validationCodes: { '': 'NOT_FOUND', id: 'NOT_FOUND' } },
+    },
+    async (request) => webhookEventRecordView(await webhookEventRecord(ctx, request.params.id)),
+  );
+}

@@ -1,0 +1,190 @@
+// /admin/merchants/:id/policy, /admin/merchants/:id/addresses and /admin/approvals: spending policies, address books
+// and payments waiting for approval (decisions 75 to 80). Served wherever /admin/* is, with the same protection.
+import type { FastifyInstance } from 'fastify';
+import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
+import type { AppContext } from '../../core/context.js';
+import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/lifecycle/approve.js';
+import { getMerchantPolicy } from '../../core/policies.js';
+import type { Chain } from '../../domain/chain.js';
+import { arrayOf, chainSchema, errorRef, idParams, timestamp } from '../schemas/common.js';
+import { addressView, pendingApprovalView, policyView } from '../views/policies.js';
+
+const usdOrNull = { type: ['number', 'null'] } as const;
+const source = { type: 'string', enum: ['default', 'merchant'] } as const;
+
+const policySchema = {
+  type: 'object',
+  properties: {
+    merchant_id: { type: 'string' },
+    max_payment_usd: usdOrNull,
+    daily_limit_usd: usdOrNull,
+    approval_above_usd: usdOrNull,
+    allowlist: { type: 'boolean' },
+    address_cooling_off_seconds: { type: 'number' },
+    rate_limit_per_minute: { type: 'number' },
+    sources: {
+      type: 'object',
+      properties: {
+        max_payment_usd: source,
+        daily_limit_usd: source,
+        approval_above_usd: source,
+        allowlist: source,
+        rate_limit_per_minute: source,
+      },
+    },
+  },
+} as const;
+
+const addressProperties = {
+  chain: chainSchema,
+  address: { type: 'string' },
+  label: { type: ['string', 'null'] },
+  created_at: timestamp,
+  usable_from: timestamp,
+} as const;
+const addressSchema = { type: 'object', properties: addressProperties } as const;
+
+const merchantParams = idParams;
+const addressParams = {
+  type: 'object',
+  required: ['id', 'chain', 'address'],
+  properties: { id: idParams.properties.id, chain: chainSchema, address: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;
+
+const decisionSchema = {
+  type: 'object',
+  properties: {
+    payment_intent_id: { type: 'string' },
+    status: { type: 'string' },
+    approval: { type: 'string', enum: ['approved', 'rejected'] },
+  },
+} as const;
+
+const decisionBody = { type: 'object', properties: { reason: { type: 'string', maxLength: 500 } } } as const;
+
+export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: { limit?: string } }>(
+    '/admin/approvals',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Payments waiting for an operator approval before broadcast (funds reserved), oldest first',
+        querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
+        response: {
+          200: arrayOf({
+            payment_intent_id: { type: 'string' },
+            merchant_id: { type: 'string' },
+            amount_usd: { type: 'number' },
+            selected_chain: chainSchema,
+            destination_address: { type: 'string' },
+            approval_above_usd: { type: 'number' },
+            requested_at: timestamp,
+          }),
+          400: errorRef,
+        },
+      },
+    },
+    async (request) => {
+      const limit = Math.min(500, Math.max(1, Number(request.query.limit ?? 100)));
+      return (await listPendingApprovals(ctx, limit)).map(pendingApprovalView);
+    },
+  );
+
+  for (const action of ['approve', 'reject'] as const) {
+    app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      `/admin/payment_intents/:id/${action}`,
+      {
+        schema: {
+          tags: ['admin'],
+          summary:
+            action === 'approve'
+              ? 'Approve a payment waiting for approval: its execution is queued now'
+              : 'Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released',
+          params: idParams,
+          body: decisionBody,
+          response: { 200: decisionSchema, 400: errorRef, 404: errorRef, 409: errorRef },
+        },
+        config: { validationCodes: { '': 'INVALID_REQUEST', id: 'PAYMENT_INTENT_NOT_FOUND', reason: 'INVALID_REQUEST' } },
+        // The body is optional: no body is an empty one.
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+      },
+      async (request) => {
+        const input = { via: 'admin_api' as const, reason: request.body?.reason ?? null };
+        return action === 'approve' ? approvePayment(ctx, request.params.id, input) : rejectPayment(ctx, request.params.id, input);
+      },
+    );
+  }
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/merchants/:id/policy',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "The merchant's spending policy in force: service defaults with its overrides, and where each comes from",
+        params: merchantParams,
+        response: { 200: policySchema, 404: errorRef },
+      },
+      config: { validationCodes: { '': 'MERCHANT_NOT_FOUND', id: 'MERCHANT_NOT_FOUND' } },
+    },
+    async (request) => policyView(await getMerchantPolicy(ctx.pool, ctx.config, request.params.id)),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { chain?: Chain } }>(
+    '/admin/merchants/:id/addresses',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "The merchant's address book (recipients it may pay when its allowlist is on)",
+        params: merchantParams,
+        querystring: { type: 'object', properties: { chain: chainSchema } },
+        response: { 200: arrayOf(addressProperties), 400: errorRef, 404: errorRef },
+      },
+      config: { validationCodes: { '': 'MERCHANT_NOT_FOUND', id: 'MERCHANT_NOT_FOUND', chain: 'INVALID_CHAIN' } },
+    },
+    async (request) => (await addressBook(ctx.pool, request.params.id, request.query.chain ?? null)).map(addressView),
+  );
+
+  app.post<{ Params: { id: string }; Body: { chain: Chain; address: string; label?: string } }>(
+    '/admin/merchants/:id/addresses',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Add a recipient to the address book: 201 when added, 200 when it was listed already (unchanged)',
+        params: merchantParams,
+        body: {
+          type: 'object',
+          required: ['chain', 'address'],
+          properties: {
+            chain: chainSchema,
+            address: { type: 'string', minLength: 1, maxLength: 128 },
+            label: { type: 'string', maxLength: 200 },
+          },
+        },
+        response: { 200: addressSchema, 201: addressSchema, 400: errorRef, 404: errorRef },
+      },
+      config: {
+        validationCodes: { '': 'INVALID_REQUEST', id: 'MERCHANT_NOT_FOUND', chain: 'INVALID_CHAIN', address: 'INVALID_DESTINATION' },
+      },
+    },
+    async (request, reply) => {
+      const { entry, created } = await addAddress(ctx, request.params.id, request.body);
+      return reply.code(created ? 201 : 200).send(addressView(entry));
+    },
+  );
+
+  app.delete<{ Params: { id: string; chain: Chain; address: string } }>(
+    '/admin/merchants/:id/addresses/:chain/:address',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Remove a recipient from the address book; payments to it are refused from now on when the allowlist is on',
+        params: addressParams,
+        response: { 200: addressSchema, 400: errorRef, 404: errorRef },
+      },
+      config: { validationCodes: { '': 'INVALID_REQUEST', id: 'MERCHANT_NOT_FOUND', chain: 'INVALID_CHAIN', address: 'ADDRESS_NOT_FOUND' } },
+    },
+    async (request) => addressView(await removeAddress(ctx.pool, request.params.id, request.params.chain, request.params.address)),
+  );
+}

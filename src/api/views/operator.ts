@@ -1,0 +1,108 @@
+// Response shapes of the operator endpoints behind the console. Amounts an operator reconciles by hand (ledger
+// postings, treasury balances, fees) leave as exact decimal strings; amount_usd stays a number as in the spec.
+import type { AttemptRow } from '../../db/queries/attempts.js';
+import type { IntentListRow } from '../../db/queries/intent-list.js';
+import type { DeliveryRow, WebhookEventRecord } from '../../db/queries/webhook-history.js';
+import { NATIVE_CURRENCY } from '../../domain/chain.js';
+import type { OperatorActions } from '../../domain/operator-actions.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
+import { decimalsOf } from '../../ledger/currencies.js';
+import { formatUnits, formatUsdc, usdcToNumber } from '../../money.js';
+import type { PaymentPage, PaymentRecord } from '../../core/operator/payments.js';
+import type { TreasuryState } from '../../core/operator/treasury.js';
+import { encodeCursor } from './cursor.js';
+import { webhookEventView } from './admin.js';
+
+export function paymentRowView(r: IntentListRow & { actions: OperatorActions }) {
+  return {
+    id: r.id,
+    merchant_id: r.merchant_id,
+    amount_usd: usdcToNumber(r.amount_micros),
+    status: r.status,
+    selected_chain: r.selected_chain,
+    destination_address: r.destination_address,
+    tx_id: r.last_tx_id,
+    actions: r.actions,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+export function paymentPageView(page: PaymentPage) {
+  return { data: page.rows.map(paymentRowView), next_cursor: page.next ? encodeCursor(page.next) : null };
+}
+
+export function paymentCountsView(counts: Map<PaymentStatus, number>) {
+  const byStatus = Object.fromEntries([...counts.entries()].sort(([a], [b]) => a.localeCompare(b)));
+  return { total: [...counts.values()].reduce((sum, n) => sum + n, 0), by_status: byStatus };
+}
+
+function operatorAttemptView(a: AttemptRow) {
+  const currency = NATIVE_CURRENCY[a.chain];
+  return {
+    id: a.id,
+    chain: a.chain,
+    tx_id: a.tx_id,
+    status: a.status,
+    estimated_fee_usd: a.estimated_fee_usd,
+    actual_fee_native: a.actual_fee_native === null ? null : formatUnits(a.actual_fee_native, decimalsOf(currency)),
+    fee_currency: currency,
+    failure_reason: a.failure_reason,
+    failure_detail: a.failure_detail,
+    chain_meta: a.chain_meta,
+    broadcast_at: a.broadcast_at?.toISOString() ?? null,
+    included_at: a.included_at?.toISOString() ?? null,
+    confirmed_at: a.confirmed_at?.toISOString() ?? null,
+    created_at: a.created_at.toISOString(),
+  };
+}
+
+function deliveryView(d: DeliveryRow) {
+  return { ...d, created_at: d.created_at.toISOString() };
+}
+
+export function webhookEventRecordView(e: WebhookEventRecord & { deliveries: DeliveryRow[] }) {
+  return { ...webhookEventView(e), payload: e.payload, deliveries: e.deliveries.map(deliveryView) };
+}
+
+export function paymentRecordView(r: PaymentRecord) {
+  const { intent } = r;
+  return {
+    id: intent.id,
+    merchant_id: intent.merchant_id,
+    amount_usd: usdcToNumber(intent.amount_micros),
+    status: intent.status,
+    selected_chain: intent.selected_chain,
+    destination_address: intent.destination_address,
+    quote_id: intent.quote_id,
+    idempotency_key: intent.idempotency_key,
+    created_at: intent.created_at.toISOString(),
+    updated_at: intent.updated_at.toISOString(),
+    actions: r.actions,
+    timeline: r.transitions.map((t) => ({ from: t.from_status, to: t.to_status, reason: t.reason, at: t.created_at.toISOString() })),
+    attempts: r.attempts.map(operatorAttemptView),
+    ledger: r.ledger.map((t) => ({
+      id: t.id,
+      type: t.type,
+      chain: t.chain,
+      created_at: t.createdAt.toISOString(),
+      postings: t.postings.map((p) => ({ account: p.account, currency: p.currency, amount: formatUnits(p.amountUnits, decimalsOf(p.currency)) })),
+    })),
+    webhook_events: r.events.map(webhookEventRecordView),
+  };
+}
+
+export function treasuryView(states: TreasuryState[]) {
+  return states.map((s) => ({
+    chain: s.chain,
+    address: s.address,
+    adapter: s.adapter,
+    available_usdc: formatUsdc(s.availableMicros),
+    reserved_usdc: formatUsdc(s.reservedMicros),
+    in_flight_usdc: formatUsdc(s.inFlightMicros),
+    native_currency: s.nativeCurrency,
+    native_balance: formatUnits(s.nativeUnits, s.nativeDecimals),
+    unconfirmed_transfers: s.backlog.attempts,
+    oldest_unconfirmed_at: s.backlog.oldestBroadcastAt?.toISOString() ?? null,
+  }));
+}

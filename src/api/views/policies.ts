@@ -1,0 +1,48 @@
+// Response shapes of spending policies and address books (admin endpoints and the CLI's --json output).
+import type { AddressRow } from '../../core/address-book.js';
+import type { MerchantPolicy } from '../../core/policies.js';
+import type { PendingApproval } from '../../db/queries/approvals.js';
+import { usdcToNumber } from '../../money.js';
+
+const usd = (micros: bigint | null) => (micros === null ? null : usdcToNumber(micros));
+
+export function policyView(p: MerchantPolicy) {
+  return {
+    merchant_id: p.merchant_id,
+    max_payment_usd: usd(p.policy.maxPaymentMicros),
+    daily_limit_usd: usd(p.policy.dailyLimitMicros),
+    approval_above_usd: usd(p.policy.approvalAboveMicros),
+    allowlist: p.policy.allowlist,
+    address_cooling_off_seconds: p.addressCoolingOffSeconds,
+    rate_limit_per_minute: p.rateLimitPerMinute,
+    sources: {
+      max_payment_usd: p.policy.sources.maxPaymentMicros,
+      daily_limit_usd: p.policy.sources.dailyLimitMicros,
+      approval_above_usd: p.policy.sources.approvalAboveMicros,
+      allowlist: p.policy.sources.allowlist,
+      rate_limit_per_minute: p.rateLimitSource,
+    },
+  };
+}
+
+export function addressView(a: AddressRow) {
+  return {
+    chain: a.chain,
+    address: a.address,
+    label: a.label,
+    created_at: a.created_at.toISOString(),
+    usable_from: a.usable_from.toISOString(),
+  };
+}
+
+export function pendingApprovalView(p: PendingApproval) {
+  return {
+    payment_intent_id: p.payment_intent_id,
+    merchant_id: p.merchant_id,
+    amount_usd: usdcToNumber(p.amount_micros),
+    selected_chain: p.selected_chain,
+    destination_address: p.destination_address,
+    approval_above_usd: usdcToNumber(p.threshold_micros),
+    requested_at: p.requested_at.toISOString(),
+  };
+}

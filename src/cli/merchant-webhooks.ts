@@ -1,0 +1,96 @@
+// `stableroute merchants webhook ...` and `merchants webhook-secret ...`: an operator's hands on a merchant's webhook
+// endpoint and signing secrets. Exit codes: 0 done, 1 refused (unknown merchant, no URL, the test merchant), 2 usage.
+import { parseArgs } from 'node:util';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config.js';
+import { enableWebhookEndpoint } from '../core/webhooks/endpoint.js';
+import { endWebhookSecretOverlap, rotateWebhookSecret } from '../core/webhooks/secrets.js';
+import type { Pool } from '../db/pool.js';
+import { AppError } from '../domain/errors.js';
+
+export const MERCHANT_WEBHOOK_USAGE = `usage: stableroute merchants webhook-secret rotate MERCHANT_ID [--overlap-seconds N] [--json]
+       stableroute merchants webhook-secret end-overlap MERCHANT_ID [--json]
+       stableroute merchants webhook enable MERCHANT_ID [--json]
+`;
+
+type WithDatabase = <T>(config: Config, fn: (pool: Pool) => Promise<T>) => Promise<T>;
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Runs an operator action; an AppError is a refusal (exit 1) with its code and message. */
+async function refusable(fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    process.stderr.write(`${error.code}: ${error.message}\n`);
+    return 1;
+  }
+}
+
+function usage(): number {
+  process.stderr.write(MERCHANT_WEBHOOK_USAGE);
+  return 2;
+}
+
+export async function merchantWebhookCommand(args: string[], config: Config, withDatabase: WithDatabase): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, 'overlap-seconds': { type: 'string' } },
+  });
+  const [group, action, merchantId, ...rest] = positionals;
+  if (!merchantId || rest.length > 0) return usage();
+  const command = `${group} ${action}`;
+  if (values['overlap-seconds'] !== undefined && command !== 'webhook-secret rotate') return usage();
+  let overlapSeconds = config.webhookSecretOverlapSeconds;
+  if (values['overlap-seconds'] !== undefined) {
+    overlapSeconds = Number(values['overlap-seconds']);
+    if (!/^\d+(\.\d+)?$/.test(values['overlap-seconds']) || !Number.isFinite(overlapSeconds)) {
+      process.stderr.write('--overlap-seconds must be a number of seconds >= 0\n');
+      return 2;
+    }
+  }
+  const now = systemClock.now();
+
+  switch (command) {
+    case 'webhook-secret rotate':
+      return withDatabase(config, (pool) =>
+        refusable(async () => {
+          const result = await rotateWebhookSecret(pool, config, merchantId, now, overlapSeconds);
+          if (values.json) out(JSON.stringify(result));
+          else {
+            out(`webhook_secret: ${result.webhook_secret}`);
+            out(
+              result.previous_valid_until
+                ? `The previous secret keeps signing deliveries until ${result.previous_valid_until}; both signatures are sent meanwhile.`
+                : 'The previous secret no longer signs deliveries.',
+            );
+            out('The new secret is shown only this once; give it to the merchant now.');
+          }
+          return 0;
+        }),
+      );
+    case 'webhook-secret end-overlap':
+      return withDatabase(config, (pool) =>
+        refusable(async () => {
+          const result = await endWebhookSecretOverlap(pool, merchantId, now);
+          out(values.json ? JSON.stringify(result) : `${merchantId}: ${result.retired_secrets} previous secret(s) no longer sign deliveries`);
+          return 0;
+        }),
+      );
+    case 'webhook enable':
+      return withDatabase(config, (pool) =>
+        refusable(async () => {
+          const result = await enableWebhookEndpoint(pool, merchantId, now);
+          if (values.json) out(JSON.stringify(result));
+          else out(`${merchantId}: webhook endpoint enabled${result.was_disabled ? '' : ' (it was not disabled)'}; ${result.requeued_events} held event(s) queued again`);
+          return 0;
+        }),
+      );
+    default:
+      return usage();
+  }
+}

@@ -1,0 +1,58 @@
+// Treasury per chain. Each panel reads one admin endpoint, so a new data source is one more entry in PANELS
+// (deposits, gas low-water alerts and reconciliation history will each be a panel over their own endpoint).
+import { html } from '../html.js';
+import { api } from '../api.js';
+import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
+import { ago, dateTime, decimal } from '../format.js';
+import { useLiveEvents, useThrottled } from '../live.js';
+
+/** GET /admin/treasury: the ledger's view, cheap, refreshed live as payments move funds. */
+function Balances() {
+  const treasury = useResource(() => api('/admin/treasury'), 'treasury');
+  const refresh = useThrottled(() => treasury.reload(), 2000);
+  useLiveEvents(() => refresh());
+  return html`<${Panel} title="Treasury balances (ledger)">
+    <${ErrorNote} error=${treasury.error} />
+    <div class="cards" data-testid="treasury">
+      ${(treasury.data ?? []).map(
+        (c) => html`<article class="card" key=${c.chain} data-chain=${c.chain}>
+          <header><span class=${`chain chain-${c.chain}`}>${c.chain}</span> <span class="muted small">${c.adapter}</span></header>
+          <p class="address"><${Hash} value=${c.address} keep=${10} /></p>
+          <dl class="balances">
+            <dt>Available</dt><dd class="big">${decimal(c.available_usdc)} <small>USDC</small></dd>
+            <dt>Reserved</dt><dd>${decimal(c.reserved_usdc)} <small>USDC</small></dd>
+            <dt>In flight</dt><dd>${decimal(c.in_flight_usdc)} <small>USDC</small></dd>
+            <dt>Gas</dt><dd>${decimal(c.native_balance)} <small>${c.native_currency}</small></dd>
+            <dt>Unconfirmed</dt><dd>${c.unconfirmed_transfers} transfer${c.unconfirmed_transfers === 1 ? '' : 's'}${c.oldest_unconfirmed_at ? html` <span class="muted small">oldest ${ago(c.oldest_unconfirmed_at)}</span>` : null}</dd>
+          </dl>
+        </article>`,
+      )}
+    </div>
+  </${Panel}>`;
+}
+
+/** GET /admin/reconciliation: asks each chain, so it is read on demand rather than on every payment. */
+function Reconciliation() {
+  const report = useResource(() => api('/admin/reconciliation'), 'reconciliation');
+  return html`<${Panel} title="Reconciliation (ledger against chain)" actions=${html`<button class="button" onClick=${() => report.reload()} disabled=${report.loading}>${report.loading ? 'Asking the chains…' : 'Check now'}</button>`}>
+    <${ErrorNote} error=${report.error} />
+    ${report.data
+      ? html`<table class="table" data-testid="reconciliation">
+          <thead><tr><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th class="num">In flight</th><th></th></tr></thead>
+          <tbody>
+            ${report.data.map(
+              (r) => html`<tr><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
+                <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="num">${decimal(r.in_flight_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
+            )}
+          </tbody>
+        </table>
+        <p class="muted small">Checked ${dateTime(new Date().toISOString())}. In flight: transfers broadcast but not final in the ledger yet explain a shortfall up to that amount.</p>`
+      : html`<${Empty}>Asking the chains…</${Empty}>`}
+  </${Panel}>`;
+}
+
+export const PANELS = [Balances, Reconciliation];
+
+export function TreasuryPage() {
+  return html`<div class="page">${PANELS.map((P) => html`<${P} />`)}</div>`;
+}

@@ -1,0 +1,84 @@
+// Executions given up on: pg-boss set the job aside (a crash or an outage outlasted every retry), or its runs kept
+// dying holding the execution lease (decision 99). The intent must still reach a state someone acts on, and funds are
+// never released for a payment the chain may pay or was never asked to pay (decision 100):
+//   - a transfer that may still land: manual review, with the transfer marked broadcasted so the confirmation worker
+//     watches it (it settles the intent when final, fails it when the chain proves it cannot land, re-sends bytes the
+//     chain does not know);
+//   - a transfer mined and failed (reverted): failed, with the chain's reason and its fee (decision 28);
+//   - nothing on chain (no transfer signed, or one the chain proves can never land): manual review, funds still
+//     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
+//     fails it (`--failed`), the merchant is told by payment.manual_review.
+// The chain is asked before any lock is taken; the locked re-check starts over when the payment moved meanwhile.
+import { withTransaction } from '../../db/pool.js';
+import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
+import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
+import { lockLease } from '../../db/queries/leases.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
+import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
+import type { ExecutionJob } from '../../jobs/queue.js';
+import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { emitPaymentEvent } from './events.js';
+import { failOnChain } from './outcomes.js';
+
+/** Statuses an abandoned execution can leave an intent in. */
+const UNFINISHED: readonly PaymentStatus[] = ['route_selected', 'retrying', 'broadcasting'];
+
+/** The transition reason of every abandonment that ends in manual review. */
+export const ABANDONED_REASON = 'execution_abandoned';
+
+export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob, options: { runId?: string } = {}): Promise<void> {
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    // 1. Load, without locks.
+    const seen = await findIntent(deps.pool, job.payment_intent_id);
+    if (!seen || !UNFINISHED.includes(seen.status)) return;
+    const seenLive = await liveAttempt(deps.pool, seen.id);
+    // 2. Ask the chain about the live transfer, if any. A node that cannot be asked leaves it possible.
+    const verdict: TransferVerdict | null = seenLive
+      ? transferVerdict(await deps.adapters[seen.selected_chain].getStatus(signedOf(seenLive)).catch(() => null), {
+          chain: seen.selected_chain,
+        })
+      : null;
+    // 3. Lock, re-check, decide, persist.
+    const outcome = await withTransaction(deps.pool, async (tx) => {
+      const now = deps.clock.now();
+      const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+      if (!intent || !UNFINISHED.includes(intent.status)) return 'done';
+      // A job of an earlier attempt (its run crashed after the outcome was recorded): the current attempt is alive.
+      if (1 + (await countTransitions(tx, intent.id, 'retrying')) !== job.attempt) return 'done';
+      // A live run of this attempt (another worker resumed it) finishes the work; if it dies, the sweeper comes back.
+      const lease = await lockLease(tx, intent.id);
+      if (lease && lease.attempt === job.attempt && !lease.expired && lease.owner !== options.runId && intent.status === 'broadcasting') {
+        deps.log.warn({ payment_intent_id: intent.id }, 'abandoned execution is running again elsewhere; left to that run');
+        return 'done';
+      }
+      const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+      if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
+      if (live && verdict && mayStillLand(verdict)) {
+        // It may land: never release funds that could be paid out. An operator decides, or the chain does.
+        await markBroadcasted(tx, live.id, now);
+        if (intent.status !== 'broadcasting') intent.status = await changeStatus(tx, intent, 'broadcasting', now);
+        intent.status = await changeStatus(tx, intent, 'manual_review', now, ABANDONED_REASON);
+        await emitPaymentEvent(tx, intent, 'payment.manual_review', now, { tx_id: live.tx_id });
+        deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned with a live transaction: manual review');
+        return 'done';
+      }
+      if (live && verdict?.kind === 'cannot_land' && verdict.onChain) {
+        // Mined and reverted: the fee was spent and the chain's reason is the story (decision 28).
+        await failOnChain(tx, intent, live.id, verdict, now);
+        deps.log.error({ payment_intent_id: intent.id, reason: verdict.reason }, 'execution abandoned: the transfer failed on chain');
+        return 'done';
+      }
+      // Nothing of this payment is on chain or can get there: keep the funds reserved and ask an operator.
+      if (live) {
+        const reason = verdict?.kind === 'cannot_land' ? verdict.reason : 'dropped';
+        await markFailed(tx, live.id, reason, 'execution abandoned; the chain reports the transfer can no longer land');
+      }
+      intent.status = await changeStatus(tx, intent, 'manual_review', now, ABANDONED_REASON);
+      await emitPaymentEvent(tx, intent, 'payment.manual_review', now);
+      deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned before anything reached the chain: manual review, funds still reserved');
+      return 'done';
+    });
+    if (outcome !== CHANGED) return;
+  }
+  throw new Error(`payment ${job.payment_intent_id} kept changing while its abandoned execution was handled`);
+}

@@ -1,0 +1,51 @@
+// Cancelling a payment that has not reached the chain: in route_selected, or retrying with no transaction that could
+// still land. The reservation is released. The spec has no cancellation event, so none is sent; the status shows on
+// read. The chain is asked before the intent is locked; the locked re-check starts over when the payment moved.
+import { withTransaction } from '../../db/pool.js';
+import { decideApproval } from '../../db/queries/approvals.js';
+import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
+import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { AppError } from '../../domain/errors.js';
+import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
+import { mayStillLand, transferVerdict } from '../../domain/transfer-verdict.js';
+import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { releaseReservation } from './outcomes.js';
+import type { ResolutionResult } from './resolve.js';
+
+function cancellable(intentId: string, intent: PaymentIntentRow | null): PaymentIntentRow {
+  if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
+  if (!CANCELLABLE_STATUSES.includes(intent.status)) {
+    throw new AppError(
+      'INVALID_STATE',
+      `payment intent ${intentId} is ${intent.status}; only route_selected or retrying payments can be cancelled`,
+    );
+  }
+  return intent;
+}
+
+export async function cancelPayment(deps: LifecycleDeps, intentId: string): Promise<ResolutionResult> {
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    const seen = cancellable(intentId, await findIntent(deps.pool, intentId));
+    const seenLive = await liveAttempt(deps.pool, seen.id);
+    if (seenLive) {
+      const status = await deps.adapters[seen.selected_chain].getStatus(signedOf(seenLive)).catch(() => null);
+      if (mayStillLand(transferVerdict(status, { chain: seen.selected_chain }))) {
+        throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
+      }
+    }
+    const result = await withTransaction(deps.pool, async (tx) => {
+      const now = deps.clock.now();
+      const intent = cancellable(intentId, await findIntent(tx, intentId, { forUpdate: true }));
+      const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+      if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
+      if (live) await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
+      intent.status = await changeStatus(tx, intent, 'cancelled', now, 'operator');
+      // A payment that waited for approval no longer does (decision 79); a no-op for any other.
+      await decideApproval(tx, intent.id, { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
+      await releaseReservation(tx, intent, now);
+      return { payment_intent_id: intent.id, status: intent.status, tx_id: live?.tx_id ?? null };
+    });
+    if (result !== CHANGED) return result;
+  }
+  throw new AppError('INVALID_STATE', `payment intent ${intentId} changed while it was being cancelled; try again`);
+}

@@ -1,0 +1,313 @@
+// Execution of a payment intent: sign once, persist before sending, send, record. After a crash or a retry it re-sends
+// the persisted bytes; it signs anew only when the chain proves the old transaction can never land.
+//
+// Each run is load -> ask the chain -> lock, re-check, decide, persist. The chain is never asked while a row lock is
+// held (a slow node would hold up every other writer of the payment); the transaction that persists re-checks what
+// the run decided from, and when another run or an operator changed it in between, the run starts over.
+import { ChainError, type PreparedTransfer } from '../../chains/port.js';
+import { withTransaction, type Queryable } from '../../db/pool.js';
+import {
+  lastFailedAttempt,
+  liveAttempt,
+  markBroadcasted,
+  markFailed,
+  recordSendError,
+  signedOf,
+  type AttemptRow,
+} from '../../db/queries/attempts.js';
+import { awaitsApproval } from '../../db/queries/approvals.js';
+import { changeStatus, countTransitions, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { grantLease, holdsLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
+import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
+import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
+import { newId } from '../../ids.js';
+import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
+import { movements } from '../../ledger/movements.js';
+import { hasDebit, post } from '../../ledger/store.js';
+import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { emitPaymentEvent } from './events.js';
+import { failIntent, failOnChain } from './outcomes.js';
+import { signAttempt, transferRequestOf } from './sign.js';
+
+export type ExecutionDeps = LifecycleDeps;
+
+type Sendable = Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'>;
+
+type Done = { kind: 'done'; why: string };
+
+type Step =
+  | Done
+  | {
+      kind: 'send';
+      intent: PaymentIntentRow;
+      attempt: Sendable;
+      /** The bytes were sent before with an unknown outcome: a refusal now does not prove they cannot land. */
+      resend: boolean;
+    }
+  | { kind: 'unsigned'; error: ChainError } // the chain refused to even build the transfer
+  | typeof CHANGED;
+
+/** What the claim found, for the steps that follow it outside any lock. */
+interface Claimed {
+  intent: PaymentIntentRow;
+  /** A transfer signed by an earlier run whose send had an unknown outcome (timeout, crash). */
+  live: AttemptRow | null;
+  /** The intent's last refused transfer: its nonce is re-signed with a higher fee. */
+  previous: AttemptRow | null;
+}
+
+/** One run of an execution: the job, and the id under which it holds the payment's execution lease. */
+interface Run {
+  job: ExecutionJob;
+  runId: string;
+}
+
+export interface ExecuteOptions {
+  /** The lease owner this run is: a sweeper that took over an expired lease passes the owner it took it for. */
+  runId?: string;
+}
+
+/**
+ * Renews the run's lease every third of its length until stopped, so a live run never loses it to the sweeper. A
+ * renewal that fails (the database is away) is only logged: the lease then runs out and, if this run is alive, its
+ * next locked step finds it was taken over and stops there.
+ */
+function startHeartbeat(deps: ExecutionDeps, run: Run): () => void {
+  const seconds = deps.config.executionLeaseSeconds;
+  const timer = setInterval(() => {
+    renewLease(deps.pool, run.job.payment_intent_id, run.runId, seconds).catch((error: unknown) =>
+      deps.log.warn({ err: error, payment_intent_id: run.job.payment_intent_id }, 'execution lease renewal failed'),
+    );
+  }, (seconds * 1000) / 3);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Runs one execution job to completion. Business failures are handled here; only bugs and outages throw. The run
+ * holds the payment's execution lease from its claim to its end (decision 99): a second run of the same attempt stops
+ * at its claim while the lease is alive, and every write of this run checks, under the intent's lock, that the lease
+ * is still its own.
+ */
+export async function executePayment(deps: ExecutionDeps, job: ExecutionJob, options: ExecuteOptions = {}): Promise<void> {
+  const run: Run = { job, runId: options.runId ?? newId('run') };
+  const stopHeartbeat = startHeartbeat(deps, run);
+  try {
+    await execute(deps, run);
+  } finally {
+    stopHeartbeat();
+    await releaseLease(deps.pool, job.payment_intent_id, run.runId).catch((error: unknown) =>
+      deps.log.warn({ err: error, payment_intent_id: job.payment_intent_id }, 'execution lease release failed; it runs out instead'),
+    );
+  }
+}
+
+async function execute(deps: ExecutionDeps, run: Run): Promise<void> {
+  const { job } = run;
+  const log = deps.log.child({ payment_intent_id: job.payment_intent_id, attempt: job.attempt });
+  let step: Step = CHANGED;
+  for (let round = 1; step === CHANGED; round++) {
+    if (round > MAX_ROUNDS) throw new Error(`payment ${job.payment_intent_id} kept changing while it was being executed`);
+    step = await nextStep(deps, run);
+  }
+  if (step.kind === 'done') {
+    log.debug({ why: step.why }, 'execution: nothing to do');
+    return;
+  }
+  if (step.kind === 'unsigned') {
+    await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, run, null, step.error));
+    log.warn({ reason: step.error.reason, err: step.error.shortMessage }, 'execution: could not sign');
+    return;
+  }
+  const adapter = deps.adapters[step.intent.selected_chain];
+  let error: ChainError | null = null;
+  try {
+    await adapter.broadcast(signedOf(step.attempt));
+  } catch (caught) {
+    error =
+      caught instanceof ChainError
+        ? caught
+        : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
+  }
+  // A node refusing bytes it may already have passed on (or that other nodes hold) proves nothing: only the chain's
+  // own answer to getStatus, on the next run, may end that attempt.
+  if (error && step.resend && error.outcome === 'rejected') {
+    error = new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
+  }
+  const attemptId = step.attempt.id;
+  await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, run, attemptId, error));
+  if (error) log.warn({ reason: error.reason, outcome: error.outcome, err: error.shortMessage }, 'execution: broadcast failed');
+  else log.info({ tx_id: step.attempt.tx_id }, 'execution: broadcasted');
+}
+
+/** One round: claim, ask the chain about a transfer an earlier run left, then sign or settle on what it said. */
+async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
+  const claim = await withTransaction(deps.pool, (tx) => claimIntent(deps, tx, run));
+  if ('kind' in claim) return claim;
+  const { intent, live } = claim;
+  const adapter = deps.adapters[intent.selected_chain];
+  let previous = claim.previous;
+  if (live) {
+    // Ask the chain, outside any lock; a node that cannot be asked fails the run (the job is retried).
+    const verdict = transferVerdict(await adapter.getStatus(signedOf(live)), { chain: intent.selected_chain });
+    if (hasReachedChain(verdict)) return withLiveAttempt(deps, run, intent.id, live.id, (tx, locked) => markSent(deps, tx, locked, live));
+    if (verdict.kind === 'unknown') return { kind: 'send', intent, attempt: live, resend: true }; // the same bytes
+    if (verdict.onChain) {
+      // Mined and failed (reverted): the fee is spent and the nonce used. As when the confirmation worker finds it
+      // (decision 28): the intent fails and the funds return; the merchant decides on a new payment.
+      return withLiveAttempt(deps, run, intent.id, live.id, async (tx, locked): Promise<Step> => {
+        await failOnChain(tx, locked, live.id, verdict, deps.clock.now());
+        return { kind: 'done', why: `the transfer failed on chain: ${verdict.reason}` };
+      });
+    }
+    // It expired: it is over, whether or not a successor can be signed now; the successor re-signs its nonce.
+    const reason = live.failure_reason ?? 'dropped';
+    const superseded = await withLiveAttempt(deps, run, intent.id, live.id, async (tx) => {
+      await markFailed(tx, live.id, reason, 'superseded: the chain reports it can no longer land');
+      return true;
+    });
+    if (superseded === CHANGED) return CHANGED;
+    previous = { ...live, status: 'failed', failure_reason: reason };
+  }
+
+  // After a rejection the old nonce is still free: re-sign on it (higher fee) so no later transfer waits behind a gap.
+  // After a nonce conflict the nonce is someone else's, so a fresh one is allocated.
+  const request = transferRequestOf(intent);
+  let prepared: PreparedTransfer;
+  try {
+    prepared =
+      previous && adapter.prepareReplacement && previous.chain_meta.nonce != null && previous.failure_reason !== 'nonce_conflict'
+        ? await adapter.prepareReplacement(request, signedOf(previous))
+        : await adapter.prepareTransfer(request);
+  } catch (error) {
+    if (!(error instanceof ChainError)) throw error;
+    return { kind: 'unsigned', error };
+  }
+  return withLiveAttempt(deps, run, intent.id, null, async (tx, locked): Promise<Step> => {
+    const now = deps.clock.now();
+    const { attemptId, signed } = await signAttempt(tx, adapter, locked, prepared, now);
+    // One debit per intent, at its first signed transfer; later attempts move the same funds.
+    if (!(await hasDebit(tx, locked.id))) {
+      await post(tx, movements.debit(locked.selected_chain, locked.amount_micros), { paymentIntentId: locked.id, at: now });
+    }
+    return { kind: 'send', intent: locked, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta }, resend: false };
+  });
+}
+
+/** Takes the intent for this run: route_selected or retrying -> broadcasting, and loads what the next steps need. */
+async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promise<Claimed | Done> {
+  const { job } = run;
+  const now = deps.clock.now();
+  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+  if (!intent) return { kind: 'done', why: 'unknown intent' };
+  // The attempt number comes from the intent's history, not from the job: a job whose run crashed after its outcome
+  // committed is re-run by pg-boss while the next attempt's job already waits. That stale run must do nothing.
+  const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+  if (job.attempt !== attempt) return { kind: 'done', why: `job of attempt ${job.attempt}; the intent is at attempt ${attempt}` };
+  // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
+  if (intent.status !== 'route_selected' && intent.status !== 'retrying' && intent.status !== 'broadcasting') {
+    return { kind: 'done', why: `intent is ${intent.status}` };
+  }
+  if (intent.status === 'route_selected' && (await awaitsApproval(tx, intent.id))) {
+    // Only an approval queues this payment's job; a stray one must not send it (decision 79).
+    return { kind: 'done', why: 'the payment waits for an operator approval' };
+  }
+  // The lease: only a run of this attempt that is still working ('broadcasting') and alive holds the payment back.
+  const lease = await lockLease(tx, intent.id);
+  const current = lease !== null && lease.attempt === attempt && intent.status === 'broadcasting';
+  if (current && lease.owner !== run.runId && !lease.expired) return { kind: 'done', why: 'another run holds the execution lease' };
+  // Taking over an expired lease of this attempt counts the run that died holding it.
+  const takeovers = !current ? 0 : lease.owner === run.runId ? lease.takeovers : lease.takeovers + 1;
+  await grantLease(tx, { intentId: intent.id, owner: run.runId, attempt, seconds: deps.config.executionLeaseSeconds, takeovers });
+  if (intent.status !== 'broadcasting') {
+    intent.status = await changeStatus(tx, intent, 'broadcasting', now);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasting', now);
+  }
+  const live = await liveAttempt(tx, intent.id);
+  if (live?.status === 'broadcasted') {
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+    return { kind: 'done', why: 'already broadcast' };
+  }
+  return { intent, live, previous: await lastFailedAttempt(tx, intent.id) };
+}
+
+/**
+ * Locks the intent and runs `act` if it is still broadcasting with `liveId` as its live attempt (null: none), the
+ * facts this run asked the chain about, and this run still holds the lease. Otherwise another run or an operator moved it on: CHANGED (the next round's
+ * claim finds out what happened).
+ */
+async function withLiveAttempt<T>(
+  deps: ExecutionDeps,
+  run: Run,
+  intentId: string,
+  liveId: string | null,
+  act: (tx: Queryable, intent: PaymentIntentRow) => Promise<T>,
+): Promise<T | typeof CHANGED> {
+  return withTransaction(deps.pool, async (tx) => {
+    const intent = await findIntent(tx, intentId, { forUpdate: true });
+    if (!intent || intent.status !== 'broadcasting') return CHANGED;
+    // Another run took the lease over (this one was presumed dead): it decides now; our next claim finds out.
+    if (!(await holdsLease(tx, intentId, run.runId))) return CHANGED;
+    const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+    if ((live?.id ?? null) !== liveId || (live && live.status !== 'signed')) return CHANGED;
+    return act(tx, intent);
+  });
+}
+
+/** The chain has the bytes an earlier run sent: the attempt is broadcast. */
+async function markSent(deps: ExecutionDeps, tx: Queryable, intent: PaymentIntentRow, live: AttemptRow): Promise<Step> {
+  const now = deps.clock.now();
+  await markBroadcasted(tx, live.id, now);
+  intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+  await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+  return { kind: 'done', why: 'earlier send had landed' };
+}
+
+async function recordOutcome(
+  deps: ExecutionDeps,
+  tx: Queryable,
+  run: Run,
+  attemptId: string | null,
+  error: ChainError | null,
+): Promise<void> {
+  const { job } = run;
+  const now = deps.clock.now();
+  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+  if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
+  // Taken over: the new run asks the chain about what we sent (the same bytes) and records it.
+  if (!(await holdsLease(tx, intent.id, run.runId))) return;
+  const live = await liveAttempt(tx, intent.id);
+  if (attemptId && live?.id !== attemptId) return; // an overlapping run took over
+  if (!error && attemptId) {
+    await markBroadcasted(tx, attemptId, now);
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
+    return;
+  }
+  // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
+  // the next run asks the chain and re-sends the same bytes.
+  if (!error) return;
+  if (!attemptId) {
+    const detail = error.details ?? error.shortMessage;
+    await recordSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });
+  } else if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
+  else await recordSendError(tx, attemptId, error.reason, error.shortMessage);
+
+  if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
+    intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
+    const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
+    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
+    return;
+  }
+  if (error.outcome === 'unknown' && attemptId) {
+    // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
+    // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
+    await markBroadcasted(tx, attemptId, now);
+    intent.status = await changeStatus(tx, intent, 'broadcasted', now, error.reason);
+    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
+    return;
+  }
+  await failIntent(tx, intent, error.reason, now);
+  await setAside(deps.boss, tx, { ...job, reason: error.reason });
+}

@@ -1,0 +1,70 @@
+// Final outcomes of a payment intent, shared by execution, confirmation, abandoned jobs and operator actions. Each
+// runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
+import type { Queryable } from '../../db/pool.js';
+import { markFailed } from '../../db/queries/attempts.js';
+import { changeStatus, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
+import { decimalsOf } from '../../ledger/currencies.js';
+import { movements } from '../../ledger/movements.js';
+import { hasDebit, post } from '../../ledger/store.js';
+import { unitsToNumber } from '../../money.js';
+import { emitPaymentEvent } from './events.js';
+
+/** Records a native fee the chain charged (a reverted transaction still pays one). */
+export async function postFee(tx: Queryable, intent: PaymentIntentRow, feeNative: bigint, at: Date): Promise<void> {
+  if (feeNative > 0n) {
+    await post(tx, movements.fee(intent.selected_chain, NATIVE_CURRENCY[intent.selected_chain], feeNative), {
+      paymentIntentId: intent.id,
+      at,
+    });
+  }
+}
+
+/** Returns the reservation to available from wherever it sits: reserved before the debit, in flight after it. */
+export async function releaseReservation(tx: Queryable, intent: PaymentIntentRow, at: Date): Promise<void> {
+  const from = (await hasDebit(tx, intent.id)) ? 'treasury_in_flight' : 'treasury_reserved';
+  await post(tx, movements.release(intent.selected_chain, intent.amount_micros, from), { paymentIntentId: intent.id, at });
+}
+
+/** failed: the reservation returns to available, and the merchant hears payment.failed. */
+export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason: FailureReason, at: Date): Promise<void> {
+  intent.status = await changeStatus(tx, intent, 'failed', at, reason);
+  await releaseReservation(tx, intent, at);
+  await emitPaymentEvent(tx, intent, 'payment.failed', at, { failure_reason: reason });
+}
+
+/**
+ * The chain reports the attempt's transaction failed (mined and reverted, or provably unable to land): the attempt
+ * fails with the chain's reason, the fee it spent is booked, and the intent fails with its funds released (decision 28).
+ */
+export async function failOnChain(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  attemptId: string,
+  verdict: { reason: FailureReason; detail: string; feeNative: bigint },
+  at: Date,
+): Promise<void> {
+  await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
+  await postFee(tx, intent, verdict.feeNative, at);
+  await failIntent(tx, intent, verdict.reason, at);
+}
+
+/** settled: the in-flight amount leaves the treasury, the actual fee is booked, payment.settled is sent. */
+export async function settleIntent(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  attempt: { tx_id: string },
+  feeNative: bigint,
+  at: Date,
+): Promise<void> {
+  intent.status = await changeStatus(tx, intent, 'settled', at);
+  await post(tx, movements.settle(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at });
+  await postFee(tx, intent, feeNative, at);
+  const currency = NATIVE_CURRENCY[intent.selected_chain];
+  await emitPaymentEvent(tx, intent, 'payment.settled', at, {
+    tx_id: attempt.tx_id,
+    confirmed_at: at.toISOString(),
+    actual_fee_native: unitsToNumber(feeNative, decimalsOf(currency)),
+    fee_currency: currency,
+  });
+}

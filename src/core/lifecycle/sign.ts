@@ -1,0 +1,41 @@
+// Signing a prepared transfer and storing it as an attempt, in the caller's transaction: the nonce (on chains that
+// have them), the signed bytes and the attempt row commit together, before anything is sent.
+import type { ChainAdapter, PreparedTransfer } from '../../chains/port.js';
+import type { Queryable } from '../../db/pool.js';
+import { insertAttempt } from '../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { allocateNonce } from '../../db/queries/nonces.js';
+import type { SignedTransfer } from '../../domain/chain.js';
+import { newId } from '../../ids.js';
+
+/** Allocates the nonce the transfer needs, if any, and signs locally (no RPC: prepareTransfer read the chain). */
+export async function signPrepared(tx: Queryable, adapter: ChainAdapter, prepared: PreparedTransfer): Promise<SignedTransfer> {
+  const nonce =
+    prepared.pendingNonce === undefined ? null : await allocateNonce(tx, adapter.chain, adapter.treasuryAddress(), prepared.pendingNonce);
+  return prepared.sign(tx, nonce);
+}
+
+/** Signs a prepared transfer of the intent and stores it as a new attempt. Nothing is sent. */
+export async function signAttempt(
+  tx: Queryable,
+  adapter: ChainAdapter,
+  intent: PaymentIntentRow,
+  prepared: PreparedTransfer,
+  at: Date,
+): Promise<{ attemptId: string; signed: SignedTransfer }> {
+  const signed = await signPrepared(tx, adapter, prepared);
+  const attemptId = newId('att');
+  await insertAttempt(tx, {
+    id: attemptId,
+    payment_intent_id: intent.id,
+    chain: intent.selected_chain,
+    estimated_fee_usd: prepared.feeEstimate.feeUsd,
+    created_at: at,
+    signed,
+  });
+  return { attemptId, signed };
+}
+
+export function transferRequestOf(intent: PaymentIntentRow) {
+  return { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros };
+}

@@ -1,0 +1,26 @@
+// The operator's actions on a payment, from the console's POSTs: the same use cases the CLI runs, so the same chain
+// checks apply (ask the chain, then lock, re-check, persist). A chain that refuses or cannot be asked while a
+// replacement is prepared is the operator's to retry: a 502 that changed nothing, not a 500.
+import { ChainError } from '../../chains/port.js';
+import { AppError } from '../../domain/errors.js';
+import type { Resolution } from '../../domain/operator-actions.js';
+import { cancelPayment } from '../lifecycle/cancel.js';
+import type { LifecycleDeps } from '../lifecycle/deps.js';
+import { resolveManualReview, type ResolutionResult } from '../lifecycle/resolve.js';
+
+async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof ChainError) throw new AppError('CHAIN_ERROR', `the chain refused or could not be asked: ${error.shortMessage}`, { cause: error });
+    throw error;
+  }
+}
+
+export function resolvePayment(deps: LifecycleDeps, id: string, resolution: Resolution, force: boolean): Promise<ResolutionResult> {
+  return chainErrorsAsAppErrors(() => resolveManualReview(deps, id, resolution, { force }));
+}
+
+export function cancelPaymentByOperator(deps: LifecycleDeps, id: string): Promise<ResolutionResult> {
+  return chainErrorsAsAppErrors(() => cancelPayment(deps, id));
+}

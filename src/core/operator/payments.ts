@@ -1,0 +1,77 @@
+// Payments as operators see them (the console, GET /admin/payments): pages with filters and search, one payment with
+// everything that happened to it, and the actions its status allows. Reads only; actions go through
+// src/core/lifecycle (resolve.ts, cancel.ts), exactly as the CLI's.
+import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { countByStatus, listIntents, transitionsOf, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../db/queries/intent-list.js';
+import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { deliveriesOf, eventsOfIntent, type DeliveryRow, type WebhookEventRecord } from '../../db/queries/webhook-history.js';
+import { AppError } from '../../domain/errors.js';
+import { operatorActions, type OperatorActions } from '../../domain/operator-actions.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
+import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
+import type { AppContext } from '../context.js';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+export interface PaymentPage {
+  rows: (IntentListRow & { actions: OperatorActions })[];
+  /** Where the next (older) page starts; null on the last page. */
+  next: IntentCursor | null;
+}
+
+export async function listPayments(
+  ctx: Pick<AppContext, 'pool' | 'adapters'>,
+  filter: IntentFilter,
+  after: IntentCursor | null,
+  limit = DEFAULT_PAGE_SIZE,
+): Promise<PaymentPage> {
+  // One row more than asked tells whether another page follows, without a count over the whole filter.
+  const rows = await listIntents(ctx.pool, filter, after, limit + 1);
+  const page = rows.slice(0, limit);
+  return {
+    rows: page.map((row) => ({ ...row, actions: actionsOf(ctx, row, row.has_live_attempt) })),
+    next: rows.length > limit ? page.at(-1)!.cursor : null,
+  };
+}
+
+function actionsOf(ctx: Pick<AppContext, 'adapters'>, intent: Pick<PaymentIntentRow, 'status' | 'selected_chain'>, liveTransfer: boolean): OperatorActions {
+  return operatorActions(intent.status, ctx.adapters[intent.selected_chain].prepareReplacement !== undefined, liveTransfer);
+}
+
+export async function paymentCounts(ctx: Pick<AppContext, 'pool'>): Promise<Map<PaymentStatus, number>> {
+  return countByStatus(ctx.pool);
+}
+
+export interface PaymentRecord {
+  intent: PaymentIntentRow;
+  transitions: TransitionRow[];
+  attempts: AttemptRow[];
+  ledger: IntentLedgerTransaction[];
+  events: (WebhookEventRecord & { deliveries: DeliveryRow[] })[];
+  actions: OperatorActions;
+}
+
+export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'>, id: string): Promise<PaymentRecord> {
+  const intent = await findIntent(ctx.pool, id);
+  if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${id} was not found`);
+  const [transitions, attempts, ledger, events] = await Promise.all([
+    transitionsOf(ctx.pool, id),
+    attemptsOf(ctx.pool, [id]),
+    ledgerTransactionsOfIntent(ctx.pool, id),
+    eventsOfIntent(ctx.pool, id),
+  ]);
+  const own = attempts.get(id) ?? [];
+  const deliveries = await deliveriesOf(
+    ctx.pool,
+    events.map((e) => e.id),
+  );
+  return {
+    intent,
+    transitions,
+    attempts: own,
+    ledger,
+    events: events.map((e) => ({ ...e, deliveries: deliveries.get(e.id) ?? [] })),
+    actions: actionsOf(ctx, intent, own.some((a) => a.status === 'signed' || a.status === 'broadcasted')),
+  };
+}

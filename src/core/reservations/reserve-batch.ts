@@ -1,0 +1,171 @@
+// One reservation transaction for a batch of payment-intent creations (group commit): the idempotency keys' locks,
+// the existing intents and the quotes in one query each, the treasury rows of the chains involved locked once, a pure
+// decision per request in arrival order (src/domain/reservation.ts), then multi-row inserts of the intents, their
+// history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
+// that cannot be served gets its refusal; the others commit.
+import { advisoryXactLocksText, withTransaction } from '../../db/pool.js';
+import { findIntentsByKeys, insertIntents, recordCreations, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
+import { findQuotes, type QuoteRow } from '../../db/queries/quotes.js';
+import { insertEvents } from '../../db/queries/webhook-events.js';
+import type { Chain } from '../../domain/chain.js';
+import { AppError } from '../../domain/errors.js';
+import { paymentPayload } from '../../domain/events.js';
+import { decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../domain/reservation.js';
+import { newId } from '../../ids.js';
+import { enqueueExecutions } from '../../jobs/queue.js';
+import { movements } from '../../ledger/movements.js';
+import { lockAvailable, postMany } from '../../ledger/store.js';
+import { usdcToNumber } from '../../money.js';
+import type { AppContext } from '../context.js';
+import { loadSpending } from '../policies.js';
+
+export type { ReservationRequest };
+
+export interface CreateIntentResult {
+  intent: PaymentIntentRow;
+  /** True when the idempotency key matched an existing intent: the original response is replayed. */
+  replayed: boolean;
+  /** The operator approval the payment waits for (or got), when its policy asked for one. */
+  approval: ApprovalRow | null;
+}
+
+export type ReservationOutcome = { ok: true; result: CreateIntentResult } | { ok: false; error: AppError };
+
+type Deps = Pick<AppContext, 'pool' | 'clock' | 'boss' | 'config'>;
+
+function quoteFacts(quote: QuoteRow): QuoteFacts {
+  const destination = quote.destinations[quote.recommended_route];
+  if (!destination) throw new Error(`quote ${quote.id} recommends ${quote.recommended_route} without a destination`);
+  return {
+    id: quote.id,
+    merchantId: quote.merchant_id,
+    amountMicros: quote.amount_micros,
+    expiresAt: quote.expires_at,
+    chain: quote.recommended_route,
+    destination,
+  };
+}
+
+export async function reserveBatch(deps: Deps, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
+  return withTransaction(deps.pool, async (tx) => {
+    // 1. Load, under the locks: same (merchant, key) requests of other batches and processes queue up here.
+    await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
+    const stored = await findIntentsByKeys(tx, requests);
+    const quotes = await findQuotes(tx, [...new Set(requests.map((r) => r.quoteId))]);
+    const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));
+    const now = deps.clock.now();
+    // The spending policies of the merchants whose requests may be reserved (their rows locked when a daily limit
+    // applies), then the treasury rows, which serialise every reservation on their chain: two batches cannot both
+    // spend the same funds.
+    const payable = requests.filter((r) => facts.get(r.quoteId)?.merchantId === r.merchantId);
+    const spending = await loadSpending(
+      tx,
+      deps.config,
+      payable.map((r) => r.merchantId),
+      payable.map((r) => ({ merchantId: r.merchantId, chain: facts.get(r.quoteId)!.chain, destination: facts.get(r.quoteId)!.destination })),
+      now,
+    );
+    const chains = [...new Set([...facts.values()].map((q) => q.chain))] as Chain[];
+    const available = await lockAvailable(tx, chains);
+
+    // 2. Decide, in arrival order.
+    const existing = new Map(stored.map((i) => [keyOf(i.merchant_id, i.idempotency_key), i]));
+    const decisions = decideReservations(requests, {
+      existing: new Map([...existing].map(([k, i]) => [k, { id: i.id, quoteId: i.quote_id }])),
+      quotes: facts,
+      available,
+      now,
+      check: (request, quote, reservedInBatchMicros) =>
+        spending(
+          { merchantId: request.merchantId, amountMicros: quote.amountMicros, chain: quote.chain, destination: quote.destination },
+          reservedInBatchMicros,
+        ),
+    });
+
+    // 3. Persist the new intents, all at once.
+    const created: PaymentIntentRow[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      if (decision.kind !== 'reserve') continue;
+      const request = requests[index]!;
+      created.push({
+        id: newId('pi'),
+        merchant_id: request.merchantId,
+        quote_id: decision.quote.id,
+        idempotency_key: request.idempotencyKey,
+        amount_micros: decision.quote.amountMicros,
+        status: 'route_selected',
+        selected_chain: decision.quote.chain,
+        destination_address: decision.quote.destination,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+    await insertIntents(tx, created);
+    await recordCreations(tx, created, now);
+    // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
+    // operator's approval, in the approving transaction (decision 79).
+    const approvals = new Map<string, ApprovalRow>();
+    for (const decision of decisions) {
+      if (decision.kind !== 'reserve' || decision.approvalAboveMicros === null) continue;
+      const intent = created[decision.position]!;
+      approvals.set(intent.id, await insertApproval(tx, intent.id, decision.approvalAboveMicros, now));
+    }
+    await insertEvents(
+      tx,
+      created.map((intent) => ({
+        merchantId: intent.merchant_id,
+        paymentIntentId: intent.id,
+        type: 'payment.created' as const,
+        payload: paymentPayload(
+          {
+            amount_usd: usdcToNumber(intent.amount_micros),
+            selected_chain: intent.selected_chain,
+            destination_address: intent.destination_address,
+            status: intent.status,
+          },
+          approvals.has(intent.id) ? { approval: { status: 'pending' } } : {},
+        ),
+        at: now,
+      })),
+    );
+    await enqueueExecutions(
+      deps.boss,
+      tx,
+      created.filter((intent) => !approvals.has(intent.id)).map((intent) => ({ payment_intent_id: intent.id, attempt: 1 })),
+    );
+    await postMany(
+      tx,
+      created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
+    );
+
+    // 4. Every request's answer.
+    const outcomes: ReservationOutcome[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      switch (decision.kind) {
+        case 'reserve': {
+          const intent = created[decision.position]!;
+          outcomes.push({ ok: true, result: { intent, replayed: false, approval: approvals.get(intent.id) ?? null } });
+          break;
+        }
+        case 'replay': {
+          const request = requests[index]!;
+          const intent = existing.get(keyOf(request.merchantId, request.idempotencyKey))!;
+          outcomes.push({ ok: true, result: { intent, replayed: true, approval: await findApproval(tx, intent.id) } });
+          break;
+        }
+        case 'same_as': {
+          const first = outcomes[decision.index]!;
+          outcomes.push(first.ok ? { ok: true, result: { ...first.result, replayed: true } } : first);
+          break;
+        }
+        case 'refuse': {
+          const { code, message, details } = decision.refusal;
+          outcomes.push({ ok: false, error: new AppError(code, message, details ? { details } : {}) });
+          break;
+        }
+      }
+    }
+    return outcomes;
+  });
+}

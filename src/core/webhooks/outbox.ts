@@ -1,0 +1,27 @@
+// Operator views of the webhook outbox: events by delivery status, and sending a failed one again.
+import type { Queryable } from '../../db/pool.js';
+import {
+  findEventStatus,
+  listWebhookEvents as listEvents,
+  requeueEvent,
+  type WebhookEventRow,
+  type WebhookEventStatus,
+} from '../../db/queries/webhook-events.js';
+import { AppError } from '../../domain/errors.js';
+
+export async function listWebhookEvents(db: Queryable, status: WebhookEventStatus, limit: number): Promise<WebhookEventRow[]> {
+  return listEvents(db, status, limit);
+}
+
+/** Puts a failed (or stored) event back in the queue with a fresh retry budget. */
+export async function redeliverWebhookEvent(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {
+  const requeued = await requeueEvent(db, id, at);
+  if (requeued) return requeued;
+  const status = await findEventStatus(db, id);
+  if (status === null) throw new AppError('NOT_FOUND', `webhook event ${id} was not found`);
+  throw new AppError(
+    'INVALID_STATE',
+    `webhook event ${id} is ${status}; only failed or stored events of a merchant with an enabled webhook_url are redelivered ` +
+      '(an endpoint disabled by a 410 Gone is enabled with `stableroute merchants webhook enable`)',
+  );
+}

@@ -1,0 +1,21 @@
+// The treasury wallet of each chain: one row per chain, written once, read at every start.
+import type { Chain } from '../../domain/chain.js';
+import type { Queryable } from '../pool.js';
+
+/** Inserts the chain's treasury unless one exists; true when this call created it. */
+export async function insertTreasury(
+  db: Queryable,
+  treasury: { chain: Chain; address: string; nativeCurrency: string; at: Date },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO treasuries (chain, address, native_currency, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (chain) DO NOTHING`,
+    [treasury.chain, treasury.address, treasury.nativeCurrency, treasury.at],
+  );
+  return rowCount === 1;
+}
+
+export async function storedTreasuryAddress(db: Queryable, chain: Chain): Promise<string | null> {
+  const { rows } = await db.query<{ address: string }>('SELECT address FROM treasuries WHERE chain = $1', [chain]);
+  return rows[0]?.address ?? null;
+}

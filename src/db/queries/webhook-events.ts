@@ -1,0 +1,270 @@
+// The webhook outbox: every statement on webhook_events and webhook_deliveries. Events are inserted in the same
+// transaction as the state change they describe; delivery functions run on the transaction that holds the event's
+// row lock, so the lock, the attempt record and the event update commit together.
+import type { DeliveryDecision } from '../../domain/webhook-delivery.js';
+import { newId } from '../../ids.js';
+import type { Queryable } from '../pool.js';
+
+export const EVENT_TYPES = [
+  'payment.created',
+  'payment.broadcasting',
+  'payment.broadcasted',
+  'payment.settled',
+  'payment.failed',
+  'payment.manual_review',
+  'webhook.test',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The one NOTIFY channel: a new or re-queued event wakes the webhook workers when its transaction commits. */
+export const WEBHOOK_CHANNEL = 'stableroute_webhooks';
+
+export const WEBHOOK_EVENT_STATUSES = ['pending', 'delivered', 'failed', 'stored'] as const;
+export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
+
+export interface NewEvent {
+  merchantId: string;
+  paymentIntentId: string | null;
+  type: EventType;
+  payload: Record<string, unknown>;
+  at: Date;
+}
+
+export async function insertEvent(db: Queryable, event: NewEvent): Promise<string> {
+  return (await insertEvents(db, [event]))[0]!;
+}
+
+/** Several events in one statement, in order; their ids. */
+export async function insertEvents(db: Queryable, events: readonly NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newId('evt'));
+  // A merchant without a webhook_url still gets its events stored (status 'stored'), never sent; one whose endpoint is
+  // disabled gets them stored and held, to be queued when it is enabled again. One NOTIFY wakes the webhook workers
+  // when the transaction commits.
+  await db.query(
+    `WITH inserted AS (
+       INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at, held_at)
+       SELECT e.id, m.id, e.payment_intent_id, e.event_type, e.payload,
+              CASE WHEN m.webhook_url IS NULL OR m.webhook_disabled_at IS NOT NULL THEN 'stored' ELSE 'pending' END, e.at, e.at,
+              CASE WHEN m.webhook_url IS NOT NULL AND m.webhook_disabled_at IS NOT NULL THEN e.at END
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[]) WITH ORDINALITY
+              AS e(id, merchant_id, payment_intent_id, event_type, payload, at, n)
+         JOIN merchants m ON m.id = e.merchant_id
+        ORDER BY e.n
+       RETURNING id)
+     SELECT pg_notify($7, MIN(id)) FROM inserted HAVING COUNT(*) > 0`,
+    [
+      ids,
+      events.map((e) => e.merchantId),
+      events.map((e) => e.paymentIntentId),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.payload)),
+      events.map((e) => e.at),
+      WEBHOOK_CHANNEL,
+    ],
+  );
+  return ids;
+}
+
+export interface ClaimedEvent {
+  id: string;
+  merchantId: string;
+  paymentIntentId: string | null;
+  eventType: string;
+  payload: unknown;
+  /** POSTs made so far. */
+  attempts: number;
+  /** The merchant's webhook_url now, not when the event was written; null once removed. */
+  webhookUrl: string | null;
+  /** The merchant's endpoint was disabled (a 410 Gone): the event is held, not sent. */
+  endpointDisabled: boolean;
+  /** When the event was written: delivery lag is measured from here. */
+  createdAt: Date;
+}
+
+interface ClaimedRow {
+  id: string;
+  merchant_id: string;
+  payment_intent_id: string | null;
+  event_type: string;
+  payload: unknown;
+  attempts: number;
+  webhook_url: string | null;
+  endpoint_disabled: boolean;
+  created_at: Date;
+}
+
+const CLAIM_SELECT = `
+  SELECT e.id, e.merchant_id, e.payment_intent_id, e.event_type, e.payload, e.attempts, m.webhook_url,
+         m.webhook_disabled_at IS NOT NULL AS endpoint_disabled, e.created_at
+    FROM webhook_events e
+    JOIN merchants m ON m.id = e.merchant_id`;
+
+function toClaimed(row: ClaimedRow | undefined): ClaimedEvent | null {
+  if (row === undefined) return null;
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    paymentIntentId: row.payment_intent_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    attempts: row.attempts,
+    webhookUrl: row.webhook_url,
+    endpointDisabled: row.endpoint_disabled,
+    createdAt: row.created_at,
+  };
+}
+
+/**
+ * Locks the oldest due pending event that no other transaction holds (SKIP LOCKED), leaving out `excludeIds`
+ * (events this batch already handled, so a zero retry delay cannot make one batch hammer the same event).
+ * Only the event row is locked (FOR UPDATE OF e): events of one merchant are still claimed in parallel.
+ */
+export async function claimNextDueEvent(tx: Queryable, now: Date, excludeIds: readonly string[]): Promise<ClaimedEvent | null> {
+  const { rows } = await tx.query<ClaimedRow>(
+    `${CLAIM_SELECT}
+      WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND NOT (e.id = ANY ($2::text[]))
+      ORDER BY e.next_attempt_at, e.created_at, e.id
+      LIMIT 1
+        FOR UPDATE OF e SKIP LOCKED`,
+    [now, excludeIds],
+  );
+  return toClaimed(rows[0]);
+}
+
+/** Locks one pending event by id, due or not (the test event is sent at once, inside its creating transaction). */
+export async function lockPendingEvent(tx: Queryable, eventId: string): Promise<ClaimedEvent | null> {
+  const { rows } = await tx.query<ClaimedRow>(`${CLAIM_SELECT} WHERE e.id = $1 AND e.status = 'pending' FOR UPDATE OF e`, [
+    eventId,
+  ]);
+  return toClaimed(rows[0]);
+}
+
+export async function insertDeliveryAttempt(
+  tx: Queryable,
+  attempt: {
+    eventId: string;
+    attempt: number;
+    url: string;
+    statusCode: number | null;
+    latencyMs: number;
+    error: string | null;
+    at: Date;
+  },
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO webhook_deliveries (event_id, attempt, url, status_code, latency_ms, error, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [attempt.eventId, attempt.attempt, attempt.url, attempt.statusCode, attempt.latencyMs, attempt.error, attempt.at],
+  );
+}
+
+function assertOneRow(rowCount: number | null, eventId: string, to: string): void {
+  // The row lock is held, so a miss means the event left 'pending' under us: a bug, not a race to paper over.
+  if (rowCount !== 1) throw new Error(`webhook event ${eventId}: illegal transition pending -> ${to}`);
+}
+
+/**
+ * Moves a pending event to what the attempt decided. Only 'pending' events move (forward-only). An event whose
+ * answer disabled the endpoint (410) is held: enabling the endpoint queues it again.
+ */
+export async function applyDecision(tx: Queryable, eventId: string, decision: DeliveryDecision, at: Date): Promise<void> {
+  let result;
+  switch (decision.status) {
+    case 'delivered':
+      result = await tx.query(
+        `UPDATE webhook_events SET status = 'delivered', attempts = $2, delivered_at = $3, last_error = NULL
+          WHERE id = $1 AND status = 'pending'`,
+        [eventId, decision.attempts, decision.deliveredAt],
+      );
+      break;
+    case 'pending':
+      result = await tx.query(
+        `UPDATE webhook_events SET attempts = $2, next_attempt_at = $3, last_error = $4
+          WHERE id = $1 AND status = 'pending'`,
+        [eventId, decision.attempts, decision.nextAttemptAt, decision.lastError],
+      );
+      break;
+    case 'failed':
+      result = await tx.query(
+        `UPDATE webhook_events SET status = 'failed', attempts = $2, last_error = $3, held_at = $4
+          WHERE id = $1 AND status = 'pending'`,
+        [eventId, decision.attempts, decision.lastError, decision.disableEndpoint ? at : null],
+      );
+      break;
+  }
+  assertOneRow(result.rowCount, eventId, decision.status);
+}
+
+/** The merchant's endpoint is disabled: the event is kept, and queued again when the endpoint is enabled. */
+export async function markHeld(tx: Queryable, eventId: string, at: Date): Promise<void> {
+  const result = await tx.query(`UPDATE webhook_events SET status = 'stored', held_at = $2 WHERE id = $1 AND status = 'pending'`, [
+    eventId,
+    at,
+  ]);
+  assertOneRow(result.rowCount, eventId, 'stored');
+}
+
+/** Queues again, with a fresh retry budget, every event held while the merchant's endpoint was disabled. */
+export async function requeueHeldEvents(tx: Queryable, merchantId: string, at: Date): Promise<number> {
+  const { rows } = await tx.query<{ id: string }>(
+    `WITH requeued AS (
+       UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $2, last_error = NULL, held_at = NULL
+        WHERE merchant_id = $1 AND held_at IS NOT NULL AND status IN ('stored', 'failed')
+        RETURNING id)
+     SELECT id, pg_notify($3, id) FROM requeued`,
+    [merchantId, at, WEBHOOK_CHANNEL],
+  );
+  return rows.length;
+}
+
+/** The merchant removed its webhook_url: the event is kept, like events of merchants that never had one. */
+export async function markStored(tx: Queryable, eventId: string): Promise<void> {
+  const result = await tx.query(`UPDATE webhook_events SET status = 'stored' WHERE id = $1 AND status = 'pending'`, [eventId]);
+  assertOneRow(result.rowCount, eventId, 'stored');
+}
+
+export interface WebhookEventRow {
+  id: string;
+  event_type: string;
+  payment_intent_id: string | null;
+  merchant_id: string;
+  status: WebhookEventStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date;
+  delivered_at: Date | null;
+  created_at: Date;
+}
+
+export async function listWebhookEvents(db: Queryable, status: WebhookEventStatus, limit: number): Promise<WebhookEventRow[]> {
+  const { rows } = await db.query<WebhookEventRow>(
+    `SELECT id, event_type, payment_intent_id, merchant_id, status, attempts, last_error, next_attempt_at, delivered_at, created_at
+       FROM webhook_events WHERE status = $1 ORDER BY seq DESC LIMIT $2`,
+    [status, limit],
+  );
+  return rows;
+}
+
+/**
+ * Puts a failed (or stored) event of a merchant that has an enabled webhook_url back in the queue with a fresh retry budget,
+ * and wakes the workers. Null when the event is not in such a state.
+ */
+export async function requeueEvent(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string } | null> {
+  const { rows } = await db.query<{ id: string; status: string }>(
+    `WITH requeued AS (
+       UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $2, last_error = NULL, held_at = NULL
+        WHERE id = $1 AND status IN ('failed', 'stored')
+          AND EXISTS (SELECT 1 FROM merchants m WHERE m.id = webhook_events.merchant_id AND m.webhook_url IS NOT NULL
+                                                    AND m.webhook_disabled_at IS NULL)
+        RETURNING id, status)
+     SELECT id, status, pg_notify($3, id) FROM requeued`,
+    [id, at, WEBHOOK_CHANNEL],
+  );
+  return rows[0] ? { id: rows[0].id, status: rows[0].status } : null;
+}
+
+export async function findEventStatus(db: Queryable, id: string): Promise<WebhookEventStatus | null> {
+  const { rows } = await db.query<{ status: WebhookEventStatus }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+  return rows[0]?.status ?? null;
+}

@@ -1,0 +1,26 @@
+// What a well-formed recipient address is, per chain (decision 7). Pure: every adapter (simulated, rpc) and the
+// quote validation ask the same functions, so the simulated chains refuse what the real ones refuse.
+import { isAddress as isSolanaAddress, type Address as SolanaAddress } from '@solana/kit';
+import { isAddress as isEvmAddress, zeroAddress } from 'viem';
+
+/**
+ * Solana's all-zero key, base58 of 32 zero bytes: the System Program. Nobody holds its private key, so USDC sent to its
+ * associated token account is lost for good.
+ */
+export const SOLANA_SYSTEM_PROGRAM = '11111111111111111111111111111111';
+
+/**
+ * `0x` + 40 hex digits. Mixed case must carry a valid EIP-55 checksum; all lower or all upper case carries none
+ * (EIP-55), which viem's strict check would refuse for upper case. The zero address is refused: USDC reverts on it,
+ * and tokens sent there are burnt.
+ */
+export function isWellFormedEthereumAddress(candidate: string): boolean {
+  const allUpper = /^0x[0-9A-F]{40}$/.test(candidate);
+  const normalised = allUpper ? candidate.toLowerCase() : candidate;
+  return isEvmAddress(normalised, { strict: true }) && candidate.toLowerCase() !== zeroAddress;
+}
+
+/** Base58 of 32 bytes, and not the System Program (the all-zero key). */
+export function isWellFormedSolanaAddress(candidate: string): candidate is SolanaAddress {
+  return isSolanaAddress(candidate) && candidate !== SOLANA_SYSTEM_PROGRAM;
+}

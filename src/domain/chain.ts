@@ -1,0 +1,53 @@
+// The words every room shares about chains: which chains exist, why a transfer failed, what the chain says about a
+// transfer, and what a signed transfer is. Chain adapters implement them (src/chains/port.ts); the domain, the
+// database and the ledger speak them without knowing any adapter.
+
+export type Chain = 'ethereum' | 'solana';
+export const CHAINS: readonly Chain[] = ['ethereum', 'solana'];
+
+export function isChain(value: unknown): value is Chain {
+  return typeof value === 'string' && (CHAINS as readonly string[]).includes(value);
+}
+
+export type NativeCurrency = 'ETH' | 'SOL';
+/** The currency each chain charges its fees in. */
+export const NATIVE_CURRENCY: Record<Chain, NativeCurrency> = { ethereum: 'ETH', solana: 'SOL' };
+
+/**
+ * Stable failure reasons, grouped by /admin/failures. Never renamed once shipped; documented in docs/errors.md.
+ * Rejections (the node refused the bytes, so they can never land) and unknown outcomes are told apart by
+ * ChainError.outcome, not by the reason.
+ */
+export const FAILURE_REASONS = [
+  'insufficient_gas', // treasury lacks native currency for the fee
+  'insufficient_funds', // treasury lacks USDC on chain
+  'rpc_timeout', // the node did not answer in time
+  'rpc_error', // the node answered with an error we do not classify further
+  'nonce_conflict', // the nonce was used by another transaction
+  'reverted', // included on chain but execution failed; fee is still paid
+  'blockhash_expired', // Solana: the blockhash expired before the transaction landed
+  'dropped', // the node forgot the transaction and it can provably no longer land
+  'invalid_destination', // the chain refused the recipient
+  'stuck', // unconfirmed past STUCK_AFTER_SECONDS; set aside for manual review
+  'operator_failed', // an operator failed the payment from manual review
+  'internal_error', // our own bug or an exhausted job; see logs
+  'approval_rejected', // an operator rejected a payment that waited for approval; nothing was sent
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** What a node says about one signed transfer. */
+export type TxStatus =
+  | { state: 'unknown' } // never seen by the node (not yet propagated, or dropped)
+  | { state: 'pending' } // accepted, not included
+  | { state: 'included'; confirmations: number } // included, not final yet
+  | { state: 'final'; feeNative: bigint; finalAt?: Date } // final; fee in native smallest units; when, if the chain tells
+  | { state: 'failed'; reason: FailureReason; feeNative: bigint; details?: string } // included and failed, or can never land
+  | { state: 'expired' }; // can provably never land (Solana blockhash expired and signature unknown)
+
+/** A signed transfer, persisted before it is sent. Re-sending rawTx is always safe. */
+export interface SignedTransfer {
+  txId: string;
+  rawTx: string;
+  /** Adapter-specific data needed to track or replace the transaction (nonce, fees, blockhash expiry...). JSON-safe. */
+  meta: Record<string, string | number | boolean | null>;
+}

@@ -1,0 +1,46 @@
+// What the confirmation worker does with one broadcast attempt, given the chain's verdict on it. Pure.
+import type { FailureReason } from './chain.js';
+import type { PaymentStatus } from './payment-intent.js';
+import type { TransferVerdict } from './transfer-verdict.js';
+
+export type ConfirmationAction =
+  | { kind: 'settle'; feeNative: bigint }
+  | { kind: 'fail'; reason: FailureReason; feeNative: bigint; detail: string }
+  | { kind: 'pending_confirmation' } // included, not final yet
+  | { kind: 'manual_review' } // unconfirmed past the stuck threshold
+  | { kind: 'resend' } // the node does not know the transaction: send the same bytes again
+  | { kind: 'wait' };
+
+export interface ConfirmationInput {
+  intentStatus: PaymentStatus;
+  verdict: TransferVerdict;
+  broadcastAt: Date;
+  now: Date;
+  stuckAfterSeconds: number;
+}
+
+export function decideConfirmation(input: ConfirmationInput): ConfirmationAction {
+  const { verdict, intentStatus } = input;
+  switch (verdict.kind) {
+    case 'final':
+      return { kind: 'settle', feeNative: verdict.feeNative };
+    case 'cannot_land':
+      return { kind: 'fail', reason: verdict.reason, feeNative: verdict.feeNative, detail: verdict.detail };
+    case 'included':
+    case 'pending':
+    case 'unknown': {
+      // Bytes the node does not know are sent again (harmless); a node that could not be asked is not.
+      const resend = verdict.kind === 'unknown' && verdict.reachable;
+      if (intentStatus === 'manual_review') return resend ? { kind: 'resend' } : { kind: 'wait' };
+      const stuck = input.now.getTime() - input.broadcastAt.getTime() > input.stuckAfterSeconds * 1000;
+      if (stuck) return { kind: 'manual_review' };
+      if (resend) return { kind: 'resend' };
+      if (verdict.kind === 'included' && intentStatus === 'broadcasted') return { kind: 'pending_confirmation' };
+      return { kind: 'wait' };
+    }
+    default: {
+      const exhaustive: never = verdict;
+      return exhaustive;
+    }
+  }
+}

@@ -1,0 +1,109 @@
+// The one answer to "what does this transfer mean now?", for every chain status on both chains, and what the
+// confirmation worker does with each verdict.
+import { describe, expect, it } from 'vitest';
+import { decideConfirmation, type ConfirmationAction } from '../../src/domain/confirmation.js';
+import type { Chain, TxStatus } from '../../src/domain/chain.js';
+import { hasReachedChain, mayStillLand, transferVerdict, type TransferVerdict } from '../../src/domain/transfer-verdict.js';
+
+const reverted: TxStatus = { state: 'failed', reason: 'reverted', feeNative: 21_000n, details: 'execution reverted' };
+
+describe('transferVerdict', () => {
+  const cases: [string, Chain, TxStatus | null, TransferVerdict, boolean, boolean][] = [
+    // name, chain, status, verdict, reached the chain, may still land
+    ['final', 'ethereum', { state: 'final', feeNative: 7n }, { kind: 'final', feeNative: 7n }, true, true],
+    ['final', 'solana', { state: 'final', feeNative: 5_000n }, { kind: 'final', feeNative: 5_000n }, true, true],
+    ['included', 'ethereum', { state: 'included', confirmations: 2 }, { kind: 'included', confirmations: 2 }, true, true],
+    ['included', 'solana', { state: 'included', confirmations: 1 }, { kind: 'included', confirmations: 1 }, true, true],
+    ['pending', 'ethereum', { state: 'pending' }, { kind: 'pending' }, true, true],
+    ['pending', 'solana', { state: 'pending' }, { kind: 'pending' }, true, true],
+    ['unknown to the node', 'ethereum', { state: 'unknown' }, { kind: 'unknown', reachable: true }, false, true],
+    ['unknown to the node', 'solana', { state: 'unknown' }, { kind: 'unknown', reachable: true }, false, true],
+    ['node unreachable', 'ethereum', null, { kind: 'unknown', reachable: false }, false, true],
+    ['node unreachable', 'solana', null, { kind: 'unknown', reachable: false }, false, true],
+    [
+      'mined and reverted',
+      'ethereum',
+      reverted,
+      { kind: 'cannot_land', onChain: true, reason: 'reverted', feeNative: 21_000n, detail: 'execution reverted' },
+      false,
+      false,
+    ],
+    [
+      'failed without details',
+      'solana',
+      { state: 'failed', reason: 'insufficient_funds', feeNative: 5_000n },
+      { kind: 'cannot_land', onChain: true, reason: 'insufficient_funds', feeNative: 5_000n, detail: 'insufficient_funds' },
+      false,
+      false,
+    ],
+    [
+      'expired',
+      'ethereum',
+      { state: 'expired' },
+      { kind: 'cannot_land', onChain: false, reason: 'dropped', feeNative: 0n, detail: 'the transaction can no longer land' },
+      false,
+      false,
+    ],
+    [
+      'expired',
+      'solana',
+      { state: 'expired' },
+      { kind: 'cannot_land', onChain: false, reason: 'blockhash_expired', feeNative: 0n, detail: 'the transaction can no longer land' },
+      false,
+      false,
+    ],
+  ];
+
+  it.each(cases)('%s on %s', (_name, chain, status, verdict, reached, mayLand) => {
+    const actual = transferVerdict(status, { chain });
+    expect(actual).toEqual(verdict);
+    expect(hasReachedChain(actual)).toBe(reached);
+    expect(mayStillLand(actual)).toBe(mayLand);
+  });
+
+  it('covers every state a chain can report', () => {
+    const states = new Set(cases.map(([, , status]) => status?.state ?? 'unreachable'));
+    expect([...states].sort()).toEqual(['expired', 'failed', 'final', 'included', 'pending', 'unknown', 'unreachable']);
+  });
+});
+
+describe('decideConfirmation', () => {
+  const broadcastAt = new Date('2026-03-01T12:00:00.000Z');
+  const fresh = new Date('2026-03-01T12:01:00.000Z'); // 60 s after broadcast
+  const late = new Date('2026-03-01T12:10:01.000Z'); // 601 s after broadcast
+  const v = (status: TxStatus | null) => transferVerdict(status, { chain: 'solana' });
+  const cases: [string, TransferVerdict, 'broadcasted' | 'pending_confirmation' | 'manual_review', Date, ConfirmationAction][] = [
+    ['final settles', v({ state: 'final', feeNative: 9n }), 'broadcasted', fresh, { kind: 'settle', feeNative: 9n }],
+    ['final settles even when late', v({ state: 'final', feeNative: 9n }), 'pending_confirmation', late, { kind: 'settle', feeNative: 9n }],
+    ['final settles from manual review', v({ state: 'final', feeNative: 9n }), 'manual_review', late, { kind: 'settle', feeNative: 9n }],
+    ['reverted fails', v(reverted), 'broadcasted', fresh, { kind: 'fail', reason: 'reverted', feeNative: 21_000n, detail: 'execution reverted' }],
+    [
+      'expired fails from manual review',
+      v({ state: 'expired' }),
+      'manual_review',
+      late,
+      { kind: 'fail', reason: 'blockhash_expired', feeNative: 0n, detail: 'the transaction can no longer land' },
+    ],
+    ['included moves to pending_confirmation', v({ state: 'included', confirmations: 1 }), 'broadcasted', fresh, { kind: 'pending_confirmation' }],
+    ['included waits once pending_confirmation', v({ state: 'included', confirmations: 5 }), 'pending_confirmation', fresh, { kind: 'wait' }],
+    ['pending waits', v({ state: 'pending' }), 'broadcasted', fresh, { kind: 'wait' }],
+    ['unknown is re-sent', v({ state: 'unknown' }), 'broadcasted', fresh, { kind: 'resend' }],
+    ['unreachable waits', v(null), 'broadcasted', fresh, { kind: 'wait' }],
+    ['pending past the threshold goes to manual review', v({ state: 'pending' }), 'broadcasted', late, { kind: 'manual_review' }],
+    ['included past the threshold goes to manual review', v({ state: 'included', confirmations: 1 }), 'pending_confirmation', late, { kind: 'manual_review' }],
+    ['unknown past the threshold goes to manual review', v({ state: 'unknown' }), 'broadcasted', late, { kind: 'manual_review' }],
+    ['in manual review, unknown is re-sent', v({ state: 'unknown' }), 'manual_review', late, { kind: 'resend' }],
+    ['in manual review, pending waits', v({ state: 'pending' }), 'manual_review', late, { kind: 'wait' }],
+    ['in manual review, unreachable waits', v(null), 'manual_review', late, { kind: 'wait' }],
+  ];
+  it.each(cases)('%s', (_name, verdict, intentStatus, now, action) => {
+    expect(decideConfirmation({ verdict, intentStatus, broadcastAt, now, stuckAfterSeconds: 600 })).toEqual(action);
+  });
+
+  it('the stuck threshold is "more than" STUCK_AFTER_SECONDS', () => {
+    const exactly = new Date(broadcastAt.getTime() + 600_000);
+    const input = { verdict: v({ state: 'pending' }), intentStatus: 'broadcasted' as const, broadcastAt, stuckAfterSeconds: 600 };
+    expect(decideConfirmation({ ...input, now: exactly }).kind).toBe('wait');
+    expect(decideConfirmation({ ...input, now: new Date(exactly.getTime() + 1) }).kind).toBe('manual_review');
+  });
+});
