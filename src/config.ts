@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { SpendingPolicy } from './domain/spending-policy.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
-import { parseUsdc } from './money.js';
+import { parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhooks/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhooks/secret.js';
 
@@ -80,6 +80,14 @@ export interface Config {
   policy: SpendingPolicy & { addressCoolingOffSeconds: number };
   /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 84). */
   rateLimitPerMinute: number;
+  /** Below this booked native balance (wei, lamports) a chain is degraded and an alert is raised (decision 142). */
+  gasLowWater: { ethereum: bigint; solana: bigint };
+  /** How often the ledger is compared with each chain (decision 141). */
+  reconcileIntervalSeconds: number;
+  /** Where operator alerts are POSTed, if anywhere (decision 140). Trusted configuration: no SSRF guard. */
+  operatorWebhookUrl: string | null;
+  /** Signs operator alerts; OPERATOR_WEBHOOK_SECRET, else WEBHOOK_SIGNING_SECRET. */
+  operatorWebhookSecret: string;
 }
 
 export interface Pkcs11Settings {
@@ -162,6 +170,16 @@ function usdLimit(env: Env, name: string): bigint | null {
     return parseUsdc(raw);
   } catch {
     throw new ConfigError(name, `expected a non-negative USD amount with at most 6 decimals, got "${raw}"`);
+  }
+}
+
+/** A native amount in whole units ("0.05" ETH) as smallest units (wei, lamports). */
+function nativeAmount(env: Env, name: string, fallback: string, decimals: number): bigint {
+  const raw = present(env, name) ?? fallback;
+  try {
+    return parseUnits(raw, decimals);
+  } catch {
+    throw new ConfigError(name, `expected a non-negative amount with at most ${decimals} decimals, got "${raw}"`);
   }
 }
 
@@ -349,11 +367,20 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('WEBHOOK_SIGNING_SECRET', 'is required when NODE_ENV=production');
   }
   const adminToken = secret(env, 'ADMIN_TOKEN');
+  const operatorWebhookSecret = secret(env, 'OPERATOR_WEBHOOK_SECRET');
   if (production) {
     // A guessable secret forges webhooks, brute-forces key hashes or opens the admin API: refuse to start with it.
-    for (const [name, value] of [['API_KEY_SALT', apiKeySalt], ['WEBHOOK_SIGNING_SECRET', webhookSigningSecret], ['ADMIN_TOKEN', adminToken]] as const) {
+    for (const [name, value] of [['API_KEY_SALT', apiKeySalt], ['WEBHOOK_SIGNING_SECRET', webhookSigningSecret], ['ADMIN_TOKEN', adminToken], ['OPERATOR_WEBHOOK_SECRET', operatorWebhookSecret]] as const) {
       const problem = value === undefined ? null : weakSecretProblem(value);
       if (problem !== null) throw new ConfigError(name, `${problem} (NODE_ENV=production)`);
+    }
+  }
+  if (operatorWebhookSecret !== undefined && isStandardSecret(operatorWebhookSecret)) {
+    try {
+      standardKeyOf(operatorWebhookSecret);
+    } catch (error) {
+      if (!(error instanceof WebhookSecretError)) throw error;
+      throw new ConfigError('OPERATOR_WEBHOOK_SECRET', error.message);
     }
   }
   if (webhookSigningSecret !== undefined && isStandardSecret(webhookSigningSecret)) {
@@ -449,5 +476,12 @@ export function loadConfig(env: Env = process.env): Config {
       addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
     },
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    gasLowWater: {
+      ethereum: nativeAmount(env, 'ETHEREUM_GAS_LOW_WATER', '0.05', 18),
+      solana: nativeAmount(env, 'SOLANA_GAS_LOW_WATER', '0.05', 9),
+    },
+    reconcileIntervalSeconds: seconds(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1),
+    operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),
+    operatorWebhookSecret: operatorWebhookSecret ?? webhookSigningSecret ?? DEV_WEBHOOK_SECRET,
   };
 }

@@ -14,6 +14,7 @@ import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
 import { adminOperationRoutes } from './routes/admin-operations.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
+import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { metricsRoute, registerHttpMetrics } from './routes/metrics.js';
 import { CONSOLE_PATH, consoleRoutes } from './routes/console.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       adminPaymentRoutes(adminScope, ctx);
       adminOperationRoutes(adminScope, ctx);
       adminEventRoutes(adminScope, ctx);
+      adminTreasuryOpsRoutes(adminScope, ctx);
       metricsRoute(adminScope, ctx);
       consoleRoutes(adminScope);
     });

@@ -1,7 +1,9 @@
 // Starts every background worker of a process: execution (pg-boss jobs running src/core/lifecycle), confirmation,
 // webhooks, chain health. Workers schedule; the use cases they run live in src/core.
 import type { AppContext } from '../core/context.js';
+import { deliverAlertNotifications } from '../core/alerts.js';
 import { handleDeadExecution } from '../core/lifecycle/abandon.js';
+import { runReconciliation } from '../core/reconcile-runs.js';
 import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
 import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
@@ -39,6 +41,18 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
+  const reconciliation = every(
+    'reconciliation',
+    ctx.config.reconcileIntervalSeconds,
+    () => runReconciliation({ ...ctx, log: log.child({ worker: 'reconciliation' }) }),
+    log,
+  );
+  const operatorAlerts = every(
+    'operator-alerts',
+    ctx.config.webhookPollSeconds,
+    () => deliverAlertNotifications({ ...ctx, log: log.child({ worker: 'operator-alerts' }) }),
+    log,
+  );
   const webhooks = startWebhookWorker({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: log.child({ worker: 'webhooks' }), metrics: ctx.metrics });
   log.info('workers started');
   return {
@@ -46,7 +60,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
       // Stop taking jobs and let the running ones finish; an abandoned one is retried after its timeout.
       await ctx.boss.offWork(EXECUTION_QUEUE).catch(() => undefined);
       await ctx.boss.offWork(EXECUTION_DEAD_LETTER_QUEUE).catch(() => undefined);
-      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), webhooks.stop()]);
+      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), webhooks.stop(), reconciliation.stop(), operatorAlerts.stop()]);
       log.info('workers stopped');
     },
   };

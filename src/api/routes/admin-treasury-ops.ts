@@ -1,0 +1,101 @@
+// Running a treasury: operator alerts, continuous reconciliation history, withdrawals. Thin: validate, call core, shape.
+import type { FastifyInstance } from 'fastify';
+import { alertView } from '../../core/alerts.js';
+import type { AppContext } from '../../core/context.js';
+import { listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
+import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
+import type { Chain } from '../../domain/chain.js';
+import { chainSchema, errorRef, nullableTimestamp, timestamp } from '../schemas/common.js';
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+const limitSchema = { type: 'string', pattern: '^[0-9]{1,3}$' } as const;
+const pageLimit = (raw: string | undefined) => Math.min(MAX_PAGE, Math.max(1, Number(raw ?? DEFAULT_PAGE)));
+const filterCodes = { validationCodes: { '': 'INVALID_FILTER' } } as const;
+
+const alertSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: ['low_gas', 'reconciliation_mismatch'] },
+    chain: chainSchema,
+    message: { type: 'string' },
+    status: { type: 'string', enum: ['open', 'resolved'] },
+    first_seen_at: timestamp,
+    last_seen_at: timestamp,
+    resolved_at: nullableTimestamp,
+  },
+} as const;
+
+const reconciliationRunSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'integer' },
+    chain: chainSchema,
+    status: { type: 'string', enum: ['ok', 'in_flight', 'mismatch', 'error'] },
+    address: { type: 'string' },
+    ledger_usdc: { type: 'string' },
+    in_flight_usdc: { type: 'string' },
+    on_chain_usdc: { type: ['string', 'null'] },
+    difference_usdc: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+    created_at: timestamp,
+  },
+} as const;
+
+export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get<{ Querystring: { status?: AlertStatus; limit?: string; cursor?: string } }>(
+    '/admin/alerts',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page\'s next_cursor',
+        querystring: {
+          type: 'object',
+          properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', maxLength: 64 } },
+        },
+        response: {
+          200: { type: 'object', properties: { data: { type: 'array', items: alertSchema }, next_cursor: { type: ['string', 'null'] } } },
+          400: errorRef,
+        },
+      },
+      config: filterCodes,
+    },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const rows = await listAlerts(ctx.pool, { status: request.query.status, limit, before: request.query.cursor });
+      return { data: rows.map(alertView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
+    },
+  );
+
+  app.get<{ Querystring: { chain?: Chain; limit?: string; cursor?: string } }>(
+    '/admin/reconciliations',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: "Continuous reconciliation's history, per chain and run, newest first",
+        querystring: {
+          type: 'object',
+          properties: { chain: chainSchema, limit: limitSchema, cursor: { type: 'string', pattern: '^[0-9]{1,18}$' } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: { data: { type: 'array', items: reconciliationRunSchema }, next_cursor: { type: ['string', 'null'] } },
+          },
+          400: errorRef,
+        },
+      },
+      config: filterCodes,
+    },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const before = request.query.cursor === undefined ? undefined : Number(request.query.cursor);
+      const rows = await listReconciliationRuns(ctx.pool, { chain: request.query.chain, limit, before });
+      return {
+        data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() })),
+        next_cursor: rows.length === limit ? String(rows[rows.length - 1]!.id) : null,
+      };
+    },
+  );
+}

@@ -1,0 +1,48 @@
+// Continuous reconciliation (decision 141): every RECONCILE_INTERVAL_SECONDS the ledger is compared with each chain
+// (reconcile.ts, decision 41), the verdicts are kept as history, and a `mismatch` raises the operator alert, which
+// resolves once the chain agrees again (`ok`, or short by no more than what is in flight). An `error` (chain
+// unreachable) says nothing either way and leaves the alert as it is.
+import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
+import { insertReconciliationRuns } from '../db/queries/reconciliations.js';
+import { raiseAlert, resolveAlert } from './alerts.js';
+import type { AppContext } from './context.js';
+import { reconcile, type ChainReconciliation } from './reconcile.js';
+
+const LOCK = 7_340_213_001;
+
+export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'> & { config: Pick<AppContext['config'], 'operatorWebhookUrl'> };
+
+/** One run. Returns the verdicts, or null when another process was recording a run at the same moment. */
+export async function runReconciliation(deps: ReconcileDeps): Promise<ChainReconciliation[] | null> {
+  // The chains are asked before the transaction: no lock is held while a node answers.
+  const results = await reconcile(deps.pool, deps.adapters);
+  return withTransaction(deps.pool, async (tx) => {
+    if (!(await tryAdvisoryXactLock(tx, LOCK))) return null;
+    const now = deps.clock.now();
+    await insertReconciliationRuns(
+      tx,
+      results.map((r) => ({
+        chain: r.chain,
+        status: r.status,
+        address: r.address,
+        ledger_usdc: r.ledger_usdc,
+        in_flight_usdc: r.in_flight_usdc,
+        on_chain_usdc: r.on_chain_usdc,
+        difference_usdc: r.difference_usdc,
+        error: r.error ?? null,
+        created_at: now,
+      })),
+    );
+    for (const r of results) {
+      if (r.status === 'mismatch') {
+        const message =
+          r.error ??
+          `${r.chain} treasury ledger books ${r.ledger_usdc} USDC (${r.in_flight_usdc} in flight) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;
+        await raiseAlert(tx, deps, { kind: 'reconciliation_mismatch', chain: r.chain, message }, now);
+      } else if (r.status === 'ok' || r.status === 'in_flight') {
+        await resolveAlert(tx, deps, 'reconciliation_mismatch', r.chain, now);
+      }
+    }
+    return results;
+  });
+}
