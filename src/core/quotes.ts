@@ -4,10 +4,11 @@ import { AppError } from '../domain/errors.js';
 import { GroupCommit, perPool } from '../db/group-commit.js';
 import type { Pool } from '../db/pool.js';
 import { balanceRecord, findQuote, healthRecord, insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
-import { latestSnapshots } from '../db/queries/snapshots.js';
+import { latestSnapshots, type SnapshotRow } from '../db/queries/snapshots.js';
+import { usdToNativeUnits } from '../domain/gas.js';
 import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
 import { newId } from '../ids.js';
-import { treasuryBalances } from '../ledger/store.js';
+import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { scoreRoutes, type Priority } from '../routing/score.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
@@ -48,6 +49,7 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
       snapshot: snapshots.find((s) => s.chain === chain)!,
       availableMicros: balances.find((b) => b.chain === chain)?.availableMicros ?? 0n,
       destination: request.destinations[chain] ?? null,
+      gas: gasInput(ctx, chain, snapshots.find((s) => s.chain === chain)!, balances.find((b) => b.chain === chain)),
     })),
   );
   if (decision.recommended === null) {
@@ -55,7 +57,8 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     if (reasons.length > 0 && reasons.every((d) => d.disqualification_reason === 'insufficient_balance')) {
       throw new AppError('INSUFFICIENT_BALANCE', 'treasury funds are insufficient for this amount on every requested chain');
     }
-    throw new AppError('NO_ROUTE_AVAILABLE', 'no requested chain can take this payment right now', {
+    const why = reasons.map((d) => `${d.chain}: ${d.disqualification_reason}`).join(', ');
+    throw new AppError('NO_ROUTE_AVAILABLE', `no requested chain can take this payment right now (${why})`, {
       details: { scoring_details: decision.details },
     });
   }
@@ -77,6 +80,18 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   // Shared with the quotes created at the same moment: one INSERT for all of them (decision 112).
   await quoteWriterOf(ctx.pool).submit(quote);
   return quote;
+}
+
+/**
+ * The booked native balance against the next transfer's fee: the collector's native estimate, else the snapshot's USD
+ * estimate at the configured price. Read from the same query as the USDC balances.
+ */
+function gasInput(ctx: AppContext, chain: Chain, snapshot: SnapshotRow, balance: TreasuryBalance | undefined) {
+  if (!balance) return undefined;
+  const adapter = ctx.adapters[chain];
+  const price = chain === 'ethereum' ? ctx.config.ethUsdPrice : ctx.config.solUsdPrice;
+  const feeUnits = snapshot.estimated_fee_native ?? usdToNativeUnits(snapshot.estimated_fee_usd, price, adapter.nativeDecimals);
+  return { bookedUnits: balance.nativeUnits, feeUnits };
 }
 
 /** GET /routes/debug/:id: the intent with the quote its route was decided from; null for another merchant's. */

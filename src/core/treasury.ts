@@ -32,8 +32,8 @@ export function sameTreasury(chain: Chain, a: string, b: string): boolean {
 
 /**
  * Creates each chain's treasury row once. Only the process whose INSERT wins posts the opening balance: what the
- * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC). Native currency is booked on the simulated
- * chains only. Throws TreasuryMismatchError when a chain's row names another wallet than its adapter's.
+ * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC), USDC and native currency alike, so the books
+ * say how much gas is left on every adapter (decision 142). Throws TreasuryMismatchError when a chain's row names another wallet than its adapter's.
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
   for (const chain of CHAINS) {
@@ -45,7 +45,7 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
     }
     // Asked before the transaction: no lock is held while the node answers.
     const opening = await adapter.treasuryUsdcBalance();
-    const openingNative = adapter.kind === 'simulated' ? await adapter.treasuryNativeBalance() : 0n;
+    const openingNative = await adapter.treasuryNativeBalance();
     await withTransaction(pool, async (tx) => {
       const created = await insertTreasury(tx, { chain, address: adapter.treasuryAddress(), nativeCurrency: adapter.nativeCurrency, at });
       if (!created) return;

@@ -93,17 +93,20 @@ export interface TreasuryBalance {
   reservedMicros: bigint;
   /** In signed or broadcast transfers, not final: still in the wallet on chain. */
   inFlightMicros: bigint;
+  /** Booked native currency for fees (wei, lamports). */
+  nativeUnits: bigint;
 }
 
-/** The USDC of each treasury, as the ledger books it. */
+/** The USDC of each treasury, and the native currency it holds for fees, as the ledger books them. */
 export async function treasuryBalances(db: Queryable): Promise<TreasuryBalance[]> {
-  const { rows } = await db.query<{ chain: Chain; address: string; available: string; reserved: string; in_flight: string }>(
+  const { rows } = await db.query<{ chain: Chain; address: string; available: string; reserved: string; in_flight: string; native: string }>(
     `SELECT t.chain, t.address,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.kind = 'treasury_available'), 0)::text AS available,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.kind IN ('treasury_reserved', 'treasury_in_flight')), 0)::text AS reserved,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.kind = 'treasury_in_flight'), 0)::text AS in_flight
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind = 'treasury_available'), 0)::text AS available,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind IN ('treasury_reserved', 'treasury_in_flight')), 0)::text AS reserved,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind = 'treasury_in_flight'), 0)::text AS in_flight,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = t.native_currency AND a.kind = 'treasury_native'), 0)::text AS native
        FROM treasuries t
-       LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency = 'USDC'
+       LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency IN ('USDC', t.native_currency)
       GROUP BY t.chain, t.address
       ORDER BY t.chain`,
   );
@@ -113,6 +116,7 @@ export async function treasuryBalances(db: Queryable): Promise<TreasuryBalance[]
     availableMicros: BigInt(r.available),
     reservedMicros: BigInt(r.reserved),
     inFlightMicros: BigInt(r.in_flight),
+    nativeUnits: BigInt(r.native),
   }));
 }
 

@@ -19,9 +19,11 @@ export interface RouteInput {
   snapshot: HealthSnapshot;
   availableMicros: bigint;
   destination: string | null;
+  /** The booked native balance and the next transfer's fee estimate, both in native units; absent: not checked. */
+  gas?: { bookedUnits: bigint; feeUnits: bigint };
 }
 
-export type DisqualificationReason = 'no_destination' | 'unhealthy' | 'insufficient_balance';
+export type DisqualificationReason = 'no_destination' | 'unhealthy' | 'insufficient_balance' | 'insufficient_gas';
 
 export interface ScoringDetail {
   chain: Chain;
@@ -77,6 +79,8 @@ function disqualification(input: RouteInput, amountMicros: bigint): Disqualifica
   if (!input.destination) return 'no_destination';
   if (input.snapshot.health_status === 'unhealthy') return 'unhealthy';
   if (input.availableMicros < amountMicros) return 'insufficient_balance';
+  // The treasury could not pay the transfer's fee: better no route here than a payout that fails (decision 142).
+  if (input.gas && input.gas.bookedUnits < input.gas.feeUnits) return 'insufficient_gas';
   return null;
 }
 

@@ -199,6 +199,7 @@ describe('collectOnce', () => {
       p95_latency_ms: 340,
       congestion_score: 0.35,
       recorded_at: t.clock.now().toISOString(),
+      status_reason: null,
     });
   });
 

@@ -137,6 +137,7 @@ const healthSnapshots = [
     p95_latency_ms: 54,
     congestion_score: 0.29,
     recorded_at: '2026-03-01T11:59:58.078Z',
+    status_reason: null,
   },
   {
     chain: 'solana',
@@ -147,6 +148,7 @@ const healthSnapshots = [
     p95_latency_ms: 37,
     congestion_score: 0.13,
     recorded_at: '2026-03-01T11:59:58.101Z',
+    status_reason: null,
   },
 ];
 
@@ -183,9 +185,9 @@ export const MERCHANT_OPERATIONS: Record<string, OperationDoc> = {
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
       422: {
-        description: "No requested chain can take the payment now (unhealthy), or the amount is above the merchant's per-payment maximum",
+        description: "No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), or the amount is above the merchant's per-payment maximum",
         examples: {
-          no_route: error('NO_ROUTE_AVAILABLE', 'no requested chain can take this payment right now'),
+          no_route: error('NO_ROUTE_AVAILABLE', 'no requested chain can take this payment right now (solana: unhealthy)'),
           max_payment: error('POLICY_MAX_PAYMENT_EXCEEDED', "amount 2500 USD is above this merchant's per-payment maximum of 1000 USD"),
         },
       },

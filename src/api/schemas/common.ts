@@ -20,6 +20,7 @@ export const healthSnapshotSchema = {
     p95_latency_ms: { type: ['number', 'null'] },
     congestion_score: { type: ['number', 'null'] },
     recorded_at: timestamp,
+    status_reason: { type: ['string', 'null'] },
   },
 } as const;
 

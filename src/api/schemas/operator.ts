@@ -187,6 +187,8 @@ export const treasurySchema = {
       in_flight_usdc: { type: 'string' },
       native_currency: { type: 'string' },
       native_balance: { type: 'string' },
+      gas_low_water: { type: 'string' },
+      gas_low: { type: 'boolean' },
       unconfirmed_transfers: { type: 'number' },
       oldest_unconfirmed_at: nullableTimestamp,
     },

@@ -102,6 +102,8 @@ export function treasuryView(states: TreasuryState[]) {
     in_flight_usdc: formatUsdc(s.inFlightMicros),
     native_currency: s.nativeCurrency,
     native_balance: formatUnits(s.nativeUnits, s.nativeDecimals),
+    gas_low_water: formatUnits(s.gasLowWaterUnits, s.nativeDecimals),
+    gas_low: s.nativeUnits < s.gasLowWaterUnits,
     unconfirmed_transfers: s.backlog.attempts,
     oldest_unconfirmed_at: s.backlog.oldestBroadcastAt?.toISOString() ?? null,
   }));

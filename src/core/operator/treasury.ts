@@ -20,10 +20,12 @@ export interface TreasuryState {
   nativeCurrency: NativeCurrency;
   nativeUnits: bigint;
   nativeDecimals: number;
+  /** GAS_LOW_WATER of the chain: below it the chain is degraded (decision 142). */
+  gasLowWaterUnits: bigint;
   backlog: ChainBacklog;
 }
 
-export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'>): Promise<TreasuryState[]> {
+export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<AppContext['config'], 'gasLowWater'> }): Promise<TreasuryState[]> {
   const [balances, natives, backlogs] = await Promise.all([
     treasuryBalances(ctx.pool),
     treasuryNativeBalances(ctx.pool),
@@ -44,6 +46,7 @@ export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'>)
         nativeCurrency: adapter.nativeCurrency,
         nativeUnits: natives.find((n) => n.chain === chain)?.units ?? 0n,
         nativeDecimals: adapter.nativeDecimals,
+        gasLowWaterUnits: ctx.config.gasLowWater[chain],
         backlog: backlogs.find((b) => b.chain === chain) ?? { chain, attempts: 0, oldestBroadcastAt: null },
       },
     ];

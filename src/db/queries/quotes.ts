@@ -18,6 +18,8 @@ export interface QuoteHealthRecord {
   p95_latency_ms: number | null;
   congestion_score: number | null;
   recorded_at: string;
+  /** Why the status is worse than the probes say (low gas); absent from quotes recorded before it existed. */
+  status_reason?: string | null;
 }
 
 /** A treasury balance as the quote saw it, in USDC (JSON numbers; the record is for reading, never for money). */
@@ -52,6 +54,7 @@ export function healthRecord(s: SnapshotRow): QuoteHealthRecord {
     p95_latency_ms: s.p95_latency_ms,
     congestion_score: s.congestion_score,
     recorded_at: s.created_at.toISOString(),
+    status_reason: s.status_reason ?? null,
   };
 }
 

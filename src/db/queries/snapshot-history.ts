@@ -8,7 +8,7 @@ export async function snapshotHistory(db: Queryable, chains: readonly Chain[], s
   const { rows } = await db.query<SnapshotRow>(
     `SELECT s.* FROM unnest($1::text[]) AS c(chain) CROSS JOIN LATERAL (
        SELECT chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
-              p95_latency_ms, congestion_score, source, created_at
+              p95_latency_ms, congestion_score, source, created_at, status_reason
          FROM chain_health_snapshots WHERE chain = c.chain AND created_at >= $2
         ORDER BY created_at DESC, id DESC LIMIT $3) s
       ORDER BY s.chain, s.created_at`,

@@ -9,13 +9,30 @@ export interface SnapshotRow extends HealthSnapshot {
   congestion_score: number | null;
   source: 'admin' | 'collector';
   created_at: Date;
+  /** Why the status is worse than the probes say (e.g. gas below the low-water mark); null otherwise. */
+  status_reason?: string | null;
+  /** The fee estimate in native units (wei, lamports), when the collector read one from the chain. */
+  estimated_fee_native?: bigint | null;
 }
 
 export async function insertSnapshot(db: Queryable, s: SnapshotRow): Promise<void> {
   await db.query(
     `INSERT INTO chain_health_snapshots (chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
-       p95_latency_ms, congestion_score, source, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [s.chain, s.health_status, s.estimated_fee_usd, s.avg_confirmation_seconds, s.rpc_error_rate, s.p95_latency_ms, s.congestion_score, s.source, s.created_at],
+       p95_latency_ms, congestion_score, source, created_at, status_reason, estimated_fee_native)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      s.chain,
+      s.health_status,
+      s.estimated_fee_usd,
+      s.avg_confirmation_seconds,
+      s.rpc_error_rate,
+      s.p95_latency_ms,
+      s.congestion_score,
+      s.source,
+      s.created_at,
+      s.status_reason ?? null,
+      s.estimated_fee_native?.toString() ?? null,
+    ],
   );
 }
 
@@ -40,22 +57,27 @@ export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
     congestion_score: number | null;
     source: 'admin' | 'collector';
     created_at: Date;
+    status_reason: string | null;
+    estimated_fee_native: string | null;
   }>(
     // One index probe per chain, however long the history grows.
     `SELECT s.* FROM unnest($1::text[]) AS c(chain) CROSS JOIN LATERAL (
        SELECT chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
-              p95_latency_ms, congestion_score, source, created_at
+              p95_latency_ms, congestion_score, source, created_at, status_reason, estimated_fee_native::text
          FROM chain_health_snapshots WHERE chain = c.chain ORDER BY created_at DESC, id DESC LIMIT 1) s`,
     [CHAINS],
   );
-  return CHAINS.map(
-    (chain) =>
-      rows.find((r) => r.chain === chain) ?? {
-        ...defaultSnapshot(chain),
-        p95_latency_ms: null,
-        congestion_score: null,
-        source: 'collector' as const,
-        created_at: new Date(0),
-      },
-  );
+  return CHAINS.map((chain) => {
+    const row = rows.find((r) => r.chain === chain);
+    if (row) return { ...row, estimated_fee_native: row.estimated_fee_native === null ? null : BigInt(row.estimated_fee_native) };
+    return {
+      ...defaultSnapshot(chain),
+      p95_latency_ms: null,
+      congestion_score: null,
+      source: 'collector' as const,
+      created_at: new Date(0),
+      status_reason: null,
+      estimated_fee_native: null,
+    };
+  });
 }

@@ -9,6 +9,7 @@ import { recentSettlementSeconds } from '../../db/queries/attempts.js';
 import { insertProbe, pruneProbes, recentProbes } from '../../db/queries/probes.js';
 import { hasCollectorSnapshotSince, insertSnapshot } from '../../db/queries/snapshots.js';
 import { CHAINS, type Chain } from '../../domain/chain.js';
+import { checkGas } from '../../core/gas.js';
 import { CHAIN_DEFAULTS } from '../../routing/defaults.js';
 import { assess, PROBE_WINDOW } from './assess.js';
 
@@ -16,7 +17,7 @@ export interface HealthDeps {
   pool: Pool;
   clock: Clock;
   adapters: ChainAdapters;
-  config: Pick<Config, 'healthCollectSeconds' | 'rpcTimeoutSeconds'>;
+  config: Pick<Config, 'healthCollectSeconds' | 'rpcTimeoutSeconds' | 'gasLowWater' | 'operatorWebhookUrl'>;
   log: Logger;
 }
 
@@ -66,9 +67,14 @@ export async function collectOnce(deps: HealthDeps): Promise<number> {
       const measured = await recentSettlementSeconds(tx, chain, SETTLEMENT_SAMPLE);
       const assessment = assess(recent, probe.congestion ?? null);
       const adapter = deps.adapters[chain];
+      // Gas below the low-water mark degrades a chain whose node is fine (decision 142).
+      const gasReason = await checkGas(tx, deps, adapter, now);
       await insertSnapshot(tx, {
         chain,
         ...assessment,
+        health_status: gasReason !== null && assessment.health_status === 'healthy' ? 'degraded' : assessment.health_status,
+        status_reason: gasReason,
+        estimated_fee_native: probe.fee?.feeNative ?? null,
         estimated_fee_usd: probe.fee?.feeUsd ?? CHAIN_DEFAULTS[chain].estimated_fee_usd,
         avg_confirmation_seconds:
           measured.samples >= MIN_SETTLEMENT_SAMPLES && measured.avgSeconds !== null
