@@ -15,6 +15,7 @@ import { merchantsKeysCommand } from './keys.js';
 import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
 import { merchantWebhookCommand } from './merchant-webhooks.js';
 import { destinationPolicy } from '../webhooks/destination-guard.js';
+import { treasuryCommand } from './treasury.js';
 import { webhooksCommand } from './webhooks.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, prepareDatabase, startRuntime, type Roles } from '../runtime.js';
@@ -54,6 +55,9 @@ const USAGE = `usage: stableroute <command>
                              decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
   intents approvals [--json] list the payments waiting for approval
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
+  treasury withdraw --chain C --to ADDRESS --usdc N [--idempotency-key KEY] [--json]
+                             send treasury USDC out (reserved from available funds, then signed and
+                             confirmed like a payout by the workers); prints the withdrawal id
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
   webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
   devnet --signer pkcs11 [--json]
@@ -242,6 +246,8 @@ commands.reconcile = async (args, config) => {
     return report.every((r) => r.status === 'ok' || r.status === 'in_flight') ? 0 : 1;
   });
 };
+
+commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
 
 commands.devnet = async (args) => devnetCommand(args);
 

@@ -6,6 +6,7 @@ export type AccountKind =
   | 'treasury_reserved' // USDC promised to payment intents not yet broadcast
   | 'treasury_in_flight' // USDC in signed/broadcast transfers not yet final (still in the wallet on chain)
   | 'payouts' // outside: what recipients received
+  | 'withdrawals' // outside: what the operator withdrew from the treasury (decision 143)
   | 'funding' // outside: what the operator deposited
   | 'treasury_native' // ETH or SOL for fees
   | 'network_fees'; // outside: fees paid to the chain
@@ -57,10 +58,11 @@ export const movements = {
     chain,
     postings: pair('treasury_reserved', 'treasury_in_flight', USDC, micros),
   }),
-  settle: (chain: Chain, micros: bigint): Movement => ({
+  /** A final transfer leaves the treasury: to a recipient (payouts) or to the operator's withdrawal address. */
+  settle: (chain: Chain, micros: bigint, to: 'payouts' | 'withdrawals' = 'payouts'): Movement => ({
     type: 'settle',
     chain,
-    postings: pair('treasury_in_flight', 'payouts', USDC, micros),
+    postings: pair('treasury_in_flight', to, USDC, micros),
   }),
   fee: (chain: Chain, currency: string, units: bigint): Movement => ({
     type: 'fee',

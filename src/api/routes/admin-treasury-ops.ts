@@ -2,10 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { alertView } from '../../core/alerts.js';
 import type { AppContext } from '../../core/context.js';
+import { createWithdrawal, getWithdrawal, withdrawals, withdrawalView } from '../../core/withdrawals.js';
+import { AppError } from '../../domain/errors.js';
 import { listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
 import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
-import { chainSchema, errorRef, nullableTimestamp, timestamp } from '../schemas/common.js';
+import { chainSchema, errorRef, idParams, nullableTimestamp, timestamp } from '../schemas/common.js';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
@@ -40,6 +42,23 @@ const reconciliationRunSchema = {
     difference_usdc: { type: ['string', 'null'] },
     error: { type: ['string', 'null'] },
     created_at: timestamp,
+  },
+} as const;
+
+const withdrawalSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    chain: chainSchema,
+    to: { type: 'string' },
+    amount_usdc: { type: 'string' },
+    status: { type: 'string' },
+    idempotency_key: { type: 'string' },
+    tx_id: { type: ['string', 'null'] },
+    fee_native: { type: ['string', 'null'] },
+    fee_currency: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
   },
 } as const;
 
@@ -96,6 +115,79 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
         data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() })),
         next_cursor: rows.length === limit ? String(rows[rows.length - 1]!.id) : null,
       };
+    },
+  );
+
+  app.post<{ Body: { chain: string; to: string; amount_usdc: string; idempotency_key?: string } }>(
+    '/admin/withdrawals',
+    {
+      schema: {
+        tags: ['admin'],
+        summary:
+          'Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. ' +
+          'The same idempotency_key answers the first withdrawal (200)',
+        body: {
+          type: 'object',
+          required: ['chain', 'to', 'amount_usdc'],
+          additionalProperties: false,
+          properties: {
+            chain: { type: 'string', maxLength: 32 },
+            to: { type: 'string', minLength: 1, maxLength: 128 },
+            amount_usdc: { type: 'string', minLength: 1, maxLength: 40 },
+            idempotency_key: { type: 'string', minLength: 1, maxLength: 255 },
+          },
+        },
+        response: { 200: withdrawalSchema, 201: withdrawalSchema, 400: errorRef, 409: errorRef },
+      },
+      config: { validationCodes: { '': 'INVALID_REQUEST', chain: 'INVALID_CHAIN', to: 'INVALID_DESTINATION', amount_usdc: 'INVALID_AMOUNT', idempotency_key: 'INVALID_IDEMPOTENCY_KEY' } },
+    },
+    async (request, reply) => {
+      const result = await createWithdrawal(ctx, {
+        chain: request.body.chain,
+        to: request.body.to,
+        amountUsdc: request.body.amount_usdc,
+        idempotencyKey: request.body.idempotency_key,
+      });
+      return reply.code(result.replayed ? 200 : 201).send(withdrawalView(result));
+    },
+  );
+
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>(
+    '/admin/withdrawals',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Withdrawals, newest first',
+        querystring: { type: 'object', properties: { limit: limitSchema, cursor: { type: 'string', maxLength: 64 } } },
+        response: {
+          200: { type: 'object', properties: { data: { type: 'array', items: withdrawalSchema }, next_cursor: { type: ['string', 'null'] } } },
+          400: errorRef,
+        },
+      },
+      config: filterCodes,
+    },
+    async (request) => {
+      const limit = pageLimit(request.query.limit);
+      const rows = await withdrawals(ctx, { limit, before: request.query.cursor });
+      return { data: rows.map(withdrawalView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.intent.id : null };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/admin/withdrawals/:id',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'One withdrawal',
+        params: idParams,
+        response: { 200: withdrawalSchema, 404: errorRef },
+      },
+      config: { validationCodes: { '': 'WITHDRAWAL_NOT_FOUND', id: 'WITHDRAWAL_NOT_FOUND' } },
+    },
+    async (request) => {
+      const record = await getWithdrawal(ctx, request.params.id);
+      if (!record) throw new AppError('WITHDRAWAL_NOT_FOUND', `no withdrawal ${request.params.id}`);
+      return withdrawalView(record);
     },
   );
 }

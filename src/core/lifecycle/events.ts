@@ -12,6 +12,8 @@ export async function emitPaymentEvent(
   at: Date,
   extra: Parameters<typeof paymentPayload>[1] = {},
 ): Promise<void> {
+  // A withdrawal has no merchant to tell (decision 143); the operator follows it at GET /admin/withdrawals.
+  if (intent.kind === 'withdrawal') return;
   await insertEvent(tx, {
     merchantId: intent.merchant_id,
     paymentIntentId: intent.id,

@@ -58,7 +58,8 @@ export async function settleIntent(
   at: Date,
 ): Promise<void> {
   intent.status = await changeStatus(tx, intent, 'settled', at);
-  await post(tx, movements.settle(intent.selected_chain, intent.amount_micros), { paymentIntentId: intent.id, at });
+  const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
+  await post(tx, movements.settle(intent.selected_chain, intent.amount_micros, to), { paymentIntentId: intent.id, at });
   await postFee(tx, intent, feeNative, at);
   const currency = NATIVE_CURRENCY[intent.selected_chain];
   await emitPaymentEvent(tx, intent, 'payment.settled', at, {

@@ -99,6 +99,7 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
         destination_address: decision.quote.destination,
         created_at: now,
         updated_at: now,
+        kind: 'payout',
       });
     }
     await insertIntents(tx, created);

@@ -14,7 +14,11 @@ export interface PaymentIntentRow {
   destination_address: string;
   created_at: Date;
   updated_at: Date;
+  /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 143). */
+  kind: IntentKind;
 }
+
+export type IntentKind = 'payout' | 'withdrawal';
 
 /**
  * NOTIFY channel of intent changes (the operator console's live view, src/api/live). Every insert and status change
@@ -37,7 +41,7 @@ const NOTICE_SQL = (from: string) =>
      'at', to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
 
 const COLUMNS =
-  'id, merchant_id, quote_id, idempotency_key, amount_micros::text, status, selected_chain, destination_address, created_at, updated_at';
+  'id, merchant_id, quote_id, idempotency_key, amount_micros::text, status, selected_chain, destination_address, created_at, updated_at, kind';
 
 type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string };
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });
@@ -48,9 +52,9 @@ export async function insertIntents(db: Queryable, rows: readonly PaymentIntentR
   await db.query(
     `WITH r AS (
        INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
-         destination_address, created_at, updated_at)
+         destination_address, created_at, updated_at, kind)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                            $9::timestamptz[], $10::timestamptz[])
+                            $9::timestamptz[], $10::timestamptz[], $12::text[])
        RETURNING id, status, selected_chain, merchant_id, updated_at)
      SELECT pg_notify($11, ${NOTICE_SQL('NULL')}) FROM r`,
     [
@@ -65,6 +69,7 @@ export async function insertIntents(db: Queryable, rows: readonly PaymentIntentR
       rows.map((r) => r.created_at),
       rows.map((r) => r.updated_at),
       INTENT_CHANNEL,
+      rows.map((r) => r.kind),
     ],
   );
 }
@@ -179,7 +184,7 @@ export async function paymentCounts(db: Queryable, openStatuses: readonly Paymen
             COUNT(*) FILTER (WHERE status = 'failed')::text AS failed,
             COUNT(*) FILTER (WHERE status = ANY($1))::text AS pending,
             COALESCE(SUM(amount_micros) FILTER (WHERE status = 'settled'), 0)::text AS volume
-       FROM payment_intents`,
+       FROM payment_intents WHERE kind = 'payout'`,
     [openStatuses],
   );
   const c = rows[0]!;
@@ -196,7 +201,7 @@ export async function paymentCounts(db: Queryable, openStatuses: readonly Paymen
 export async function routeDistribution(db: Queryable): Promise<{ chain: Chain; count: string; volumeMicros: bigint }[]> {
   const { rows } = await db.query<{ selected_chain: Chain; count: string; volume: string }>(
     `SELECT selected_chain, COUNT(*)::text AS count, SUM(amount_micros)::text AS volume
-       FROM payment_intents GROUP BY selected_chain ORDER BY COUNT(*) DESC, selected_chain`,
+       FROM payment_intents WHERE kind = 'payout' GROUP BY selected_chain ORDER BY COUNT(*) DESC, selected_chain`,
   );
   return rows.map((r) => ({ chain: r.selected_chain, count: r.count, volumeMicros: BigInt(r.volume) }));
 }

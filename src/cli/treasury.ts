@@ -1,0 +1,52 @@
+// `stableroute treasury withdraw`: the operator sends treasury USDC out through the payouts' lifecycle (decision 143).
+import { parseArgs } from 'node:util';
+import type { Config } from '../config.js';
+import { createWithdrawal, withdrawalView } from '../core/withdrawals.js';
+import { AppError } from '../domain/errors.js';
+import type { CliHelpers } from './policies.js';
+
+const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--idempotency-key KEY] [--json]\n';
+
+export async function treasuryCommand(args: string[], config: Config, helpers: Pick<CliHelpers, 'withContext' | 'out'>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      chain: { type: 'string' },
+      to: { type: 'string' },
+      usdc: { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals[0] !== 'withdraw' || positionals.length !== 1 || !values.chain || !values.to || !values.usdc) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  return helpers.withContext(config, async (ctx) => {
+    try {
+      const result = await createWithdrawal(ctx, {
+        chain: values.chain!,
+        to: values.to!,
+        amountUsdc: values.usdc!,
+        idempotencyKey: values['idempotency-key'],
+      });
+      const view = withdrawalView(result);
+      if (values.json) helpers.out(JSON.stringify({ ...view, replayed: result.replayed }));
+      else {
+        helpers.out(view.id);
+        process.stderr.write(
+          `${result.replayed ? 'already accepted' : 'accepted'}: ${view.amount_usdc} USDC on ${view.chain} to ${view.to}, reserved; ` +
+            'the workers sign and send it (GET /admin/withdrawals/' + view.id + ')\n',
+        );
+      }
+      return 0;
+    } catch (error) {
+      if (error instanceof AppError) {
+        process.stderr.write(`${error.code}: ${error.message}\n`);
+        return 1;
+      }
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,155 @@
+// Withdrawals (decision 143): the operator sends treasury USDC out through the payouts' own lifecycle. Creating one
+// reserves under the same lock as merchants' payments (the chain's treasury_available row, lockAvailable), so it can
+// only take what is available, never what is reserved for a payment; the intent, its reserve posting and its
+// execution job commit together. From there the execution worker signs once, the confirmation worker settles it to
+// the `withdrawals` account, and reconciliation and `ledger verify` see it like any payout.
+import { randomUUID } from 'node:crypto';
+import { addSeconds } from '../clock.js';
+import { advisoryXactLockText, withTransaction } from '../db/pool.js';
+import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
+import { findIntentsByKeys, insertIntents, recordCreations, type PaymentIntentRow } from '../db/queries/intents.js';
+import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
+import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
+import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
+import { AppError } from '../domain/errors.js';
+import { newId } from '../ids.js';
+import { enqueueExecutions } from '../jobs/queue.js';
+import { movements } from '../ledger/movements.js';
+import { lockAvailable, post } from '../ledger/store.js';
+import { decimalsOf } from '../ledger/currencies.js';
+import { AmountError, formatUnits, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../money.js';
+import type { AppContext } from './context.js';
+
+export { OPERATOR_MERCHANT_ID };
+
+export interface WithdrawalRequest {
+  chain: string;
+  to: string;
+  /** Decimal USDC, e.g. "12.5"; at most 6 decimals. */
+  amountUsdc: string;
+  /** Makes a retried request safe: the same key answers the first withdrawal. Generated when absent. */
+  idempotencyKey?: string;
+}
+
+export interface WithdrawalRecord {
+  intent: PaymentIntentRow;
+  attempts: AttemptRow[];
+}
+
+export interface CreateWithdrawalResult extends WithdrawalRecord {
+  replayed: boolean;
+}
+
+/** Checks the request without touching the database: a refusal changes nothing. */
+export function parseWithdrawal(ctx: Pick<AppContext, 'adapters'>, request: WithdrawalRequest): { chain: Chain; to: string; amountMicros: bigint } {
+  if (!isChain(request.chain)) throw new AppError('INVALID_CHAIN', `unknown chain "${request.chain}": expected ethereum or solana`);
+  const chain = request.chain;
+  const to = request.to.trim();
+  if (!ctx.adapters[chain].isValidAddress(to)) {
+    throw new AppError('INVALID_DESTINATION', `"${to}" is not a valid ${chain} recipient (an address, not the treasury)`);
+  }
+  let amountMicros: bigint;
+  try {
+    amountMicros = parseUsdc(request.amountUsdc.trim());
+  } catch (error) {
+    if (!(error instanceof AmountError)) throw error;
+    throw new AppError('INVALID_AMOUNT', `amount must be a positive USDC amount with at most 6 decimals, got "${request.amountUsdc}"`);
+  }
+  if (amountMicros <= 0n || amountMicros > MAX_AMOUNT_MICROS) {
+    throw new AppError('INVALID_AMOUNT', `amount must be a positive USDC amount with at most 6 decimals, got "${request.amountUsdc}"`);
+  }
+  return { chain, to, amountMicros };
+}
+
+export async function createWithdrawal(ctx: AppContext, request: WithdrawalRequest): Promise<CreateWithdrawalResult> {
+  const { chain, to, amountMicros } = parseWithdrawal(ctx, request);
+  const idempotencyKey = request.idempotencyKey ?? `withdrawal-${randomUUID()}`;
+  const created = await withTransaction(ctx.pool, async (tx) => {
+    // 1. Load, under the locks: the key (a retried request waits for the first), then the chain's available funds,
+    // the lock every reservation of this chain takes.
+    await advisoryXactLockText(tx, JSON.stringify([OPERATOR_MERCHANT_ID, idempotencyKey]));
+    const [existing] = await findIntentsByKeys(tx, [{ merchantId: OPERATOR_MERCHANT_ID, idempotencyKey }]);
+    if (existing) {
+      const same = existing.selected_chain === chain && existing.destination_address === to && existing.amount_micros === amountMicros;
+      if (!same) throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency key "${idempotencyKey}" was used for another withdrawal`);
+      return { intent: existing, replayed: true };
+    }
+    const available = (await lockAvailable(tx, [chain])).get(chain) ?? 0n;
+    // 2. Decide.
+    if (amountMicros > available) {
+      throw new AppError(
+        'INSUFFICIENT_BALANCE',
+        `the ${chain} treasury has ${formatUsdc(available)} USDC available (funds reserved for payments excluded); cannot withdraw ${formatUsdc(amountMicros)}`,
+      );
+    }
+    // 3. Persist: an internal quote (every intent names the quote it came from), the intent, its reservation, its job.
+    const now = ctx.clock.now();
+    const quote: QuoteRow = {
+      id: newId('quo'),
+      merchant_id: OPERATOR_MERCHANT_ID,
+      amount_micros: amountMicros,
+      priority: 'reliable',
+      destinations: { [chain]: to },
+      candidate_routes: [],
+      recommended_route: chain,
+      scoring_details: [],
+      chain_health: [],
+      treasury_balances: [],
+      created_at: now,
+      expires_at: addSeconds(now, 0),
+    };
+    const intent: PaymentIntentRow = {
+      id: newId('pi'),
+      merchant_id: OPERATOR_MERCHANT_ID,
+      quote_id: quote.id,
+      idempotency_key: idempotencyKey,
+      amount_micros: amountMicros,
+      status: 'route_selected',
+      selected_chain: chain,
+      destination_address: to,
+      created_at: now,
+      updated_at: now,
+      kind: 'withdrawal',
+    };
+    await insertQuotes(tx, [quote]);
+    await insertIntents(tx, [intent]);
+    await recordCreations(tx, [intent], now);
+    await post(tx, movements.reserve(chain, amountMicros), { paymentIntentId: intent.id, at: now });
+    await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
+    return { intent, replayed: false };
+  });
+  const attempts = await attemptsOf(ctx.pool, [created.intent.id]);
+  return { ...created, attempts: attempts.get(created.intent.id) ?? [] };
+}
+
+export async function getWithdrawal(ctx: Pick<AppContext, 'pool'>, id: string): Promise<WithdrawalRecord | null> {
+  const intent = await findWithdrawal(ctx.pool, id);
+  if (!intent) return null;
+  return { intent, attempts: (await attemptsOf(ctx.pool, [id])).get(id) ?? [] };
+}
+
+export async function withdrawals(ctx: Pick<AppContext, 'pool'>, page: { limit: number; before?: string }): Promise<WithdrawalRecord[]> {
+  const intents = await listWithdrawals(ctx.pool, page);
+  const attempts = await attemptsOf(ctx.pool, intents.map((i) => i.id));
+  return intents.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [] }));
+}
+
+/** The operator's view: exact amounts as decimal strings, the live (or final) transfer's id and fee. */
+export function withdrawalView(record: WithdrawalRecord) {
+  const { intent } = record;
+  const last = record.attempts.at(-1) ?? null;
+  const landed = record.attempts.find((a) => a.status === 'confirmed') ?? last;
+  return {
+    id: intent.id,
+    chain: intent.selected_chain,
+    to: intent.destination_address,
+    amount_usdc: formatUsdc(intent.amount_micros),
+    status: intent.status,
+    idempotency_key: intent.idempotency_key,
+    tx_id: landed?.tx_id ?? null,
+    fee_native: landed?.actual_fee_native == null ? null : formatUnits(landed.actual_fee_native, decimalsOf(NATIVE_CURRENCY[intent.selected_chain])),
+    fee_currency: NATIVE_CURRENCY[intent.selected_chain],
+    created_at: intent.created_at.toISOString(),
+    updated_at: intent.updated_at.toISOString(),
+  };
+}
