@@ -52,7 +52,7 @@ const available = async (chain: Chain) =>
   ((await t.app.inject({ method: 'GET', url: '/admin/treasury' })).json() as { chain: string; available_usdc: string }[]).find((c) => c.chain === chain)!
     .available_usdc;
 
-async function settle(id: string, moveChain: () => Promise<unknown>): Promise<{ status: string; tx_id: string }> {
+async function settle(id: string, moveChain: () => unknown): Promise<{ status: string; tx_id: string }> {
   await drainExecution(t);
   for (let i = 0; i < 60; i++) {
     await moveChain();

@@ -100,7 +100,7 @@ describe('withdrawals', () => {
     ['more than available', { chain: 'solana', to: SOL_ADDRESS, amount_usdc: '974.500001' }, 'INSUFFICIENT_BALANCE'],
   ])('refuses %s with a 400, changing nothing', async (_name, payload, code) => {
     const before = await counts();
-    const body = { ...payload };
+    const body: Record<string, unknown> = { ...payload };
     if (body.to === 'TREASURY') body.to = t.ctx.adapters.solana.treasuryAddress();
     const response = await withdraw(body);
     expect(response.statusCode).toBe(400);

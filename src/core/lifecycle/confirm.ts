@@ -24,7 +24,7 @@ import { transferVerdict, type TransferVerdict } from '../../domain/transfer-ver
 import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from './deps.js';
 import { emitPaymentEvent } from './events.js';
-import { failOnChain, settleIntent } from './outcomes.js';
+import { failOnChain, postFee, settleIntent } from './outcomes.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds'>;
@@ -175,6 +175,7 @@ async function applyVerdict(deps: ConfirmationDeps, seen: AttemptRow, verdict: T
         if (sibling === 'pending') return 'wait';
         if (sibling) {
           await markFailed(tx, attempt.id, decided.reason, `superseded by ${sibling.attempt.tx_id}`, decided.feeNative, 'replaced');
+          await postFee(tx, intent, decided.feeNative, now); // nothing when it never landed, as a nonce shared with a final transfer implies
           await markConfirmed(tx, sibling.attempt.id, sibling.feeNative, now);
           await settleIntent(tx, intent, sibling.attempt, sibling.feeNative, now);
           settlement = { createdAt: intent.created_at, at: now, finalAt: undefined };

@@ -100,7 +100,11 @@ export async function lockIntentIfFree(db: Queryable, id: string): Promise<boole
 }
 
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
-  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents ORDER BY created_at DESC, id DESC LIMIT $1`, [limit]);
+  // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 143).
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_intents WHERE kind = 'payout' ORDER BY created_at DESC, id DESC LIMIT $1`,
+    [limit],
+  );
   return rows.map(toRow);
 }
 
