@@ -3,22 +3,31 @@
 // resolves once the chain agrees again (`ok`, or short by no more than what is in flight). An `error` (chain
 // unreachable) says nothing either way and leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
-import { insertReconciliationRuns } from '../db/queries/reconciliations.js';
+import { hasReconciliationRunSince, insertReconciliationRuns } from '../db/queries/reconciliations.js';
 import { raiseAlert, resolveAlert } from './alerts.js';
 import type { AppContext } from './context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
 
 const LOCK = 7_340_213_001;
+/** A run younger than this share of the interval means another worker process already ran this period. */
+const SAME_PERIOD_SHARE = 0.9;
 
-export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'> & { config: Pick<AppContext['config'], 'operatorWebhookUrl'> };
+export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'> & {
+  config: Pick<AppContext['config'], 'operatorWebhookUrl' | 'reconcileIntervalSeconds'>;
+};
 
-/** One run. Returns the verdicts, or null when another process was recording a run at the same moment. */
+/**
+ * One run. Returns the verdicts, or null when another worker process recorded this period's run (every worker runs
+ * the loop; one run per period is kept).
+ */
 export async function runReconciliation(deps: ReconcileDeps): Promise<ChainReconciliation[] | null> {
   // The chains are asked before the transaction: no lock is held while a node answers.
   const results = await reconcile(deps.pool, deps.adapters);
   return withTransaction(deps.pool, async (tx) => {
     if (!(await tryAdvisoryXactLock(tx, LOCK))) return null;
     const now = deps.clock.now();
+    const periodStart = new Date(now.getTime() - deps.config.reconcileIntervalSeconds * 1000 * SAME_PERIOD_SHARE);
+    if (await hasReconciliationRunSince(tx, periodStart)) return null;
     await insertReconciliationRuns(
       tx,
       results.map((r) => ({

@@ -2,9 +2,10 @@
 // a ledger belongs to one wallet (decision 21), so a process whose adapter pays from another wallet refuses to run.
 import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { insertTreasury, storedTreasuryAddress } from '../db/queries/treasuries.js';
+import { insertTreasury, lockTreasury, storedTreasuryAddress } from '../db/queries/treasuries.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
+import { hasNativeFunding, treasuryNativeBalances } from '../ledger/native-balances.js';
 import { post } from '../ledger/store.js';
 
 /** The configured adapter pays from another wallet than the one this database's ledger books. */
@@ -41,6 +42,7 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
     const existing = await storedTreasuryAddress(pool, chain);
     if (existing !== null) {
       checkTreasury(chain, existing, adapter);
+      await bookNativeOpeningOnce(pool, adapter, at);
       continue;
     }
     // Asked before the transaction: no lock is held while the node answers.
@@ -55,6 +57,23 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
     // Another process may have won the INSERT with another key.
     checkTreasury(chain, (await storedTreasuryAddress(pool, chain))!, adapter);
   }
+}
+
+/**
+ * A treasury created before native currency was booked on rpc chains (decision 142) has fees booked against a
+ * `treasury_native` that never received its opening balance, so its booked gas is negative. Once, the first time a
+ * process starts with this version, the difference to what the wallet holds is booked as funding; from then on the
+ * books follow the wallet (fees here, deposits by the inbound-transfer worker).
+ */
+async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date): Promise<void> {
+  if (await hasNativeFunding(pool, adapter.chain)) return;
+  const onChain = await adapter.treasuryNativeBalance(); // asked before the transaction: no lock held while the node answers
+  await withTransaction(pool, async (tx) => {
+    await lockTreasury(tx, adapter.chain);
+    if (await hasNativeFunding(tx, adapter.chain)) return; // another process booked it meanwhile
+    const booked = (await treasuryNativeBalances(tx)).find((b) => b.chain === adapter.chain)?.units ?? 0n;
+    if (onChain > booked) await post(tx, movements.fundNative(adapter.chain, adapter.nativeCurrency, onChain - booked), { at });
+  });
 }
 
 function checkTreasury(chain: Chain, stored: string, adapter: ChainAdapter): void {

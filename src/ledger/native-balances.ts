@@ -18,3 +18,16 @@ export async function treasuryNativeBalances(db: Queryable): Promise<NativeBalan
   );
   return rows.map((r) => ({ chain: r.chain, currency: r.currency, units: BigInt(r.balance) }));
 }
+
+/** Whether native currency was ever booked into the chain's treasury as funding (its opening balance included). */
+export async function hasNativeFunding(db: Queryable, chain: Chain): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `SELECT 1 FROM ledger_transactions t
+       JOIN ledger_postings p ON p.transaction_id = t.id
+       JOIN ledger_accounts a ON a.id = p.account_id
+      WHERE t.type = 'funding' AND t.chain = $1 AND a.chain = $1 AND a.kind = 'treasury_native'
+      LIMIT 1`,
+    [chain],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -9,6 +9,7 @@ import { movements } from '../../src/ledger/movements.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { post } from '../../src/ledger/store.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { ensureTreasuries } from '../../src/core/treasury.js';
 import { collectOnce } from '../../src/workers/health/collect.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -128,6 +129,39 @@ describe('gas', () => {
     expect((await quote({ ethereum_address: ETH_ADDRESS })).statusCode).toBe(201);
     expect(await deliverAlertNotifications({ ...t.ctx, log: quiet })).toBe(1);
     expect(receiver.events[1]).toMatchObject({ event_type: 'alert.resolved', alert: { kind: 'low_gas', status: 'resolved' } });
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
+
+describe('a treasury created before native currency was booked', () => {
+  it('gets its opening native balance booked once, at the next start', async () => {
+    // Play the older version: no native funding on Solana (which routing now refuses, so the payment comes first), and
+    // a fee booked against it.
+    const id = await createPayment(t.app, 3, { solana_address: SOL_ADDRESS });
+    const { rows } = await t.db.pool.query<{ id: string; amount: string }>(
+      `SELECT t.id::text, p.amount::text FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id
+         JOIN ledger_accounts a ON a.id = p.account_id WHERE t.type = 'funding' AND t.chain = 'solana' AND a.kind = 'treasury_native'`,
+    );
+    expect(rows).toHaveLength(1);
+    await t.db.pool.query('DELETE FROM ledger_postings WHERE transaction_id = $1', [rows[0]!.id]);
+    await t.db.pool.query('DELETE FROM ledger_transactions WHERE id = $1', [rows[0]!.id]);
+    await t.db.pool.query("UPDATE ledger_accounts SET balance = 0 WHERE chain = 'solana' AND kind IN ('treasury_native', 'funding') AND currency = 'SOL'");
+    await drainExecution(t);
+    t.clock.advance(60_000);
+    await confirm(t);
+    const bookedSol = async () => (await treasuryNativeBalances(t.db.pool)).find((b) => b.chain === 'solana')!.units;
+    expect(await bookedSol()).toBeLessThan(0n);
+    expect((await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json().status).toBe('settled');
+
+    // Two processes start.
+    await Promise.all([ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now()), ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now())]);
+    expect(await bookedSol()).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());
+    await ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now());
+    const fundings = await t.db.pool.query(
+      `SELECT 1 FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id JOIN ledger_accounts a ON a.id = p.account_id
+        WHERE t.type = 'funding' AND t.chain = 'solana' AND a.kind = 'treasury_native'`,
+    );
+    expect(fundings.rowCount).toBe(1);
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 });

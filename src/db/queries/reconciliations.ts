@@ -49,3 +49,9 @@ export async function listReconciliationRuns(
   );
   return rows.map((r) => ({ ...r, id: Number(r.id) }));
 }
+
+/** Whether a run was recorded after `since` (another worker process already ran this period). */
+export async function hasReconciliationRunSince(db: Queryable, since: Date): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM reconciliation_runs WHERE created_at > $1 LIMIT 1', [since]);
+  return (rowCount ?? 0) > 0;
+}

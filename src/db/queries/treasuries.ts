@@ -19,3 +19,8 @@ export async function storedTreasuryAddress(db: Queryable, chain: Chain): Promis
   const { rows } = await db.query<{ address: string }>('SELECT address FROM treasuries WHERE chain = $1', [chain]);
   return rows[0]?.address ?? null;
 }
+
+/** Locks the chain's treasury row for the caller's transaction (one-time bookings at start-up). */
+export async function lockTreasury(db: Queryable, chain: Chain): Promise<void> {
+  await db.query('SELECT 1 FROM treasuries WHERE chain = $1 FOR UPDATE', [chain]);
+}
