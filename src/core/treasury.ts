@@ -67,7 +67,14 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
  */
 async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date): Promise<void> {
   if (await hasNativeFunding(pool, adapter.chain)) return;
-  const onChain = await adapter.treasuryNativeBalance(); // asked before the transaction: no lock held while the node answers
+  // Asked before the transaction: no lock held while the node answers. A node that does not answer does not stop
+  // the start: the booking is tried again at the next one.
+  let onChain: bigint;
+  try {
+    onChain = await adapter.treasuryNativeBalance();
+  } catch {
+    return;
+  }
   await withTransaction(pool, async (tx) => {
     await lockTreasury(tx, adapter.chain);
     if (await hasNativeFunding(tx, adapter.chain)) return; // another process booked it meanwhile
