@@ -59,7 +59,10 @@ async function history(query = '') {
 async function alerts(query = '') {
   const response = await t.app.inject({ method: 'GET', url: `/admin/alerts${query}` });
   expect(response.statusCode).toBe(200);
-  return response.json() as { data: { id: string; kind: string; chain: string; status: string; message: string; resolved_at: string | null }[] };
+  return response.json() as {
+    data: { id: string; kind: string; chain: string; status: string; message: string; resolved_at: string | null }[];
+    next_cursor: string | null;
+  };
 }
 
 describe('continuous reconciliation', () => {
@@ -136,5 +139,8 @@ describe('continuous reconciliation', () => {
     await reconcileNow();
     expect((await alerts('?status=open')).data.map((a) => a.chain)).toEqual(['ethereum']);
     expect((await alerts()).data).toHaveLength(2);
+    const first = await alerts('?limit=1');
+    expect((await alerts(`?limit=1&cursor=${first.next_cursor}`)).data.map((a) => a.chain)).toEqual(['solana']);
+    expect((await t.app.inject({ method: 'GET', url: '/admin/alerts?cursor=nope' })).statusCode).toBe(400);
   });
 });

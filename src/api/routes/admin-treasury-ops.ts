@@ -71,7 +71,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
         summary: 'Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page\'s next_cursor',
         querystring: {
           type: 'object',
-          properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', maxLength: 64 } },
+          properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', pattern: '^alt_[0-9a-z]{1,64}$' } },
         },
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: alertSchema }, next_cursor: { type: ['string', 'null'] } } },
@@ -158,7 +158,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
       schema: {
         tags: ['admin'],
         summary: 'Withdrawals, newest first',
-        querystring: { type: 'object', properties: { limit: limitSchema, cursor: { type: 'string', maxLength: 64 } } },
+        querystring: { type: 'object', properties: { limit: limitSchema, cursor: { type: 'string', pattern: '^pi_[0-9a-z]{1,64}$' } } },
         response: {
           200: { type: 'object', properties: { data: { type: 'array', items: withdrawalSchema }, next_cursor: { type: ['string', 'null'] } } },
           400: errorRef,
