@@ -147,7 +147,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No requested chain can take the payment now (unhealthy), or the amount is above the merchant's per-payment maximum */
+                /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), or the amount is above the merchant's per-payment maximum */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -506,6 +506,7 @@ export interface paths {
                                 congestion_score?: number | null;
                                 /** Format: date-time */
                                 recorded_at?: string;
+                                status_reason?: string | null;
                             }[];
                             treasury_balances?: {
                                 /** @enum {string} */
@@ -686,6 +687,7 @@ export interface paths {
                                 congestion_score?: number | null;
                                 /** Format: date-time */
                                 recorded_at?: string;
+                                status_reason?: string | null;
                             }[];
                             treasury_balances?: {
                                 /** @enum {string} */
@@ -1047,6 +1049,7 @@ export interface paths {
                             congestion_score?: number | null;
                             /** Format: date-time */
                             recorded_at?: string;
+                            status_reason?: string | null;
                             source?: string;
                         }[];
                     };
@@ -1103,6 +1106,7 @@ export interface paths {
                             congestion_score?: number | null;
                             /** Format: date-time */
                             recorded_at?: string;
+                            status_reason?: string | null;
                         };
                     };
                 };
@@ -2048,6 +2052,8 @@ export interface paths {
                             in_flight_usdc?: string;
                             native_currency?: string;
                             native_balance?: string;
+                            gas_low_water?: string;
+                            gas_low?: boolean;
                             unconfirmed_transfers?: number;
                             /** Format: date-time */
                             oldest_unconfirmed_at?: string | null;
@@ -2115,6 +2121,353 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at?: string;
                             }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page's next_cursor */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "open" | "resolved";
+                    limit?: string;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: string;
+                                /** @enum {string} */
+                                kind?: "low_gas" | "reconciliation_mismatch";
+                                /** @enum {string} */
+                                chain?: "ethereum" | "solana";
+                                message?: string;
+                                /** @enum {string} */
+                                status?: "open" | "resolved";
+                                /** Format: date-time */
+                                first_seen_at?: string;
+                                /** Format: date-time */
+                                last_seen_at?: string;
+                                /** Format: date-time */
+                                resolved_at?: string | null;
+                            }[];
+                            next_cursor?: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Continuous reconciliation's history, per chain and run, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    chain?: "ethereum" | "solana";
+                    limit?: string;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: number;
+                                /** @enum {string} */
+                                chain?: "ethereum" | "solana";
+                                /** @enum {string} */
+                                status?: "ok" | "in_flight" | "mismatch" | "error";
+                                address?: string;
+                                ledger_usdc?: string;
+                                in_flight_usdc?: string;
+                                on_chain_usdc?: string | null;
+                                difference_usdc?: string | null;
+                                error?: string | null;
+                                /** Format: date-time */
+                                created_at?: string;
+                            }[];
+                            next_cursor?: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Withdrawals, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: string;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: string;
+                                /** @enum {string} */
+                                chain?: "ethereum" | "solana";
+                                to?: string;
+                                amount_usdc?: string;
+                                status?: string;
+                                idempotency_key?: string;
+                                tx_id?: string | null;
+                                fee_native?: string | null;
+                                fee_currency?: string;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                updated_at?: string;
+                            }[];
+                            next_cursor?: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. The same idempotency_key answers the first withdrawal (200) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        chain: string;
+                        to: string;
+                        amount_usdc: string;
+                        idempotency_key?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            /** @enum {string} */
+                            chain?: "ethereum" | "solana";
+                            to?: string;
+                            amount_usdc?: string;
+                            status?: string;
+                            idempotency_key?: string;
+                            tx_id?: string | null;
+                            fee_native?: string | null;
+                            fee_currency?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            /** @enum {string} */
+                            chain?: "ethereum" | "solana";
+                            to?: string;
+                            amount_usdc?: string;
+                            status?: string;
+                            idempotency_key?: string;
+                            tx_id?: string | null;
+                            fee_native?: string | null;
+                            fee_currency?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/withdrawals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One withdrawal */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            /** @enum {string} */
+                            chain?: "ethereum" | "solana";
+                            to?: string;
+                            amount_usdc?: string;
+                            status?: string;
+                            idempotency_key?: string;
+                            tx_id?: string | null;
+                            fee_native?: string | null;
+                            fee_currency?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
                         };
                     };
                 };
