@@ -84,6 +84,10 @@ describe('withdrawals', () => {
     expect((await t.db.pool.query('SELECT 1 FROM webhook_events WHERE payment_intent_id = $1', [w.id])).rowCount).toBe(0);
     expect((await get('/admin/overview')).payments).toMatchObject({ total: 0, settled: 0, total_volume_usd: 0 });
     expect((await t.app.inject({ method: 'GET', url: '/admin/withdrawals/pi_unknown' })).statusCode).toBe(404);
+    // The operator's payment views show it with the rest (owner mer_operator), and its ledger postings.
+    const record = await t.app.inject({ method: 'GET', url: `/admin/payments/${w.id}` });
+    expect(record.statusCode, record.body).toBe(200);
+    expect(record.json()).toMatchObject({ id: w.id, merchant_id: 'mer_operator', status: 'settled' });
   });
 
   it.each([
