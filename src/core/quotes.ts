@@ -44,13 +44,17 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   const decision = scoreRoutes(
     request.amountMicros,
     request.priority,
-    CHAINS.map((chain) => ({
-      chain,
-      snapshot: snapshots.find((s) => s.chain === chain)!,
-      availableMicros: balances.find((b) => b.chain === chain)?.availableMicros ?? 0n,
-      destination: request.destinations[chain] ?? null,
-      gas: gasInput(ctx, chain, snapshots.find((s) => s.chain === chain)!, balances.find((b) => b.chain === chain)),
-    })),
+    CHAINS.map((chain) => {
+      const snapshot = snapshots.find((s) => s.chain === chain)!;
+      const balance = balances.find((b) => b.chain === chain);
+      return {
+        chain,
+        snapshot,
+        availableMicros: balance?.availableMicros ?? 0n,
+        destination: request.destinations[chain] ?? null,
+        gas: gasInput(ctx, chain, snapshot, balance),
+      };
+    }),
   );
   if (decision.recommended === null) {
     const reasons = decision.details.filter((d) => d.disqualification_reason !== 'no_destination');

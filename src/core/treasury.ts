@@ -33,8 +33,9 @@ export function sameTreasury(chain: Chain, a: string, b: string): boolean {
 
 /**
  * Creates each chain's treasury row once. Only the process whose INSERT wins posts the opening balance: what the
- * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC), USDC and native currency alike, so the books
- * say how much gas is left on every adapter (decision 142). Throws TreasuryMismatchError when a chain's row names another wallet than its adapter's.
+ * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC), USDC and native currency alike, so the
+ * books say how much gas is left on every adapter (decision 142). Throws TreasuryMismatchError when a chain's row names
+ * another wallet than its adapter's.
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
   for (const chain of CHAINS) {
