@@ -78,6 +78,9 @@ export const STATUS_TONE = {
   healthy: 'good',
   degraded: 'warn',
   unhealthy: 'bad',
+  // operator alerts
+  open: 'alert',
+  resolved: 'muted',
 };
 
 export const PAYMENT_STATUSES = [

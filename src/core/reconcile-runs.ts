@@ -8,7 +8,8 @@ import { raiseAlert, resolveAlert } from './alerts.js';
 import type { AppContext } from './context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
 
-const LOCK = 7_340_213_001;
+// Advisory lock keys in use: 7_340_211_001 (start-up), 7_340_212_00x (health), 7_340_213_001 (confirmation round).
+const LOCK = 7_340_214_141; // 141: its decision, so a key another change picks is unlikely to collide
 /** A run younger than this share of the interval means another worker process already ran this period. */
 const SAME_PERIOD_SHARE = 0.9;
 

@@ -214,9 +214,18 @@ describe('the operator console in Chromium', () => {
   }, 60_000);
 
   it('shows treasury and chain health, and filters payments by status', async () => {
+    const withdrawal = await fetch(`${admin}/admin/withdrawals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chain: 'solana', to: SOL_ADDRESS, amount_usdc: '12.5' }),
+    });
+    expect(withdrawal.status).toBe(201);
+    const withdrawalId = ((await withdrawal.json()) as { id: string }).id;
     await page.goto(`${admin}/console#/treasury`);
     await page.locator('[data-testid=treasury] [data-chain=solana]').waitFor();
     await page.locator('[data-testid=reconciliation]').waitFor();
+    await page.locator('[data-testid=reconciliation-history] tbody tr').first().waitFor();
+    await page.locator(`[data-testid=withdrawals] tr[data-id="${withdrawalId}"]`).waitFor();
     await shot('treasury');
 
     await page.goto(`${admin}/console#/health`);

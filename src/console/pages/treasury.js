@@ -1,10 +1,11 @@
 // Treasury per chain. Each panel reads one admin endpoint, so a new data source is one more entry in PANELS
-// (deposits, gas low-water alerts and reconciliation history will each be a panel over their own endpoint).
+// (operator alerts, reconciliation history and withdrawals are in treasury-ops.js).
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
+import { Alerts, ReconciliationHistory, Withdrawals } from './treasury-ops.js';
 
 /** GET /admin/treasury: the ledger's view, cheap, refreshed live as payments move funds. */
 function Balances() {
@@ -22,7 +23,7 @@ function Balances() {
             <dt>Available</dt><dd class="big">${decimal(c.available_usdc)} <small>USDC</small></dd>
             <dt>Reserved</dt><dd>${decimal(c.reserved_usdc)} <small>USDC</small></dd>
             <dt>In flight</dt><dd>${decimal(c.in_flight_usdc)} <small>USDC</small></dd>
-            <dt>Gas</dt><dd>${decimal(c.native_balance)} <small>${c.native_currency}</small></dd>
+            <dt>Gas</dt><dd data-gas-low=${c.gas_low ? 'true' : 'false'}>${decimal(c.native_balance)} <small>${c.native_currency}</small>${c.gas_low ? html` <span class="badge tone-warn">below ${decimal(c.gas_low_water)}</span>` : null}</dd>
             <dt>Unconfirmed</dt><dd>${c.unconfirmed_transfers} transfer${c.unconfirmed_transfers === 1 ? '' : 's'}${c.oldest_unconfirmed_at ? html` <span class="muted small">oldest ${ago(c.oldest_unconfirmed_at)}</span>` : null}</dd>
           </dl>
         </article>`,
@@ -51,7 +52,7 @@ function Reconciliation() {
   </${Panel}>`;
 }
 
-export const PANELS = [Balances, Reconciliation];
+export const PANELS = [Balances, Alerts, Reconciliation, ReconciliationHistory, Withdrawals];
 
 export function TreasuryPage() {
   return html`<div class="page">${PANELS.map((P) => html`<${P} />`)}</div>`;

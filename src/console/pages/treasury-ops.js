@@ -1,0 +1,74 @@
+// Running the treasury: open and past operator alerts (decision 140), continuous reconciliation's history (decision
+// 141) and withdrawals (decision 143). Each panel reads its own admin endpoint, newest first, the latest page only.
+import { html } from '../html.js';
+import { api } from '../api.js';
+import { Empty, ErrorNote, Panel, Status, useResource } from '../components.js';
+import { ago, dateTime, decimal } from '../format.js';
+import { useLiveEvents, useThrottled } from '../live.js';
+import { href } from '../router.js';
+
+const PAGE = 20;
+
+/** GET /admin/alerts: low gas and reconciliation mismatches, open and resolved, newest first. */
+export function Alerts() {
+  const alerts = useResource(() => api(`/admin/alerts?limit=${PAGE}`), 'alerts');
+  const rows = alerts.data?.data ?? [];
+  return html`<${Panel} title="Operator alerts" actions=${html`<button class="button" onClick=${() => alerts.reload()} disabled=${alerts.loading}>Refresh</button>`}>
+    <${ErrorNote} error=${alerts.error} />
+    ${rows.length === 0
+      ? html`<${Empty}>${alerts.loading ? 'Loading…' : 'No alerts: gas is above its low-water marks and the ledger agrees with the chains.'}</${Empty}>`
+      : html`<table class="table" data-testid="alerts">
+          <thead><tr><th>Status</th><th>Kind</th><th>Chain</th><th>Message</th><th>First seen</th><th>Last seen</th><th>Resolved</th></tr></thead>
+          <tbody>
+            ${rows.map(
+              (a) => html`<tr key=${a.id} data-id=${a.id}><td><${Status} value=${a.status} /></td><td>${a.kind}</td>
+                <td><span class=${`chain chain-${a.chain}`}>${a.chain}</span></td><td class="small">${a.message}</td>
+                <td>${ago(a.first_seen_at)}</td><td>${ago(a.last_seen_at)}</td><td>${a.resolved_at ? dateTime(a.resolved_at) : '—'}</td></tr>`,
+            )}
+          </tbody>
+        </table>`}
+  </${Panel}>`;
+}
+
+/** GET /admin/reconciliations: what the workers found each period. */
+export function ReconciliationHistory() {
+  const runs = useResource(() => api(`/admin/reconciliations?limit=${PAGE}`), 'reconciliations');
+  const rows = runs.data?.data ?? [];
+  return html`<${Panel} title="Reconciliation history (every RECONCILE_INTERVAL_SECONDS)" actions=${html`<button class="button" onClick=${() => runs.reload()} disabled=${runs.loading}>Refresh</button>`}>
+    <${ErrorNote} error=${runs.error} />
+    ${rows.length === 0
+      ? html`<${Empty}>${runs.loading ? 'Loading…' : 'No run recorded yet: the workers reconcile shortly after they start.'}</${Empty}>`
+      : html`<table class="table" data-testid="reconciliation-history">
+          <thead><tr><th>When</th><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th></th></tr></thead>
+          <tbody>
+            ${rows.map(
+              (r) => html`<tr key=${r.id}><td>${dateTime(r.created_at)}</td><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
+                <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
+            )}
+          </tbody>
+        </table>`}
+  </${Panel}>`;
+}
+
+/** GET /admin/withdrawals: treasury funds the operator sent out (`stableroute treasury withdraw`, POST /admin/withdrawals). */
+export function Withdrawals() {
+  const list = useResource(() => api(`/admin/withdrawals?limit=${PAGE}`), 'withdrawals');
+  const refresh = useThrottled(() => list.reload(), 2000);
+  useLiveEvents(() => refresh());
+  const rows = list.data?.data ?? [];
+  return html`<${Panel} title="Withdrawals">
+    <${ErrorNote} error=${list.error} />
+    ${rows.length === 0
+      ? html`<${Empty}>${list.loading ? 'Loading…' : 'No withdrawals. stableroute treasury withdraw --chain C --to ADDRESS --usdc N sends treasury USDC out.'}</${Empty}>`
+      : html`<table class="table" data-testid="withdrawals">
+          <thead><tr><th>Withdrawal</th><th>Chain</th><th class="num">USDC</th><th>To</th><th>Status</th><th>Created</th></tr></thead>
+          <tbody>
+            ${rows.map(
+              (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
+                <td><span class=${`chain chain-${w.chain}`}>${w.chain}</span></td><td class="num">${decimal(w.amount_usdc)}</td>
+                <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td>${ago(w.created_at)}</td></tr>`,
+            )}
+          </tbody>
+        </table>`}
+  </${Panel}>`;
+}
