@@ -107,6 +107,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     typicalFinalitySeconds: finalitySeconds,
 
     treasuryAddress: () => from,
+    inboundPosition: async () => 'TODO',
+    listInboundTransfers: async (position) => ({ transfers: [], position, more: false }),
 
     isValidAddress: isValidRecipient,
 

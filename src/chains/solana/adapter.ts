@@ -60,6 +60,8 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     kind: 'rpc',
     typicalFinalitySeconds: TYPICAL_FINALITY_SECONDS,
     treasuryAddress: () => key.address,
+    inboundPosition: async () => 'TODO',
+    listInboundTransfers: async (position) => ({ transfers: [], position, more: false }),
     // Refused at quote time too: a payout to the treasury itself or to the mint would move nothing.
     isValidAddress: (address) => isWellFormedSolanaAddress(address) && address !== key.address && address !== usdcMint,
     estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
