@@ -11,6 +11,7 @@ import { resolveManualReview } from '../core/lifecycle/resolve.js';
 import { reconcile } from '../core/reconcile.js';
 import { AppError } from '../domain/errors.js';
 import { devnetCommand } from './devnet.js';
+import { devnetFundCommand } from './devnet-fund.js';
 import { merchantsKeysCommand } from './keys.js';
 import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
 import { merchantWebhookCommand } from './merchant-webhooks.js';
@@ -61,6 +62,10 @@ const USAGE = `usage: stableroute <command>
   simulate transfer --chain C --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
                              a transfer from outside on a simulated chain (a deposit, a returned payout)
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
+  devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
+                             against the running devnet (ETHEREUM_RPC_URL, ETHEREUM_USDC_ADDRESS, SOLANA_RPC_URL):
+                             mint test USDC and send native currency to ADDRESS; with --from, send as that address
+                             (anvil impersonation; Solana: processed without signature verification)
   webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
   devnet --signer pkcs11 [--json]
                              the same, with both treasury keys generated inside a new SoftHSM2 token;
@@ -251,7 +256,7 @@ commands.reconcile = async (args, config) => {
   });
 };
 
-commands.devnet = async (args) => devnetCommand(args);
+commands.devnet = async (args, config) => (args[0] === 'fund' ? devnetFundCommand(args.slice(1), config) : devnetCommand(args));
 commands.simulate = async (args, config) => simulateCommand(args, config, helpers);
 
 export async function main(argv: string[]): Promise<number> {
