@@ -194,6 +194,27 @@ describe('deposits on the simulated chains', () => {
     await expectCleanBooks();
   });
 
+  it('refunds a payment once when the scanner\'s match and an operator\'s attach race', async () => {
+    for (let round = 0; round < 3; round++) {
+      const id = await settledPayment(10);
+      const [partial] = await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 4_000_000n }]);
+      await scan();
+      // The exact amount arrives while the operator attaches the partial return to the same payment.
+      await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 10_000_000n }]);
+      const before = await available('solana');
+      const [scanned, attached] = await Promise.allSettled([scan(), attachRefund(t.ctx, id, partial!)]);
+      expect(scanned.status).toBe('fulfilled');
+      const refunds = await entries(id);
+      expect(refunds.filter((e) => e.type === 'refund')).toHaveLength(1);
+      expect(await refundEvents(id)).toHaveLength(1);
+      // Whoever won, the exact amount is in available once and the partial return is not counted twice.
+      expect(await available('solana')).toBe(before + 10);
+      if (attached.status === 'fulfilled') expect(refunds.find((e) => e.type === 'refund')!.amount).toBe(4);
+      else expect(refunds.find((e) => e.type === 'refund')!.amount).toBe(10);
+    }
+    await expectCleanBooks();
+  });
+
   it('simulate transfer: the CLI writes to the simulator, and the scan books it', async () => {
     const before = await available('ethereum');
     const env = { DATABASE_URL: t.db.url };
