@@ -76,7 +76,11 @@ export async function readInboundTransfers(input: InboundInput, positionText: st
   // One transaction may touch both addresses: read it once, at its first appearance in slot order.
   const merged = [...wallet, ...token].sort((a, b) => (a.slot === b.slot ? 0 : a.slot < b.slot ? -1 : 1));
   const unique = [...new Map(merged.map((s) => [s.signature, s])).values()];
-  const page = unique.slice(0, INBOUND_TRANSACTIONS_PER_SCAN);
+  // A page never ends inside a slot: within one slot the two addresses' lists may interleave in any order, so a cut
+  // there could move one address's position past a signature not read yet.
+  let end = Math.min(unique.length, INBOUND_TRANSACTIONS_PER_SCAN);
+  while (end < unique.length && unique[end]!.slot === unique[end - 1]!.slot) end++;
+  const page = unique.slice(0, end);
   const next = { ...position };
   for (const seen of page) {
     // The position of each address moves to its newest signature read.
