@@ -1,7 +1,7 @@
 // `stableroute simulate transfer` (a transfer from outside on a simulated chain) and `intents refund` (an operator
 // attaches a returned payout to its payment, decision 133). Exit codes: 0 ok, 1 refused, 2 usage.
 import { parseArgs } from 'node:util';
-import { recordExternalTransfers, type ExternalTransfer } from '../chains/simulated/external-transfer.js';
+import { recordExternalTransfers, SimulatedTransferRefused, type ExternalTransfer } from '../chains/simulated/external-transfer.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { attachRefund } from '../core/deposits/attach.js';
@@ -81,7 +81,14 @@ export async function simulateCommand(args: string[], config: Config, helpers: C
       ...(amounts.usdc > 0n ? [{ ...base, currency: 'USDC' as const, amountUnits: amounts.usdc }] : []),
       ...(amounts.native > 0n ? [{ ...base, currency: 'native' as const, amountUnits: amounts.native }] : []),
     ];
-    const txIds = await recordExternalTransfers(ctx.pool, config.simSeed, transfers);
+    let txIds: string[];
+    try {
+      txIds = await recordExternalTransfers(ctx.pool, config.simSeed, transfers);
+    } catch (error) {
+      if (!(error instanceof SimulatedTransferRefused)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
     if (values.json) helpers.out(JSON.stringify({ chain, tx_ids: txIds }));
     else for (const [i, txId] of txIds.entries()) helpers.out(`${chain} ${transfers[i]!.currency} transfer ${txId}`);
     return 0;

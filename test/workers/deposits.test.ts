@@ -222,6 +222,9 @@ describe('deposits on the simulated chains', () => {
     expect(usage.code).toBe(2);
     const bad = await runCommand(['simulate', 'transfer', '--chain', 'ethereum', '--from', 'nope', '--to', treasury('ethereum'), '--usdc', '1'], env);
     expect(bad.code).toBe(2);
+    const fromTreasury = await runCommand(['simulate', 'transfer', '--chain', 'ethereum', '--from', treasury('ethereum'), '--to', ETH_ADDRESS, '--usdc', '1'], env);
+    expect(fromTreasury.code).toBe(1);
+    expect(fromTreasury.stderr).toContain('sends only payouts');
     const sent = await runCommand(
       ['simulate', 'transfer', '--chain', 'ethereum', '--from', ETH_ADDRESS, '--to', treasury('ethereum'), '--usdc', '3.25', '--native', '0.5', '--json'],
       env,

@@ -7,6 +7,11 @@ import { getBase58Decoder } from '@solana/kit';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import type { Chain } from '../../domain/chain.js';
 
+/** The simulator refuses this transfer; nothing was recorded. */
+export class SimulatedTransferRefused extends Error {
+  override readonly name = 'SimulatedTransferRefused';
+}
+
 export interface ExternalTransfer {
   chain: Chain;
   from: string;
@@ -25,12 +30,17 @@ export async function recordExternalTransfers(db: Pool, seed: string, transfers:
       if (transfer.amountUnits <= 0n) throw new RangeError('a transfer moves a positive amount');
       // Numbered under the wallet row's lock: numbers commit in order, so the scanner's position never passes one
       // that commits later.
-      const { rows } = await tx.query<{ sequence: string }>(
-        'UPDATE sim_wallets SET last_external_sequence = last_external_sequence + 1 WHERE chain = $1 RETURNING last_external_sequence::text AS sequence',
+      const { rows } = await tx.query<{ sequence: string; treasury: string }>(
+        `UPDATE sim_wallets SET last_external_sequence = last_external_sequence + 1 WHERE chain = $1
+         RETURNING last_external_sequence::text AS sequence, address AS treasury`,
         [transfer.chain],
       );
       if (!rows[0]) throw new Error(`no simulated ${transfer.chain} network in this database: start the service once first`);
-      const sequence = rows[0].sequence;
+      const { sequence, treasury } = rows[0];
+      // The treasury's money leaves only through payouts (and the ledger): the simulator takes no other send from it.
+      if (transfer.from.toLowerCase() === treasury.toLowerCase()) {
+        throw new SimulatedTransferRefused(`the simulated ${transfer.chain} treasury sends only payouts; --from must be another address`);
+      }
       const bytes = createHash('sha256').update([seed, 'external', transfer.chain, sequence].join('\u0000')).digest();
       const txId =
         transfer.chain === 'ethereum'
