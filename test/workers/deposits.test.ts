@@ -171,6 +171,24 @@ describe('deposits on the simulated chains', () => {
     await expectCleanBooks();
   });
 
+  it('POST /admin/payments/:id/refund attaches like the CLI: 200 once, then 409; 404 and 400 change nothing', async () => {
+    const id = await settledPayment(6);
+    const [partial] = await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 2_000_000n }]);
+    await scan();
+    const attach = (payload: unknown, target = id) => t.app.inject({ method: 'POST', url: `/admin/payments/${target}/refund`, payload: payload as object });
+    expect((await attach({})).json().code).toBe('INVALID_REQUEST');
+    expect((await attach({ tx_id: partial }, 'pi_nope')).json().code).toBe('PAYMENT_INTENT_NOT_FOUND');
+    expect((await attach({ tx_id: 'unseen' })).statusCode).toBe(404);
+    const first = await attach({ tx_id: partial });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toEqual({ payment_intent_id: id, status: 'settled', tx_id: partial, refund_usdc: '2' });
+    const second = await attach({ tx_id: partial });
+    expect(second.statusCode).toBe(409);
+    expect(second.json().code).toBe('INVALID_STATE');
+    expect((await entries(id)).filter((e) => e.type === 'refund')).toEqual([{ type: 'refund', amount: 2 }]);
+    await expectCleanBooks();
+  });
+
   it('refunds a payment once when two attaches race, and leaves an ambiguous return to the operator', async () => {
     const first = await settledPayment(5);
     const second = await settledPayment(5);

@@ -1,9 +1,11 @@
-// GET /admin/deposits: transfers into the treasuries that the deposit scanner booked, newest first.
+// GET /admin/deposits: transfers into the treasuries that the deposit scanner booked, newest first; and an operator
+// attaching a returned payout to its payment (decision 133).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
+import { attachRefund } from '../../core/deposits/attach.js';
 import { DEPOSIT_STATUS_FILTERS, depositsPage, type DepositStatusFilter } from '../../core/deposits/list.js';
 import type { Chain } from '../../domain/chain.js';
-import { chainSchema, errorRef } from '../schemas/common.js';
+import { chainSchema, errorRef, idParams } from '../schemas/common.js';
 import { depositSchema } from '../schemas/deposits.js';
 import { depositView } from '../views/deposits.js';
 
@@ -43,5 +45,30 @@ export function adminDepositRoutes(app: FastifyInstance, ctx: AppContext): void 
       });
       return { data: page.data.map(depositView), next_before: page.next === null ? null : String(page.next) };
     },
+  );
+
+  app.post<{ Params: { id: string }; Body: { tx_id: string } }>(
+    '/admin/payments/:id/refund',
+    {
+      schema: {
+        tags: ['admin'],
+        summary:
+          'Book an inbound USDC transfer the deposit scanner saw (from the payout\'s destination, same chain, no more than the payout) ' +
+          'as the settled payment\'s refund, as `stableroute intents refund`',
+        params: idParams,
+        body: { type: 'object', required: ['tx_id'], additionalProperties: false, properties: { tx_id: { type: 'string', minLength: 1, maxLength: 128 } } },
+        response: {
+          200: {
+            type: 'object',
+            properties: { payment_intent_id: { type: 'string' }, status: { type: 'string' }, tx_id: { type: 'string' }, refund_usdc: { type: 'string' } },
+          },
+          400: errorRef,
+          404: errorRef,
+          409: errorRef,
+        },
+      },
+      config: { validationCodes: { '': 'INVALID_REQUEST', id: 'PAYMENT_INTENT_NOT_FOUND' } },
+    },
+    async (request) => attachRefund(ctx, request.params.id, request.body.tx_id),
   );
 }
