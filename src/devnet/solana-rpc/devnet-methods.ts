@@ -2,8 +2,9 @@
 // solana` calls. It builds real transactions (SOL transfer, USDC transferChecked, the recipient's token account
 // created when missing) and processes them WITHOUT signature verification, so a transfer can be sent as any address:
 // a payout's recipient sending it back. Without `from`, a fresh faucet address is credited first (as fund.ts credits
-// a treasury) and sends; either way the recipient sees an ordinary transaction in its history. Every transfer of one
-// call is processed in the same slot (handlers run synchronously).
+// a treasury) and sends; either way the recipient sees an ordinary transaction in its history. The handler derives
+// addresses first (async), then checks and processes every transfer of the call in one synchronous step: all in the
+// same slot, none if one cannot be sent.
 import { randomBytes } from 'node:crypto';
 import {
   appendTransactionMessageInstructions,
@@ -66,6 +67,7 @@ export function devnetMethods(chain: SolanaDevnetChain, mint: Address): Methods 
           return { ...ask, from, source, destination, faucet: ask.from === null };
         }),
       );
+      for (const plan of planned) checkFunds(chain, plan);
       const slot = chain.slotAt('processed');
       const signatures = planned.map((plan) => transfer(chain, mint, plan));
       return { slot, signatures };
@@ -98,6 +100,14 @@ interface PlannedTransfer extends TransferAsk {
   faucet: boolean;
 }
 
+/** A sender (not the faucet, which is credited) must hold the USDC it sends. */
+function checkFunds(chain: SolanaDevnetChain, plan: PlannedTransfer): void {
+  if (plan.faucet || plan.usdcMicros === 0n) return;
+  const account = chain.svm.getAccount(plan.source);
+  const balance = account.exists ? getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
+  if (balance < plan.usdcMicros) throw invalidParams(`${plan.from} holds ${balance} USDC micro-units, less than the ${plan.usdcMicros} to send`);
+}
+
 function transfer(chain: SolanaDevnetChain, mint: Address, ask: PlannedTransfer): string {
   const svm = chain.svm;
   const { from, source, destination } = ask;
@@ -110,9 +120,6 @@ function transfer(chain: SolanaDevnetChain, mint: Address, ask: PlannedTransfer)
   const instructions: Instruction[] = [];
   if (ask.lamports > 0n) instructions.push(getTransferSolInstruction({ source: sender, destination: ask.to, amount: ask.lamports }));
   if (ask.usdcMicros > 0n) {
-    const account = svm.getAccount(source);
-    const balance = account.exists ? getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
-    if (balance < ask.usdcMicros) throw invalidParams(`${from} holds ${balance} USDC micro-units, less than the ${ask.usdcMicros} to send`);
     if (!svm.getAccount(destination).exists) {
       instructions.push(
         getCreateAssociatedTokenIdempotentInstruction({ payer: sender, ata: destination, owner: ask.to, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }),
