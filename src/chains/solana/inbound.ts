@@ -11,6 +11,7 @@ export const INBOUND_TRANSACTIONS_PER_SCAN = 50;
 /** getSignaturesForAddress pages walked back per address per scan (1,000 signatures each). */
 const SIGNATURE_PAGES_MAX = 10;
 const SIGNATURE_PAGE = 1000;
+const TRANSACTIONS_IN_FLIGHT = 10;
 
 interface Position {
   wallet: string | null;
@@ -86,10 +87,12 @@ export async function readInboundTransfers(input: InboundInput, positionText: st
     // The position of each address moves to its newest signature read.
     for (const s of merged) if (s.signature === seen.signature) next[s.address] = s.signature;
   }
+  // Read a few at a time, kept in order.
   const transfers: InboundTransfer[] = [];
-  for (const seen of page) {
-    if (seen.failed) continue;
-    transfers.push(...(await transfersIn(input, seen.signature)));
+  const landed = page.filter((seen) => !seen.failed);
+  for (let i = 0; i < landed.length; i += TRANSACTIONS_IN_FLIGHT) {
+    const batch = await Promise.all(landed.slice(i, i + TRANSACTIONS_IN_FLIGHT).map((seen) => transfersIn(input, seen.signature)));
+    transfers.push(...batch.flat());
   }
   return { transfers, position: JSON.stringify(next), more: unique.length > page.length };
 }
