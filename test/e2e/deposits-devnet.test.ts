@@ -86,6 +86,9 @@ describe('deposits on the Ethereum devnet', () => {
   it('devnet fund: a deposit is booked once it is ETHEREUM_CONFIRMATIONS deep, once', { timeout: 120_000 }, async () => {
     const treasury = t.ctx.adapters.ethereum.treasuryAddress();
     const before = await available('ethereum');
+    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--usdc', '1'], devnetEnv())).code).toBe(2);
+    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury], devnetEnv())).code).toBe(2);
+    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury, '--usdc', '1'], {})).code).toBe(1);
     const funded = await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], devnetEnv());
     expect(funded.code, funded.stderr).toBe(0);
     const txIds = JSON.parse(funded.stdout.trim()).tx_ids as string[];
