@@ -1,14 +1,15 @@
 // Starts every background worker of a process: execution (pg-boss jobs running src/core/lifecycle), confirmation,
-// webhooks, chain health. Workers schedule; the use cases they run live in src/core.
+// webhooks, chain health, deposits. Workers schedule; the use cases they run live in src/core.
 import type { AppContext } from '../core/context.js';
 import { handleDeadExecution } from '../core/lifecycle/abandon.js';
 import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
 import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
+import { scanDeposits } from '../core/deposits/scan.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
 import { startExecutionPoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
-import { every } from './periodic.js';
+import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
 /** Execution pollers per process; each runs up to EXECUTION_BATCH executions at once (poller.ts). */
@@ -39,6 +40,13 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
+  // Transfers into the treasuries, booked once each (decision 130); a backlog is read page after page without waiting.
+  const deposits = every(
+    'deposits',
+    ctx.config.depositPollSeconds,
+    async () => ((await scanDeposits({ ...ctx, log: log.child({ worker: 'deposits' }) })).more ? RUN_AGAIN : undefined),
+    log,
+  );
   const webhooks = startWebhookWorker({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: log.child({ worker: 'webhooks' }), metrics: ctx.metrics });
   log.info('workers started');
   return {
@@ -46,7 +54,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
       // Stop taking jobs and let the running ones finish; an abandoned one is retried after its timeout.
       await ctx.boss.offWork(EXECUTION_QUEUE).catch(() => undefined);
       await ctx.boss.offWork(EXECUTION_DEAD_LETTER_QUEUE).catch(() => undefined);
-      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), webhooks.stop()]);
+      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), deposits.stop(), webhooks.stop()]);
       log.info('workers stopped');
     },
   };
