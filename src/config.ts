@@ -45,6 +45,8 @@ export interface Config {
   executionJobTimeoutSeconds: number;
   /** A running execution renews its lease this long ahead; a lease that runs out is taken over (decision 99). */
   executionLeaseSeconds: number;
+  /** Deposit scanner period: how soon a transfer into a treasury, once final, is booked (decision 130). */
+  depositPollSeconds: number;
   ethereumAdapter: AdapterKind;
   solanaAdapter: AdapterKind;
   simTreasuryUsdcMicros: bigint;
@@ -420,6 +422,7 @@ export function loadConfig(env: Env = process.env): Config {
     executionRetryDelaySeconds: seconds(env, 'EXECUTION_RETRY_DELAY_SECONDS', 5),
     executionJobTimeoutSeconds: seconds(env, 'EXECUTION_JOB_TIMEOUT_SECONDS', 60, 1),
     executionLeaseSeconds: seconds(env, 'EXECUTION_LEASE_SECONDS', 10, 0.5),
+    depositPollSeconds: seconds(env, 'DEPOSIT_POLL_SECONDS', 5, 0.05),
     ethereumAdapter,
     solanaAdapter,
     simTreasuryUsdcMicros,

@@ -13,6 +13,7 @@ import { adminRoutes } from './routes/admin.js';
 import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
 import { adminOperationRoutes } from './routes/admin-operations.js';
+import { adminDepositRoutes } from './routes/admin-deposits.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
 import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
@@ -91,6 +92,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       policyAdminRoutes(adminScope, ctx);
       adminPaymentRoutes(adminScope, ctx);
       adminOperationRoutes(adminScope, ctx);
+      adminDepositRoutes(adminScope, ctx);
       adminEventRoutes(adminScope, ctx);
       adminTreasuryOpsRoutes(adminScope, ctx);
       metricsRoute(adminScope, ctx);

@@ -15,6 +15,8 @@ const CHAIN_CALLS = [
   'probe',
   'treasuryUsdcBalance',
   'treasuryNativeBalance',
+  'inboundPosition',
+  'listInboundTransfers',
 ] as const satisfies readonly (keyof ChainAdapter)[];
 
 type Timed = Pick<Metrics, 'chainRpcDuration' | 'chainRpcErrors'>;

@@ -65,6 +65,27 @@ export interface HealthProbe {
   congestion?: number;
 }
 
+/** A transfer INTO the treasury, seen on chain at reorg-safe depth. */
+export interface InboundTransfer {
+  /** With `index`, the transfer's stable identity on its chain. */
+  txId: string;
+  /** Ethereum: the USDC Transfer log's index, -1 for the transaction's ETH value. Solana: 0 USDC, 1 SOL. */
+  index: number;
+  from: string;
+  currency: 'USDC' | 'native';
+  /** USDC micro-units, wei or lamports; positive. */
+  amountUnits: bigint;
+}
+
+export interface InboundScan {
+  /** Oldest first. */
+  transfers: InboundTransfer[];
+  /** Where the next scan starts. */
+  position: string;
+  /** More reorg-safe history waits beyond `position`: scan again right away. */
+  more: boolean;
+}
+
 export interface ChainAdapter {
   readonly chain: Chain;
   readonly nativeCurrency: NativeCurrency;
@@ -106,6 +127,16 @@ export interface ChainAdapter {
   treasuryUsdcBalance(): Promise<bigint>;
   /** On-chain native balance of the treasury (wei, lamports), for fees. */
   treasuryNativeBalance(): Promise<bigint>;
+  /**
+   * Where the chain stands for the deposit scanner, now: a position (block number, signature, sequence) such that
+   * every transfer at or before it is in the balances read right after. The scan of a new treasury starts there.
+   */
+  inboundPosition(): Promise<string>;
+  /**
+   * Transfers into the treasury (USDC and native) after `position`, only those at reorg-safe depth
+   * (ETHEREUM_CONFIRMATIONS, Solana finalized), a bounded range per call, oldest first.
+   */
+  listInboundTransfers(position: string): Promise<InboundScan>;
   close?(): Promise<void>;
 }
 

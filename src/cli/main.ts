@@ -11,12 +11,14 @@ import { resolveManualReview } from '../core/lifecycle/resolve.js';
 import { reconcile } from '../core/reconcile.js';
 import { AppError } from '../domain/errors.js';
 import { devnetCommand } from './devnet.js';
+import { devnetFundCommand } from './devnet-fund.js';
 import { merchantsKeysCommand } from './keys.js';
 import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
 import { merchantWebhookCommand } from './merchant-webhooks.js';
 import { destinationPolicy } from '../webhooks/destination-guard.js';
 import { treasuryCommand } from './treasury.js';
 import { webhooksCommand } from './webhooks.js';
+import { intentsRefundCommand, simulateCommand } from './transfers.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, prepareDatabase, startRuntime, type Roles } from '../runtime.js';
 
@@ -54,11 +56,20 @@ const USAGE = `usage: stableroute <command>
   intents approve|reject ID [--reason TEXT] [--json]
                              decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
   intents approvals [--json] list the payments waiting for approval
+  intents refund ID --tx TX_ID [--json]
+                             book an inbound USDC transfer the deposit scanner saw (from the payout's
+                             destination, same chain, no more than the payout) as the settled payment's refund
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
   treasury withdraw --chain C --to ADDRESS --usdc N [--idempotency-key KEY] [--json]
                              send treasury USDC out (reserved from available funds, then signed and
                              confirmed like a payout by the workers); prints the withdrawal id
+  simulate transfer --chain C --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
+                             a transfer from outside on a simulated chain (a deposit, a returned payout)
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
+  devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
+                             against the running devnet (ETHEREUM_RPC_URL, ETHEREUM_USDC_ADDRESS, SOLANA_RPC_URL):
+                             mint test USDC and send native currency to ADDRESS; with --from, send as that address
+                             (anvil impersonation; Solana: processed without signature verification)
   webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
   devnet --signer pkcs11 [--json]
                              the same, with both treasury keys generated inside a new SoftHSM2 token;
@@ -194,6 +205,7 @@ const commands: Record<string, Command> = {
 
 commands.intents = async (args, config) => {
   if (args[0] === 'approve' || args[0] === 'reject' || args[0] === 'approvals') return intentsApprovalCommand(args, config, helpers);
+  if (args[0] === 'refund') return intentsRefundCommand(args, config, helpers);
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -212,6 +224,7 @@ commands.intents = async (args, config) => {
     process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace|--retry [--force] [--json]\n');
     process.stderr.write('       stableroute intents cancel PAYMENT_INTENT_ID [--json]\n');
     process.stderr.write('       stableroute intents approve|reject PAYMENT_INTENT_ID [--reason TEXT] [--json]\n');
+    process.stderr.write('       stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]\n');
     return 2;
   }
   return withContext(config, async (ctx) => {
@@ -249,7 +262,8 @@ commands.reconcile = async (args, config) => {
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
 
-commands.devnet = async (args) => devnetCommand(args);
+commands.devnet = async (args, config) => (args[0] === 'fund' ? devnetFundCommand(args.slice(1), config) : devnetCommand(args));
+commands.simulate = async (args, config) => simulateCommand(args, config, helpers);
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

@@ -8,6 +8,8 @@ import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { CHAIN_DEFAULTS, DEFAULT_RPC_ERROR_RATE } from '../routing/defaults.js';
 import type { HealthStatus } from '../routing/score.js';
 import type { AppContext } from './context.js';
+import type { InboundTransferRow } from '../db/queries/deposits.js';
+import { recentDeposits } from './deposits/list.js';
 
 export const RECENT_PAYMENTS = 20;
 
@@ -16,20 +18,25 @@ export interface Overview {
   snapshots: SnapshotRow[];
   balances: TreasuryBalance[];
   recent: { intent: PaymentIntentRow; attempts: AttemptRow[] }[];
+  deposits: InboundTransferRow[];
 }
 
+/** Inbound transfers the overview shows. */
+const RECENT_DEPOSITS = 10;
+
 export async function overview(ctx: AppContext): Promise<Overview> {
-  const [counts, snapshots, balances, recent] = await Promise.all([
+  const [counts, snapshots, balances, recent, deposits] = await Promise.all([
     paymentCounts(ctx.pool, OPEN_STATUSES),
     latestSnapshots(ctx.pool),
     treasuryBalances(ctx.pool),
     recentIntents(ctx.pool, RECENT_PAYMENTS),
+    recentDeposits(ctx, RECENT_DEPOSITS),
   ]);
   const attempts = await attemptsOf(
     ctx.pool,
     recent.map((i) => i.id),
   );
-  return { counts, snapshots, balances, recent: recent.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [] })) };
+  return { counts, snapshots, balances, recent: recent.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [] })), deposits };
 }
 
 export async function routeDistribution(ctx: AppContext) {

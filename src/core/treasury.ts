@@ -2,6 +2,7 @@
 // a ledger belongs to one wallet (decision 21), so a process whose adapter pays from another wallet refuses to run.
 import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
 import { withTransaction, type Pool } from '../db/pool.js';
+import { startDepositPosition } from '../db/queries/deposits.js';
 import { insertTreasury, lockTreasury, storedTreasuryAddress } from '../db/queries/treasuries.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
@@ -47,11 +48,12 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
       continue;
     }
     // Asked before the transaction: no lock is held while the node answers.
-    const opening = await adapter.treasuryUsdcBalance();
-    const openingNative = await adapter.treasuryNativeBalance();
+    const { position, opening, openingNative } = await openingSnapshot(adapter);
     await withTransaction(pool, async (tx) => {
       const created = await insertTreasury(tx, { chain, address: adapter.treasuryAddress(), nativeCurrency: adapter.nativeCurrency, at });
       if (!created) return;
+      // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 130).
+      await startDepositPosition(tx, chain, position, at);
       if (opening > 0n) await post(tx, movements.fundUsdc(chain, opening), { at });
       if (openingNative > 0n) await post(tx, movements.fundNative(chain, adapter.nativeCurrency, openingNative), { at });
     });
@@ -82,6 +84,23 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
     const booked = (await treasuryNativeBalances(tx)).find((b) => b.chain === adapter.chain)?.units ?? 0n;
     if (onChain > booked) await post(tx, movements.fundNative(adapter.chain, adapter.nativeCurrency, onChain - booked), { at });
   });
+}
+
+/** Tries at reading the opening balances between two equal deposit positions, before taking the last reading. */
+const SNAPSHOT_TRIES = 5;
+
+/**
+ * The opening balances and the deposit position they include: the position is read before and after the balances,
+ * and a transfer landing in between shows as a moved position, so the reading is taken again. Equal positions mean
+ * the balances hold exactly the transfers up to it: none is booked twice (in the opening and by the scanner) or never.
+ */
+async function openingSnapshot(adapter: ChainAdapter): Promise<{ position: string; opening: bigint; openingNative: bigint }> {
+  for (let attempt = 1; ; attempt++) {
+    const position = await adapter.inboundPosition();
+    const opening = await adapter.treasuryUsdcBalance();
+    const openingNative = await adapter.treasuryNativeBalance();
+    if (attempt >= SNAPSHOT_TRIES || (await adapter.inboundPosition()) === position) return { position, opening, openingNative };
+  }
 }
 
 function checkTreasury(chain: Chain, stored: string, adapter: ChainAdapter): void {

@@ -27,7 +27,7 @@ export const DEVNET_CHAIN_ID = 31337;
 /** anvil's own default mnemonic, passed explicitly so the keys below stay right if anvil ever changes its default. */
 export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
 // Accounts 0 and 1 of DEVNET_MNEMONIC. Public test keys printed by every anvil: never fund them on a real network.
-const DEPLOYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+export const DEPLOYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const TREASURY_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
 const DEFAULT_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;

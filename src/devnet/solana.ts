@@ -11,6 +11,7 @@ import { writeGenesis } from './solana-rpc/genesis.js';
 import { fundAddress, type Funding } from './solana-rpc/fund.js';
 import { createRpcServer } from './solana-rpc/server.js';
 import { transactionMethods } from './solana-rpc/transaction-methods.js';
+import { devnetMethods } from './solana-rpc/devnet-methods.js';
 
 const DEFAULT_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
 const DEFAULT_TREASURY_LAMPORTS = 100n * 1_000_000_000n;
@@ -69,7 +70,7 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
   const chain = new SolanaDevnetChain({ finalizeAfterSlots, slotMs, seed, now: Date.now });
   const genesis = await writeGenesis(chain.svm, { treasuryUsdcMicros, treasuryLamports });
   const server = createRpcServer(
-    { ...clusterMethods(chain, seed), ...accountMethods(chain), ...transactionMethods(chain) },
+    { ...clusterMethods(chain, seed), ...accountMethods(chain), ...transactionMethods(chain), ...devnetMethods(chain, genesis.usdcMint) },
     options.logger,
   );
   await new Promise<void>((resolve, reject) => {

@@ -20,6 +20,8 @@ export function paymentPayload(
     stuck_since?: string;
     /** payment.created of a payment that waits for an operator's approval before broadcast (decision 79). */
     approval?: { status: 'pending' };
+    /** payment.refunded: what came back and in which transfer (decision 134). */
+    refund?: { amount_usd: number; tx_id: string; from_address: string };
   } = {},
 ): Record<string, unknown> {
   return { ...facts, ...extra };

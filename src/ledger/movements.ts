@@ -75,6 +75,12 @@ export const movements = {
     chain,
     postings: pair(from, 'treasury_available', USDC, micros),
   }),
+  /** Takes a deposit booked as funding back out of available, when an operator re-classifies it as a refund. */
+  reverseFunding: (chain: Chain, micros: bigint): Movement => ({
+    type: 'funding',
+    chain,
+    postings: pair('treasury_available', 'funding', USDC, micros),
+  }),
   refund: (chain: Chain, micros: bigint): Movement => ({
     type: 'refund',
     chain,

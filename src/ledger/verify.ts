@@ -1,5 +1,6 @@
 // Proves the ledger from its postings: every transaction balances per currency, every materialised balance equals
-// the sum of its postings, no treasury account is negative, and every payment intent's entries tell one story.
+// the sum of its postings, no treasury account is negative, every payment intent's entries tell one story, and
+// every inbound transfer the deposit scanner saw is booked exactly once.
 import type { Queryable } from '../db/pool.js';
 
 export interface LedgerProblem {
@@ -89,6 +90,67 @@ export async function verifyLedger(db: Queryable): Promise<LedgerReport> {
              OR (pi.status = 'settled' AND (s.total IS DISTINCT FROM pi.amount_micros OR l.n IS NOT NULL))
              OR (pi.status IN ('failed', 'cancelled', 'expired') AND (l.total IS DISTINCT FROM pi.amount_micros OR s.n IS NOT NULL))
              OR (pi.status NOT IN ('settled', 'failed', 'cancelled', 'expired') AND (l.n IS NOT NULL OR s.n IS NOT NULL))
+          LIMIT ${LIMIT}`,
+      )
+    ).rows,
+  );
+
+  // Inbound transfers (decision 135): each one the scanner saw is booked by exactly the transactions its row names,
+  // each moving its amount into the treasury (or, for an attached one's reversal, back out of available); no ledger
+  // transaction books two transfers; every refund is one inbound transfer's, at most one per payment and no more than
+  // the payout.
+  add(
+    'inbound_transfer_booked_once',
+    (
+      await db.query(
+        `WITH booked AS (
+           SELECT i.id, i.chain, i.tx_id, i.transfer_index, i.currency, i.amount, i.payment_intent_id, b.role, b.transaction_id
+             FROM inbound_transfers i
+            CROSS JOIN LATERAL (VALUES ('funding', i.funding_transaction_id), ('refund', i.refund_transaction_id),
+                                       ('reversal', i.reversal_transaction_id)) AS b(role, transaction_id)
+            WHERE b.transaction_id IS NOT NULL
+         ), moved AS (
+           SELECT b.*, t.type, t.chain AS booked_chain, t.payment_intent_id AS booked_intent,
+                  (SELECT COALESCE(SUM(p.amount), 0) FROM ledger_postings p JOIN ledger_accounts a ON a.id = p.account_id
+                    WHERE p.transaction_id = b.transaction_id AND p.currency = b.currency
+                      AND a.kind IN ('treasury_available', 'treasury_native')) AS treasury_change,
+                  (SELECT COUNT(*) FROM ledger_postings p WHERE p.transaction_id = b.transaction_id) AS postings
+             FROM booked b LEFT JOIN ledger_transactions t ON t.id = b.transaction_id
+         )
+         SELECT id, chain, tx_id, transfer_index, role, amount::text, treasury_change::text FROM moved
+          WHERE type IS NULL OR booked_chain <> chain OR postings <> 2
+             OR (role = 'funding' AND (type <> 'funding' OR booked_intent IS NOT NULL OR treasury_change <> amount))
+             OR (role = 'refund' AND (type <> 'refund' OR booked_intent IS DISTINCT FROM payment_intent_id OR treasury_change <> amount))
+             OR (role = 'reversal' AND (type <> 'funding' OR booked_intent IS NOT NULL OR treasury_change <> -amount))
+          ORDER BY id LIMIT ${LIMIT}`,
+      )
+    ).rows,
+  );
+  add(
+    'ledger_transaction_books_one_inbound_transfer',
+    (
+      await db.query(
+        `SELECT transaction_id::text, COUNT(*)::int AS transfers FROM (
+           SELECT funding_transaction_id AS transaction_id FROM inbound_transfers
+           UNION ALL SELECT refund_transaction_id FROM inbound_transfers
+           UNION ALL SELECT reversal_transaction_id FROM inbound_transfers) x
+          WHERE transaction_id IS NOT NULL GROUP BY transaction_id HAVING COUNT(*) > 1 LIMIT ${LIMIT}`,
+      )
+    ).rows,
+  );
+  add(
+    'refund_is_one_inbound_transfer',
+    (
+      await db.query(
+        `WITH refunds AS (
+           SELECT t.id, t.payment_intent_id,
+                  COUNT(*) OVER (PARTITION BY t.payment_intent_id) AS per_payment,
+                  (SELECT SUM(p.amount) FROM ledger_postings p WHERE p.transaction_id = t.id AND p.amount > 0) AS amount
+             FROM ledger_transactions t WHERE t.type = 'refund')
+         SELECT r.id::text AS transaction_id, r.payment_intent_id FROM refunds r
+           LEFT JOIN inbound_transfers i ON i.refund_transaction_id = r.id
+           LEFT JOIN payment_intents pi ON pi.id = r.payment_intent_id
+          WHERE i.id IS NULL OR r.per_payment > 1 OR pi.id IS NULL OR pi.status <> 'settled' OR r.amount > pi.amount_micros
           LIMIT ${LIMIT}`,
       )
     ).rows,

@@ -1,16 +1,17 @@
 // Starts every background worker of a process: execution (pg-boss jobs running src/core/lifecycle), confirmation,
-// webhooks, chain health. Workers schedule; the use cases they run live in src/core.
+// webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
 import type { AppContext } from '../core/context.js';
 import { deliverAlertNotifications } from '../core/alerts.js';
 import { handleDeadExecution } from '../core/lifecycle/abandon.js';
 import { runReconciliation } from '../core/reconcile-runs.js';
 import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
 import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
+import { scanDeposits } from '../core/deposits/scan.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
 import { startExecutionPoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
-import { every } from './periodic.js';
+import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
 /** Execution pollers per process; each runs up to EXECUTION_BATCH executions at once (poller.ts). */
@@ -41,12 +42,21 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
+  // Transfers into the treasuries, booked once each (decision 130); a backlog is read page after page without waiting.
+  const deposits = every(
+    'deposits',
+    ctx.config.depositPollSeconds,
+    async () => ((await scanDeposits({ ...ctx, log: log.child({ worker: 'deposits' }) })).more ? RUN_AGAIN : undefined),
+    log,
+  );
+  // The ledger against each chain, one run per period across processes (decision 141).
   const reconciliation = every(
     'reconciliation',
     ctx.config.reconcileIntervalSeconds,
     () => runReconciliation({ ...ctx, log: log.child({ worker: 'reconciliation' }) }),
     log,
   );
+  // Operator alerts to OPERATOR_WEBHOOK_URL (decision 140).
   const operatorAlerts = every(
     'operator-alerts',
     ctx.config.webhookPollSeconds,
@@ -60,7 +70,15 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
       // Stop taking jobs and let the running ones finish; an abandoned one is retried after its timeout.
       await ctx.boss.offWork(EXECUTION_QUEUE).catch(() => undefined);
       await ctx.boss.offWork(EXECUTION_DEAD_LETTER_QUEUE).catch(() => undefined);
-      await Promise.all([recovery.stop(), confirmation.stop(), health.stop(), webhooks.stop(), reconciliation.stop(), operatorAlerts.stop()]);
+      await Promise.all([
+        recovery.stop(),
+        confirmation.stop(),
+        health.stop(),
+        deposits.stop(),
+        reconciliation.stop(),
+        operatorAlerts.stop(),
+        webhooks.stop(),
+      ]);
       log.info('workers stopped');
     },
   };

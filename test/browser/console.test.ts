@@ -241,8 +241,12 @@ describe('the operator console in Chromium', () => {
     const more = await Promise.all([31.5, 52, 18.25, 75, 9.99, 120].map((usd, i) => pay(usd, i % 2 ? { ethereum_address: ETH_ADDRESS } : undefined)));
     await page.locator(`tr[data-id="${more.at(-1)}"]`).waitFor();
     await page.locator('[data-testid=payments-table] tbody tr').nth(9).waitFor();
-    const rows = await page.locator('[data-testid=payments-table] tbody tr').count();
-    await page.locator('[data-testid=counts] a', { hasText: `${rows} payments` }).waitFor();
+    // The table and the header's counts follow the live stream each at its own pace: they must meet.
+    const agree = async () => {
+      const rows = await page.locator('[data-testid=payments-table] tbody tr').count();
+      return (await page.locator('[data-testid=counts] a', { hasText: `${rows} payments` }).count()) === 1;
+    };
+    await expect.poll(agree, { timeout: 30_000, interval: 250 }).toBe(true);
     await shot('payments');
   }, 60_000);
 

@@ -1,6 +1,8 @@
 // `ledger verify` must catch a books that no longer add up: a tampered balance, an unbalanced transaction, an
 // intent whose entries tell an impossible story. A verifier that always passes would prove nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
+import { scanDeposits } from '../../src/core/deposits/scan.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
@@ -46,5 +48,27 @@ describe('ledger verify', () => {
   it('catches an intent marked settled without its settlement entries', async () => {
     await t.db.pool.query("UPDATE payment_intents SET status = 'settled' WHERE id = $1", [intentId]);
     expect(await checksFailing()).toEqual(['payment_intent_story']);
+  });
+
+  it('catches an inbound transfer not booked exactly once, and exits 1', async () => {
+    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    await recordExternalTransfers(t.db.pool, t.ctx.config.simSeed, [
+      { chain: 'solana', from: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', to: treasury, currency: 'USDC', amountUnits: 3_000_000n, at: t.clock.now() },
+    ]);
+    expect((await scanDeposits(t.ctx)).booked).toBe(1);
+    expect(await checksFailing()).toEqual([]);
+    // One booking claimed by a second transfer: the database itself refuses it.
+    await expect(
+      t.db.pool.query(
+        `INSERT INTO inbound_transfers (chain, tx_id, transfer_index, from_address, currency, amount, match_status, funding_transaction_id, booked_at)
+         SELECT chain, tx_id || 'x', transfer_index, from_address, currency, amount, match_status, funding_transaction_id, booked_at FROM inbound_transfers`,
+      ),
+    ).rejects.toThrow(/inbound_transfers_funding_tx/);
+    // A transfer whose recorded amount is not what was booked.
+    await t.db.pool.query('UPDATE inbound_transfers SET amount = amount * 2');
+    expect(await checksFailing()).toEqual(['inbound_transfer_booked_once']);
+    const cli = await runCommand(['ledger', 'verify', '--json'], { DATABASE_URL: t.db.url });
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toContain('inbound_transfer_booked_once');
   });
 });

@@ -9,6 +9,7 @@ import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../db/querie
 import { overviewView, routeDistributionView, snapshotView, webhookEventView } from '../views/admin.js';
 import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 import { webhookEventSchema } from '../schemas/operator.js';
+import { depositSchema } from '../schemas/deposits.js';
 
 const chainHealthBody = {
   type: 'object',
@@ -46,6 +47,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
               chain_health: { type: 'array', items: healthSnapshotSchema },
               treasury_balances: { type: 'array', items: treasuryBalanceSchema },
               recent_payments: { type: 'array', items: paymentIntentReadSchema },
+              recent_deposits: { type: 'array', items: depositSchema },
             },
           },
         },

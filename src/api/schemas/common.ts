@@ -85,15 +85,20 @@ export const approvalSchema = {
   },
 } as const;
 
+/** What every shape of a payment intent starts with: the spec's read shape, the operator's row and record. */
+export const paymentIntentProperties = {
+  id: { type: 'string' },
+  merchant_id: { type: 'string' },
+  amount_usd: { type: 'number' },
+  status: { type: 'string' },
+  selected_chain: chainSchema,
+  destination_address: { type: 'string' },
+} as const;
+
 export const paymentIntentReadSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string' },
-    merchant_id: { type: 'string' },
-    amount_usd: { type: 'number' },
-    status: { type: 'string' },
-    selected_chain: chainSchema,
-    destination_address: { type: 'string' },
+    ...paymentIntentProperties,
     quote_id: { type: 'string' },
     idempotency_key: { type: 'string' },
     attempts: { type: 'array', items: attemptSchema },

@@ -1,7 +1,7 @@
 // JSON schemas of the operator endpoints behind the console (validation, serialisation, the OpenAPI document).
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
 import { RESOLUTIONS } from '../../domain/operator-actions.js';
-import { chainSchema, nullableTimestamp, timestamp } from './common.js';
+import { chainSchema, nullableTimestamp, paymentIntentProperties, timestamp } from './common.js';
 
 const idPattern = '^[A-Za-z0-9_]+$';
 
@@ -30,12 +30,7 @@ const actionsSchema = {
 export const paymentRowSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string' },
-    merchant_id: { type: 'string' },
-    amount_usd: { type: 'number' },
-    status: { type: 'string' },
-    selected_chain: chainSchema,
-    destination_address: { type: 'string' },
+    ...paymentIntentProperties,
     tx_id: { type: ['string', 'null'] },
     actions: actionsSchema,
     created_at: timestamp,
@@ -99,12 +94,7 @@ export const webhookEventRecordSchema = {
 export const paymentRecordSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string' },
-    merchant_id: { type: 'string' },
-    amount_usd: { type: 'number' },
-    status: { type: 'string' },
-    selected_chain: chainSchema,
-    destination_address: { type: 'string' },
+    ...paymentIntentProperties,
     quote_id: { type: 'string' },
     idempotency_key: { type: 'string' },
     created_at: timestamp,

@@ -1,4 +1,5 @@
 // Response shapes of the admin views: chain-health snapshots, treasury balances, the overview, route distribution.
+import { depositView } from './deposits.js';
 import { healthRecord } from '../../db/queries/quotes.js';
 import type { SnapshotRow } from '../../db/queries/snapshots.js';
 import type { WebhookEventRow } from '../../db/queries/webhook-events.js';
@@ -29,6 +30,7 @@ export function overviewView(o: Overview) {
       reserved_balance: usdcToNumber(b.reservedMicros),
     })),
     recent_payments: o.recent.map(({ intent, attempts }) => readView(intent, attempts, null)),
+    recent_deposits: o.deposits.map(depositView),
   };
 }
 

@@ -7,20 +7,16 @@ import { NATIVE_CURRENCY } from '../../domain/chain.js';
 import type { OperatorActions } from '../../domain/operator-actions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { decimalsOf } from '../../ledger/currencies.js';
-import { formatUnits, formatUsdc, usdcToNumber } from '../../money.js';
+import { formatUnits, formatUsdc } from '../../money.js';
 import type { PaymentPage, PaymentRecord } from '../../core/operator/payments.js';
 import type { TreasuryState } from '../../core/operator/treasury.js';
 import { encodeCursor } from './cursor.js';
 import { webhookEventView } from './admin.js';
+import { intentIdentityView } from './payment-intents.js';
 
 export function paymentRowView(r: IntentListRow & { actions: OperatorActions }) {
   return {
-    id: r.id,
-    merchant_id: r.merchant_id,
-    amount_usd: usdcToNumber(r.amount_micros),
-    status: r.status,
-    selected_chain: r.selected_chain,
-    destination_address: r.destination_address,
+    ...intentIdentityView(r),
     tx_id: r.last_tx_id,
     actions: r.actions,
     created_at: r.created_at.toISOString(),
@@ -68,12 +64,7 @@ export function webhookEventRecordView(e: WebhookEventRecord & { deliveries: Del
 export function paymentRecordView(r: PaymentRecord) {
   const { intent } = r;
   return {
-    id: intent.id,
-    merchant_id: intent.merchant_id,
-    amount_usd: usdcToNumber(intent.amount_micros),
-    status: intent.status,
-    selected_chain: intent.selected_chain,
-    destination_address: intent.destination_address,
+    ...intentIdentityView(intent),
     quote_id: intent.quote_id,
     idempotency_key: intent.idempotency_key,
     created_at: intent.created_at.toISOString(),

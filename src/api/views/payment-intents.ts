@@ -55,8 +55,8 @@ export function creationView(intent: PaymentIntentRow, approval: ApprovalRow | n
   };
 }
 
-/** The read shape; `entries` null leaves ledger_entries out (the overview's recent payments). */
-export function readView(intent: PaymentIntentRow, attempts: AttemptRow[], entries: LedgerEntry[] | null, approval: ApprovalRow | null = null) {
+/** What every shape of an intent starts with (schemas/common.ts paymentIntentProperties): the merchant's, the operator's. */
+export function intentIdentityView(intent: Pick<PaymentIntentRow, 'id' | 'merchant_id' | 'amount_micros' | 'status' | 'selected_chain' | 'destination_address'>) {
   return {
     id: intent.id,
     merchant_id: intent.merchant_id,
@@ -64,6 +64,13 @@ export function readView(intent: PaymentIntentRow, attempts: AttemptRow[], entri
     status: intent.status,
     selected_chain: intent.selected_chain,
     destination_address: intent.destination_address,
+  };
+}
+
+/** The read shape; `entries` null leaves ledger_entries out (the overview's recent payments). */
+export function readView(intent: PaymentIntentRow, attempts: AttemptRow[], entries: LedgerEntry[] | null, approval: ApprovalRow | null = null) {
+  return {
+    ...intentIdentityView(intent),
     quote_id: intent.quote_id,
     idempotency_key: intent.idempotency_key,
     attempts: attempts.map(attemptView),

@@ -13,6 +13,7 @@ import {
   type ChainAdapter,
   type FeeEstimate,
   type HealthProbe,
+  type InboundScan,
   type PreparedTransfer,
   type SignedTransfer,
   type TransferRequest,
@@ -25,6 +26,7 @@ import { decodeTransfer, encodeTransfer, readBalance, TYPICAL_TRANSFER_GAS } fro
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import { estimateTransferGas } from './gas.js';
+import { readInboundTransfers } from './inbound.js';
 import { createEthereumRpc, STATUS_BATCH_SIZE, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
@@ -234,6 +236,22 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         return await within(() => rpc.getBalance({ address: from }));
       } catch (error) {
         throw toChainError(error, { operation: 'eth_getBalance' });
+      }
+    },
+
+    async inboundPosition(): Promise<string> {
+      try {
+        return String(await within(() => rpc.getBlockNumber()));
+      } catch (error) {
+        throw toChainError(error, { operation: 'eth_blockNumber' });
+      }
+    },
+
+    async listInboundTransfers(position: string): Promise<InboundScan> {
+      try {
+        return await within(() => readInboundTransfers({ rpc, token, treasury: from, confirmations: options.confirmations }, position));
+      } catch (error) {
+        throw toChainError(error, { operation: 'inbound transfers' });
       }
     },
 

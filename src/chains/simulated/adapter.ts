@@ -16,6 +16,7 @@ import {
   type FailureReason,
   type FeeEstimate,
   type HealthProbe,
+  type InboundScan,
   type PreparedTransfer,
   type SignedTransfer,
   type TransferRequest,
@@ -41,6 +42,9 @@ export interface SimulatedAdapter extends ChainAdapter {
   /** Creates the treasury wallet with its opening balances, once per database; later calls change nothing. */
   genesis(at: Date): Promise<void>;
 }
+
+/** Transfers the deposit scanner reads per call (bounded, like an RPC page). */
+const INBOUND_PAGE = 200;
 
 interface ChainProfile {
   nativeCurrency: 'ETH' | 'SOL';
@@ -294,6 +298,34 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
 
     treasuryNativeBalance: async () => (await walletBalances()).nativeUnits,
 
+    async inboundPosition(): Promise<string> {
+      const { rows } = await db.query<{ last: string }>('SELECT last_external_sequence::text AS last FROM sim_wallets WHERE chain = $1', [chain]);
+      return rows[0]?.last ?? '0';
+    },
+
+    async listInboundTransfers(position: string): Promise<InboundScan> {
+      // Simulated transfers from outside are final once written (the simulator has no reorgs). Numbers commit in order
+      // (simulate-transfer.ts takes them under the wallet row's lock), so reading past one never skips a later commit.
+      const { rows } = await db.query<{
+        sequence: string;
+        tx_id: string;
+        from_address: string;
+        to_address: string;
+        currency: 'USDC' | 'native';
+        amount: string;
+      }>(
+        `SELECT sequence::text, tx_id, from_address, to_address, currency, amount::text FROM sim_external_transfers
+          WHERE chain = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
+        [chain, position, INBOUND_PAGE + 1],
+      );
+      const page = rows.slice(0, INBOUND_PAGE);
+      return {
+        transfers: page.flatMap((r) => (isTreasury(r.to_address) ? [{ txId: r.tx_id, index: 0, from: r.from_address, currency: r.currency, amountUnits: BigInt(r.amount) }] : [])),
+        position: page.at(-1)?.sequence ?? position,
+        more: rows.length > INBOUND_PAGE,
+      };
+    },
+
     async genesis(at: Date): Promise<void> {
       await db.query(
         `INSERT INTO sim_wallets (chain, address, initial_usdc_micros, initial_native, created_at) VALUES ($1, $2, $3, $4, $5)
@@ -303,16 +335,30 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     },
   };
 
-  /** The wallet as the network sees it now: its opening balances less what final transfers took (amounts and fees). */
+  function isTreasury(candidate: string): boolean {
+    return chain === 'ethereum' ? candidate.toLowerCase() === address.toLowerCase() : candidate === address;
+  }
+
+  /**
+   * The wallet as the network sees it now: its opening balances less what final transfers took (amounts and fees),
+   * plus what outside transfers brought in.
+   */
   async function walletBalances(): Promise<{ usdcMicros: bigint; nativeUnits: bigint }> {
     const { rows } = await db.query<{ usdc: string; native: string }>(
-      `SELECT (w.initial_usdc_micros - COALESCE(SUM(t.amount_micros), 0))::text AS usdc,
-              (w.initial_native - COALESCE(SUM(t.fee_native), 0))::text AS native
-         FROM sim_wallets w
-         LEFT JOIN sim_transactions t ON t.chain = w.chain AND NOT t.will_stick AND t.final_at <= $2
-        WHERE w.chain = $1
-        GROUP BY w.initial_usdc_micros, w.initial_native`,
-      [chain, clock.now()],
+      `WITH sent AS (
+         SELECT COALESCE(SUM(amount_micros), 0) AS usdc, COALESCE(SUM(fee_native), 0) AS native FROM sim_transactions
+          WHERE chain = $1 AND NOT will_stick AND final_at <= $2
+       ), received AS (
+         SELECT COALESCE(SUM(amount) FILTER (WHERE currency = 'USDC'), 0) AS usdc,
+                COALESCE(SUM(amount) FILTER (WHERE currency = 'native'), 0) AS native
+           FROM sim_external_transfers
+          WHERE chain = $1 AND CASE WHEN $1 = 'ethereum' THEN lower(to_address) = lower($3) ELSE to_address = $3 END
+       )
+       SELECT (w.initial_usdc_micros - sent.usdc + received.usdc)::text AS usdc,
+              (w.initial_native - sent.native + received.native)::text AS native
+         FROM sim_wallets w, sent, received
+        WHERE w.chain = $1`,
+      [chain, clock.now(), address],
     );
     return { usdcMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
   }

@@ -1,5 +1,6 @@
 // The Solana ChainAdapter over a JSON-RPC node, built with @solana/kit. Each port method delegates to one small
 // module (transfer, broadcast, status, fees, probe, balance); this file only wires settings into them.
+import { currentPosition, readInboundTransfers } from './inbound.js';
 import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
@@ -103,6 +104,8 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
       })),
     treasuryUsdcBalance: async () => tokenAccountBalance(client, await treasuryAta()),
     treasuryNativeBalance: async () => nativeBalance(client, key.address),
+    inboundPosition: async () => currentPosition({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }),
+    listInboundTransfers: async (position) => readInboundTransfers({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }, position),
     close: () => options.signer.close(),
   };
 }

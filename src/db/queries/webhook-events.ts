@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'payment.settled',
   'payment.failed',
   'payment.manual_review',
+  'payment.refunded',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -225,6 +225,42 @@ export class SolanaDevnetChain {
     return { err: null, logs: meta.logs(), unitsConsumed: meta.computeUnitsConsumed() };
   }
 
+  /**
+   * Processes a transaction WITHOUT verifying its signatures (devnet only: `stableroute devnet fund --from`, a
+   * transfer sent as an address whose key nobody here holds). Returns its record; throws when it was dropped.
+   */
+  executeUnverified(wire: Uint8Array): TransactionRecord {
+    const decoded = this.decode(wire);
+    this.svm.withSigverify(false);
+    try {
+      this.execute(decoded);
+    } finally {
+      this.svm.withSigverify(true);
+    }
+    const record = this.records.get(decoded.signature);
+    if (!record) throw invalidParams('the devnet dropped the transaction (expired blockhash, duplicate, or a fee payer that cannot pay)');
+    return record;
+  }
+
+  /** getSignaturesForAddress: newest first, after `before` and down to (not including) `until`, at `commitment`. */
+  signaturesFor(address: string, options: { before?: string; until?: string; limit: number; commitment: Commitment }): TransactionRecord[] {
+    const rank = (c: Commitment) => COMMITMENTS.indexOf(c);
+    const found: TransactionRecord[] = [];
+    let started = options.before === undefined;
+    for (const record of [...this.records.values()].reverse()) {
+      if (!started) {
+        started = record.decoded.signature === options.before;
+        continue;
+      }
+      if (record.decoded.signature === options.until) break;
+      if (rank(this.commitmentOf(record)) < rank(options.commitment)) continue;
+      if (!record.decoded.message.staticAccounts.includes(address as Address)) continue;
+      found.push(record);
+      if (found.length >= options.limit) break;
+    }
+    return found;
+  }
+
   record(signature: string): TransactionRecord | undefined {
     return this.records.get(signature);
   }

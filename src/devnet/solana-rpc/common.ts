@@ -3,7 +3,7 @@ import { getBase58Encoder, isAddress, type Address } from '@solana/kit';
 import { COMMITMENTS, type Commitment, type SolanaDevnetChain } from './chain.js';
 import { invalidParams, optionalString, type Config, type Params, stringParam } from './json.js';
 
-export type Handler = (params: Params) => unknown;
+export type Handler = (params: Params) => unknown;  // a promise only for devnet-only methods (server.ts)
 export type Methods = Record<string, Handler>;
 
 export const API_VERSION = '2.2.0';

@@ -24,7 +24,12 @@ export interface Funding {
 
 export async function fundAddress(svm: LiteSVM, mint: Address, address: string, funding: Funding): Promise<void> {
   if (!isAddress(address)) throw new RangeError(`not a Solana address: ${address}`);
-  const owner: Address = address;
+  const [ata] = await findAssociatedTokenPda({ owner: address, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  creditAccounts(svm, mint, address, ata, funding);
+}
+
+/** fundAddress with the owner's associated token account already derived: synchronous, for an RPC handler's one step. */
+export function creditAccounts(svm: LiteSVM, mint: Address, owner: Address, ata: Address, funding: Funding): void {
   if (funding.usdcMicros < 0n || funding.lamports < 0n) throw new RangeError('funding amounts must be >= 0');
   const wallet = svm.getAccount(owner);
   if (wallet.exists && wallet.programAddress !== SYSTEM_PROGRAM_ADDRESS) {
@@ -47,7 +52,6 @@ export async function fundAddress(svm: LiteSVM, mint: Address, address: string, 
     ...mintAccount,
     data: new Uint8Array(getMintEncoder().encode({ ...mintState, supply: mintState.supply + funding.usdcMicros })),
   });
-  const [ata] = await findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
   const existing = svm.getAccount(ata);
   const held = existing.exists ? getTokenDecoder().decode(existing.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
   svm.setAccount({

@@ -18,7 +18,16 @@ const BATCH_MAX = 100;
 type Id = string | number | null;
 
 export function createRpcServer(methods: Methods, logger?: Pick<Logger, 'debug' | 'error'>): Server {
-  const answer = (request: unknown): string => {
+  const failure = (id: Id, error: unknown): string => {
+    if (error instanceof RpcError) return errorJson(id, error.code, error.message, error.data);
+    logger?.error({ err: error }, 'solana devnet rpc handler failed');
+    return errorJson(id, RPC_INTERNAL_ERROR, 'Internal error');
+  };
+
+  // Standard methods answer synchronously, so a batch of them sees one state of the chain. A devnet-only method may
+  // answer with a promise (it derives addresses first); it touches the chain only after its last await, in one
+  // synchronous step, so no other request sees it half done.
+  const answer = (request: unknown): string | Promise<string> => {
     const id = idOf(request);
     try {
       if (typeof request !== 'object' || request === null || Array.isArray(request)) {
@@ -30,11 +39,16 @@ export function createRpcServer(methods: Methods, logger?: Pick<Logger, 'debug' 
       const handler = Object.hasOwn(methods, method) ? methods[method] : undefined;
       if (!handler) throw new RpcError(RPC_METHOD_NOT_FOUND, 'Method not found');
       logger?.debug({ method }, 'solana devnet rpc');
-      return toJson({ jsonrpc: '2.0', result: handler(params ?? []), id });
+      const result = handler(params ?? []);
+      if (result instanceof Promise) {
+        return result.then(
+          (value: unknown) => toJson({ jsonrpc: '2.0', result: value, id }),
+          (error: unknown) => failure(id, error),
+        );
+      }
+      return toJson({ jsonrpc: '2.0', result, id });
     } catch (error) {
-      if (error instanceof RpcError) return errorJson(id, error.code, error.message, error.data);
-      logger?.error({ err: error }, 'solana devnet rpc handler failed');
-      return errorJson(id, RPC_INTERNAL_ERROR, 'Internal error');
+      return failure(id, error);
     }
   };
 
@@ -45,11 +59,17 @@ export function createRpcServer(methods: Methods, logger?: Pick<Logger, 'debug' 
     } catch {
       return reply(res, 200, errorJson(null, RPC_PARSE_ERROR, 'Parse error'));
     }
-    if (!Array.isArray(parsed)) return reply(res, 200, answer(parsed));
+    if (!Array.isArray(parsed)) {
+      const single = answer(parsed);
+      if (typeof single === 'string') return reply(res, 200, single);
+      return void single.then((body) => reply(res, 200, body));
+    }
     if (parsed.length === 0 || parsed.length > BATCH_MAX) {
       return reply(res, 200, errorJson(null, RPC_INVALID_REQUEST, 'Invalid request'));
     }
-    return reply(res, 200, `[${parsed.map(answer).join(',')}]`);
+    const answers = parsed.map(answer);
+    if (answers.every((a): a is string => typeof a === 'string')) return reply(res, 200, `[${answers.join(',')}]`);
+    return void Promise.all(answers).then((bodies) => reply(res, 200, `[${bodies.join(',')}]`));
   };
 
   return createServer((req, res) => {

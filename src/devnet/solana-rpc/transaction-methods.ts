@@ -1,7 +1,7 @@
 // Transaction RPC methods: send, simulate, statuses, history, fee of a message.
 import { getBase58Decoder, getCompiledTransactionMessageDecoder } from '@solana/kit';
 import type { Commitment, CompiledMessage, SolanaDevnetChain, TransactionRecord } from './chain.js';
-import { commitmentOf, decodeWire, withContext, type Methods } from './common.js';
+import { addressParam, commitmentOf, decodeWire, withContext, type Methods } from './common.js';
 import {
   configParam,
   invalidParams,
@@ -15,6 +15,7 @@ import {
 } from './json.js';
 
 const STATUSES_MAX = 256;
+const SIGNATURES_MAX = 1000;
 const LAMPORTS_PER_SIGNATURE = 5000n;
 const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 const DEFAULT_COMPUTE_UNITS_PER_INSTRUCTION = 200_000n;
@@ -88,6 +89,24 @@ export function transactionMethods(chain: SolanaDevnetChain): Methods {
         );
       }
       return transactionJson(record, encoding);
+    },
+    getSignaturesForAddress: (params) => {
+      const address = addressParam(params, 0, 'address');
+      const config = configParam(params, 1);
+      const commitment = commitmentOf(config);
+      if (commitment === 'processed') throw invalidParams('Method does not support commitment below `confirmed`');
+      const limit = optionalInteger(config, 'limit') ?? SIGNATURES_MAX;
+      if (limit < 1 || limit > SIGNATURES_MAX) throw invalidParams(`limit must be between 1 and ${SIGNATURES_MAX}`);
+      const before = optionalString(config, 'before');
+      const until = optionalString(config, 'until');
+      return chain.signaturesFor(address, { limit, commitment, ...(before ? { before } : {}), ...(until ? { until } : {}) }).map((record) => ({
+        signature: record.decoded.signature,
+        slot: record.slot,
+        err: record.err,
+        memo: null,
+        blockTime: record.blockTime,
+        confirmationStatus: chain.commitmentOf(record),
+      }));
     },
     getFeeForMessage: (params) => {
       const config = configParam(params, 1);

@@ -1,0 +1,62 @@
+// `stableroute intents refund pi_... --tx TX`: an operator attaches an inbound USDC transfer, booked as funding, to the
+// settled payout it returns (decision 133). Checked against what the deposit scanner saw on chain, never against the
+// operator's word: same chain, from the payout's destination, no more than the payout, not attached before. Booked
+// with balanced postings (the refund, and the funding taken back), in the transaction that holds the intent's row
+// lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
+import { withTransaction } from '../../db/pool.js';
+import { findInboundByTx, findInboundOfIntent, markAttached } from '../../db/queries/deposits.js';
+import { findIntent } from '../../db/queries/intents.js';
+import { AppError } from '../../domain/errors.js';
+import { attachRefusal } from '../../domain/inbound-match.js';
+import { movements } from '../../ledger/movements.js';
+import { postMany } from '../../ledger/store.js';
+import { formatUsdc, usdcToNumber } from '../../money.js';
+import type { AppContext } from '../context.js';
+import { emitPaymentEvent } from '../lifecycle/events.js';
+
+export interface AttachResult {
+  payment_intent_id: string;
+  status: string;
+  tx_id: string;
+  refund_usdc: string;
+}
+
+export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, intentId: string, txId: string): Promise<AttachResult> {
+  return withTransaction(ctx.pool, async (tx) => {
+    const at = ctx.clock.now();
+    const intent = await findIntent(tx, intentId, { forUpdate: true });
+    // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 143).
+    if (!intent || intent.kind !== 'payout') throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
+    const seen = await findInboundByTx(tx, intent.selected_chain, txId, { forUpdate: true });
+    if (seen.length === 0) {
+      throw new AppError(
+        'NOT_FOUND',
+        `no inbound transfer ${txId} on ${intent.selected_chain} was seen: the deposit scanner books transfers into the treasury once ` +
+          'they are final (within DEPOSIT_POLL_SECONDS); try again then',
+      );
+    }
+    const refunded = await findInboundOfIntent(tx, intent.id);
+    const verdicts = seen.map((transfer) => ({
+      transfer,
+      refusal: attachRefusal({
+        transfer: { chain: transfer.chain, currency: transfer.currency, from: transfer.from_address, amount: transfer.amount, paymentIntentId: transfer.payment_intent_id },
+        intent: { chain: intent.selected_chain, status: intent.status, destination: intent.destination_address, amountMicros: intent.amount_micros },
+        intentRefundedBy: refunded ? refunded.tx_id : null,
+      }),
+    }));
+    const chosen = verdicts.find((v) => v.refusal === null);
+    if (!chosen) throw new AppError('INVALID_STATE', `cannot attach ${txId} to ${intent.id}: ${verdicts[0]!.refusal}`);
+    const { transfer } = chosen;
+    const [refundId, reversalId] = await postMany(tx, [
+      { movement: movements.refund(intent.selected_chain, transfer.amount), context: { paymentIntentId: intent.id, at } },
+      { movement: movements.reverseFunding(intent.selected_chain, transfer.amount), context: { at } },
+    ]);
+    if (!(await markAttached(tx, transfer.id, { paymentIntentId: intent.id, refundTransactionId: refundId!, reversalTransactionId: reversalId!, at }))) {
+      throw new AppError('INVALID_STATE', `transfer ${txId} was attached meanwhile`);
+    }
+    await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
+      refund: { amount_usd: usdcToNumber(transfer.amount), tx_id: transfer.tx_id, from_address: transfer.from_address },
+    });
+    return { payment_intent_id: intent.id, status: intent.status, tx_id: transfer.tx_id, refund_usdc: formatUsdc(transfer.amount) };
+  });
+}

@@ -1,0 +1,63 @@
+// The deposit scanner (decision 130): per chain, asks the adapter for transfers into the treasury after the stored
+// position (reorg-safe only), books each once (book.ts), then moves the position. Booking and moving are separate
+// commits on purpose: a crash between them rescans the same page, and the unique key (chain, tx id, index) makes the
+// second booking a no-op, so nothing depends on the two committing together.
+import { advisoryXactLockText, withTransaction } from '../../db/pool.js';
+import { depositPosition, moveDepositPosition, startDepositPosition } from '../../db/queries/deposits.js';
+import { CHAINS, type Chain } from '../../domain/chain.js';
+import type { AppContext } from '../context.js';
+import { bookInbound } from './book.js';
+
+export interface ScanHooks {
+  /** Tests: runs after a page is booked and before the position moves (a crash injected here must book once). */
+  afterBooking?: (chain: Chain) => Promise<void>;
+}
+
+export interface ScanResult {
+  booked: number;
+  /** Some chain has more reorg-safe history to read right away. */
+  more: boolean;
+}
+
+export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, hooks: ScanHooks = {}): Promise<ScanResult> {
+  let booked = 0;
+  let more = false;
+  for (const chain of CHAINS) {
+    try {
+      const result = await scanChain(ctx, chain, hooks);
+      booked += result.booked;
+      more ||= result.more;
+    } catch (error) {
+      // One chain's node being down must not stop the other chain's deposits.
+      ctx.log.warn({ err: error, chain }, 'deposit scan failed; retrying next period');
+    }
+  }
+  return { booked, more };
+}
+
+export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, chain: Chain, hooks: ScanHooks): Promise<ScanResult> {
+  const adapter = ctx.adapters[chain];
+  // A treasury created before deposits were scanned starts from where its chain stands now (decision 130).
+  const position = (await depositPosition(ctx.pool, chain)) ?? (await startDepositPosition(ctx.pool, chain, await adapter.inboundPosition(), ctx.clock.now()));
+  // Asked with no transaction open: the node may take up to RPC_TIMEOUT_SECONDS.
+  const scan = await adapter.listInboundTransfers(position);
+  let booked = 0;
+  if (scan.transfers.length > 0) {
+    const at = ctx.clock.now();
+    await withTransaction(ctx.pool, async (tx) => {
+      // Two worker processes scanning one chain take turns; the unique key would refuse the loser's booking anyway.
+      await advisoryXactLockText(tx, `deposits:${chain}`);
+      for (const transfer of scan.transfers) {
+        const result = await bookInbound(tx, chain, adapter.nativeCurrency, transfer, at);
+        if (result.kind !== 'already_booked') {
+          booked++;
+          const facts = { chain, tx_id: transfer.txId, index: transfer.index, currency: transfer.currency, amount: transfer.amountUnits.toString() };
+          ctx.log.info({ ...facts, booked_as: result }, 'inbound transfer booked');
+        }
+      }
+    });
+  }
+  await hooks.afterBooking?.(chain);
+  if (scan.position !== position) await moveDepositPosition(ctx.pool, chain, position, scan.position, ctx.clock.now());
+  return { booked, more: scan.more };
+}

@@ -1,0 +1,38 @@
+// `stableroute devnet fund --chain solana`: asks the running LiteSVM devnet (its devnet-only method
+// stableroute_transfer, src/devnet/solana-rpc/devnet-methods.ts) for real transfers, processed at once, all in one slot.
+const RPC_TIMEOUT_MS = 10_000;
+
+export interface DevnetSolanaTransfer {
+  to: string;
+  /** Sends as this address (no signature verification on the devnet); default: a fresh faucet address. */
+  from?: string;
+  usdcMicros: bigint;
+  lamports: bigint;
+}
+
+export async function sendDevnetSolanaTransfers(rpcUrl: string, transfers: readonly DevnetSolanaTransfer[]): Promise<{ slot: number; signatures: string[] }> {
+  const response = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'stableroute_transfer',
+      params: [
+        {
+          transfers: transfers.map((t) => ({
+            to: t.to,
+            ...(t.from ? { from: t.from } : {}),
+            usdc_micros: t.usdcMicros.toString(),
+            lamports: t.lamports.toString(),
+          })),
+        },
+      ],
+    }),
+  });
+  const body = (await response.json()) as { result?: { slot: number; signatures: string[] }; error?: { code: number; message: string } };
+  if (body.error?.code === -32601) throw new Error(`${rpcUrl} is not a stableroute Solana devnet (no stableroute_transfer method)`);
+  if (body.error || !body.result) throw new Error(`the devnet refused the transfer: ${body.error?.message ?? 'no result'}`);
+  return body.result;
+}
