@@ -745,6 +745,23 @@ export interface paths {
                                 /** Format: date-time */
                                 updated_at?: string;
                             }[];
+                            recent_deposits?: {
+                                id?: string;
+                                chain?: string;
+                                tx_id?: string;
+                                index?: number;
+                                from_address?: string;
+                                currency?: string;
+                                amount?: string;
+                                status?: string;
+                                /** @enum {string} */
+                                booked_as?: "funding" | "refund";
+                                payment_intent_id?: string | null;
+                                /** Format: date-time */
+                                booked_at?: string;
+                                /** Format: date-time */
+                                attached_at?: string | null;
+                            }[];
                         };
                     };
                 };
@@ -2137,6 +2154,151 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Inbound transfers booked as funding or as a payment's refund, newest first, paged by `before` (next_before). `status=unmatched`: USDC from a past payout's recipient waiting for an operator (unmatched or ambiguous) */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "all" | "native" | "funding" | "unmatched" | "ambiguous" | "matched" | "attached";
+                    chain?: "ethereum" | "solana";
+                    limit?: string;
+                    before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: string;
+                                chain?: string;
+                                tx_id?: string;
+                                index?: number;
+                                from_address?: string;
+                                currency?: string;
+                                amount?: string;
+                                status?: string;
+                                /** @enum {string} */
+                                booked_as?: "funding" | "refund";
+                                payment_intent_id?: string | null;
+                                /** Format: date-time */
+                                booked_at?: string;
+                                /** Format: date-time */
+                                attached_at?: string | null;
+                            }[];
+                            next_before?: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Book an inbound USDC transfer the deposit scanner saw (from the payout's destination, same chain, no more than the payout) as the settled payment's refund, as `stableroute intents refund` */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        tx_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            payment_intent_id?: string;
+                            status?: string;
+                            tx_id?: string;
+                            refund_usdc?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
