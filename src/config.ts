@@ -86,6 +86,8 @@ export interface Config {
   gasLowWater: { ethereum: bigint; solana: bigint };
   /** How often the ledger is compared with each chain (decision 141). */
   reconcileIntervalSeconds: number;
+  /** How long more USDC on chain than in the books (a deposit confirming) may last before it raises an alert. */
+  reconcileSurplusGraceSeconds: number;
   /** Where operator alerts are POSTed, if anywhere (decision 140). Trusted configuration: no SSRF guard. */
   operatorWebhookUrl: string | null;
   /** Signs operator alerts; OPERATOR_WEBHOOK_SECRET, else WEBHOOK_SIGNING_SECRET. */
@@ -484,6 +486,7 @@ export function loadConfig(env: Env = process.env): Config {
       solana: nativeAmount(env, 'SOLANA_GAS_LOW_WATER', '0.05', 9),
     },
     reconcileIntervalSeconds: seconds(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1),
+    reconcileSurplusGraceSeconds: seconds(env, 'RECONCILE_SURPLUS_GRACE_SECONDS', 300),
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),
     operatorWebhookSecret: operatorWebhookSecret ?? webhookSigningSecret ?? DEV_WEBHOOK_SECRET,
   };

@@ -1,9 +1,10 @@
 // Continuous reconciliation (decision 141): every RECONCILE_INTERVAL_SECONDS the ledger is compared with each chain
-// (reconcile.ts, decision 41), the verdicts are kept as history, and a `mismatch` raises the operator alert, which
-// resolves once the chain agrees again (`ok`, or short by no more than what is in flight). An `error` (chain
-// unreachable) says nothing either way and leaves the alert as it is.
+// (reconcile.ts, decision 41), the verdicts are kept as history, and a `mismatch` raises the operator alert (a surplus
+// on chain only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS), which resolves once the chain agrees again
+// (`ok`, or short by no more than what is in flight). An `error` (chain unreachable) says nothing either way and
+// leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
-import { hasReconciliationRunSince, insertReconciliationRuns } from '../db/queries/reconciliations.js';
+import { hasReconciliationRunSince, insertReconciliationRuns, mismatchSince } from '../db/queries/reconciliations.js';
 import { raiseAlert, resolveAlert } from './alerts.js';
 import type { AppContext } from './context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
@@ -14,7 +15,7 @@ const LOCK = 7_340_214_141; // 141: its decision, so a key another change picks 
 const SAME_PERIOD_SHARE = 0.9;
 
 export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'> & {
-  config: Pick<AppContext['config'], 'operatorWebhookUrl' | 'reconcileIntervalSeconds'>;
+  config: Pick<AppContext['config'], 'operatorWebhookUrl' | 'reconcileIntervalSeconds' | 'reconcileSurplusGraceSeconds'>;
 };
 
 /**
@@ -45,6 +46,13 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
     );
     for (const r of results) {
       if (r.status === 'mismatch') {
+        // Money missing from the wallet alerts at once. More on chain than in the books is usually a deposit still
+        // confirming (decision 137): it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS.
+        const surplus = r.error === undefined && r.difference_usdc !== null && !r.difference_usdc.startsWith('-');
+        if (surplus) {
+          const since = (await mismatchSince(tx, r.chain)) ?? now;
+          if (now.getTime() - since.getTime() < deps.config.reconcileSurplusGraceSeconds * 1000) continue;
+        }
         const message =
           r.error ??
           `${r.chain} treasury ledger books ${r.ledger_usdc} USDC (${r.in_flight_usdc} in flight) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;

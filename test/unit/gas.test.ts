@@ -58,6 +58,7 @@ describe('settings', () => {
     const c = loadConfig({});
     expect(c.gasLowWater).toEqual({ ethereum: ETH / 20n, solana: 50_000_000n });
     expect(c.reconcileIntervalSeconds).toBe(60);
+    expect(c.reconcileSurplusGraceSeconds).toBe(300);
     expect(c.operatorWebhookUrl).toBeNull();
     expect(c.operatorWebhookSecret).toBe(c.webhookSigningSecret);
   });

@@ -37,7 +37,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`;
-  t = await createTestContext({ OPERATOR_WEBHOOK_URL: url, OPERATOR_WEBHOOK_SECRET: SECRET, RECONCILE_INTERVAL_SECONDS: '30' });
+  t = await createTestContext({
+    OPERATOR_WEBHOOK_URL: url,
+    OPERATOR_WEBHOOK_SECRET: SECRET,
+    RECONCILE_INTERVAL_SECONDS: '30',
+    RECONCILE_SURPLUS_GRACE_SECONDS: '60',
+  });
   // A log that the test reads: the alert's pino line.
   t.ctx.log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
 });
@@ -87,11 +92,17 @@ describe('continuous reconciliation', () => {
   });
 
   it('raises one alert on a mismatch, sends it signed, and resolves it when the chain agrees again', async () => {
-    // USDC arrives in the simulated wallet without the ledger knowing.
+    // USDC arrives in the simulated wallet without the ledger knowing: a surplus, which a deposit still confirming
+    // also shows (decision 137), so it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS (60 s here).
     await t.db.pool.query("UPDATE sim_wallets SET initial_usdc_micros = initial_usdc_micros + 5000000 WHERE chain = 'solana'");
     t.clock.advance(30_000);
     const run = await reconcileNow();
     expect(run!.find((r) => r.chain === 'solana')!.status).toBe('mismatch');
+    t.clock.advance(30_000);
+    await reconcileNow();
+    expect((await alerts()).data).toEqual([]); // 30 s of surplus
+    t.clock.advance(30_000);
+    await reconcileNow(); // 60 s: alerted
     t.clock.advance(30_000);
     await reconcileNow(); // still a mismatch: the same alert, seen again
     const open = (await alerts('?status=open')).data;
@@ -133,7 +144,7 @@ describe('continuous reconciliation', () => {
     expect(await deliver()).toBe(1);
     expect(JSON.parse(received[2]!.body)).toMatchObject({ event_type: 'alert.resolved', alert: { id: open[0]!.id, status: 'resolved' } });
 
-    // A new mismatch later is a new alert.
+    // A new mismatch later is a new alert; USDC missing from the wallet alerts at the first run.
     await t.db.pool.query("UPDATE sim_wallets SET initial_usdc_micros = initial_usdc_micros - 1 WHERE chain = 'ethereum'");
     t.clock.advance(30_000);
     await reconcileNow();

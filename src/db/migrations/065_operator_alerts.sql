@@ -43,3 +43,4 @@ CREATE TABLE reconciliation_runs (
   created_at       timestamptz NOT NULL
 );
 CREATE INDEX reconciliation_runs_recent ON reconciliation_runs (created_at DESC, id DESC);
+CREATE INDEX reconciliation_runs_chain_recent ON reconciliation_runs (chain, created_at DESC, id DESC);

@@ -55,3 +55,18 @@ export async function hasReconciliationRunSince(db: Queryable, since: Date): Pro
   const { rowCount } = await db.query('SELECT 1 FROM reconciliation_runs WHERE created_at > $1 LIMIT 1', [since]);
   return (rowCount ?? 0) > 0;
 }
+
+/**
+ * When the chain's current run of `mismatch` verdicts began: the first mismatch after its last `ok` or `in_flight`
+ * (an `error` says nothing and does not end it). Null when its latest verdict is not a mismatch.
+ */
+export async function mismatchSince(db: Queryable, chain: Chain): Promise<Date | null> {
+  const { rows } = await db.query<{ since: Date | null }>(
+    `SELECT MIN(created_at) AS since FROM reconciliation_runs
+      WHERE chain = $1 AND status = 'mismatch'
+        AND created_at > COALESCE(
+          (SELECT MAX(created_at) FROM reconciliation_runs WHERE chain = $1 AND status IN ('ok', 'in_flight')), '-infinity')`,
+    [chain],
+  );
+  return rows[0]?.since ?? null;
+}
