@@ -2,6 +2,7 @@
 // the treasury's opening native balance is booked at start-up, every fee is booked at what the chain charged, so the
 // books and the wallet agree on the gas left; a withdrawal (CLI on Ethereum, admin API on Solana) lands on chain to
 // the micro-unit, once, and `reconcile` and `ledger verify` stay clean. Bad CLI input exits non-zero, changing nothing.
+// Gas below the low-water mark degrades the chain and raises an alert until SOL sent with `devnet fund` is booked.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/core/reconcile.js';
@@ -10,8 +11,11 @@ import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js
 import type { Chain } from '../../src/domain/chain.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { collectOnce } from '../../src/workers/health/collect.js';
+import pino from 'pino';
 import { createTestContext, type TestContext } from '../helpers/context.js';
-import { runCommand } from '../helpers/process.js';
+import { runCommand, waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
@@ -36,7 +40,8 @@ beforeAll(async () => {
     SOLANA_USDC_MINT: sol.usdcMint,
     SOLANA_TREASURY_KEY: sol.treasuryKey,
   };
-  t = await createTestContext({ ...chains, RPC_TIMEOUT_SECONDS: '5', EXECUTION_RETRY_DELAY_SECONDS: '1' });
+  // The Solana devnet's treasury opens with 100 SOL: below a low-water mark of 100.5.
+  t = await createTestContext({ ...chains, RPC_TIMEOUT_SECONDS: '5', EXECUTION_RETRY_DELAY_SECONDS: '1', SOLANA_GAS_LOW_WATER: '100.5' });
   env = { ...chains, DATABASE_URL: t.db.url };
 }, 120_000);
 afterAll(async () => {
@@ -124,5 +129,40 @@ describe('gas and withdrawals on the devnet', () => {
     expect(runs.slice(0, 5).map((r) => r.stderr.split(':')[0])).toEqual(['INVALID_CHAIN', 'INVALID_DESTINATION', 'INVALID_AMOUNT', 'INVALID_AMOUNT', 'INSUFFICIENT_BALANCE']);
     expect(runs[5]!.stderr).toContain('usage: stableroute treasury withdraw');
     expect(await count()).toBe(before);
+  });
+
+  it('gas below the mark degrades Solana and raises an alert; SOL sent with devnet fund is booked and resolves it', async () => {
+    const quiet = pino({ level: 'silent' });
+    const collect = async () => {
+      t.clock.advance(15_000);
+      await collectOnce({ ...t.ctx, log: quiet });
+    };
+    const solanaHealth = async () =>
+      ((await t.app.inject({ method: 'GET', url: '/admin/overview' })).json().chain_health as { chain: string; health_status: string; status_reason: string | null }[]).find(
+        (s) => s.chain === 'solana',
+      )!;
+    const openAlerts = async () => ((await t.app.inject({ method: 'GET', url: '/admin/alerts?status=open' })).json().data as { kind: string; chain: string }[]);
+
+    await collect();
+    expect((await solanaHealth()).status_reason).toMatch(/^low_gas: the solana treasury has 99\.\d+ SOL for fees, below the low-water mark of 100\.5 SOL$/);
+    expect(await openAlerts()).toEqual([expect.objectContaining({ kind: 'low_gas', chain: 'solana' })]);
+
+    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    const funded = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', treasury, '--native', '2'], {
+      ETHEREUM_RPC_URL: eth.rpcUrl,
+      ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
+      SOLANA_RPC_URL: sol.rpcUrl,
+    });
+    expect(funded.code, funded.stderr).toBe(0);
+    // The deposit scanner books the SOL once it is finalized (slots keep ticking on this devnet).
+    await waitFor('the SOL deposit booked', async () => {
+      await scanDeposits({ ...t.ctx, log: quiet });
+      return (await booked('solana')) > 100_500_000_000n;
+    });
+    expect(await booked('solana')).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());
+    await collect();
+    expect((await solanaHealth()).status_reason).toBeNull();
+    expect(await openAlerts()).toEqual([]);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 });
