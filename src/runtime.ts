@@ -37,6 +37,7 @@ const SECRET_NAMES = [
   'privateKey',
   'apiKeySalt',
   'webhookSigningSecret',
+  'operatorWebhookSecret',
   'pin',
   'adminToken',
   'webhookSecret',
@@ -46,6 +47,7 @@ const SECRET_NAMES = [
   'SOLANA_TREASURY_KEY',
   'API_KEY_SALT',
   'WEBHOOK_SIGNING_SECRET',
+  'OPERATOR_WEBHOOK_SECRET',
 ];
 const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
 

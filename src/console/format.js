@@ -78,6 +78,13 @@ export const STATUS_TONE = {
   healthy: 'good',
   degraded: 'warn',
   unhealthy: 'bad',
+  // inbound transfers
+  native: 'neutral',
+  funding: 'good',
+  unmatched: 'alert',
+  ambiguous: 'alert',
+  matched: 'good',
+  attached: 'good',
   // operator alerts
   open: 'alert',
   resolved: 'muted',

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { ETH_ADDRESS, SOL_ADDRESS } from '../helpers/context.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -38,6 +39,7 @@ let receiver: Server;
 let userDataDir: string;
 let browser: BrowserContext;
 let page: Page;
+let config: Config;
 let admin: string;
 let publicUrl: string;
 const outside: string[] = [];
@@ -84,7 +86,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
   await mkdir(SCREENSHOTS, { recursive: true });
   db = await createTestDatabase();
-  const config = loadConfig({
+  config = loadConfig({
     DATABASE_URL: db.url,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -101,6 +103,7 @@ beforeAll(async () => {
     CONFIRMATION_POLL_SECONDS: '0.2',
     CONFIRMATION_HEAD_POLL_SECONDS: '0.2',
     HEALTH_COLLECT_SECONDS: '0.3',
+    DEPOSIT_POLL_SECONDS: '0.2',
     EXECUTION_RETRY_DELAY_SECONDS: '0.2',
   });
   runtime = await startRuntime(config, { api: true, workers: true }, { log: pino({ level: 'silent' }) });
@@ -226,6 +229,15 @@ describe('the operator console in Chromium', () => {
     await page.locator('[data-testid=reconciliation]').waitFor();
     await page.locator('[data-testid=reconciliation-history] tbody tr').first().waitFor();
     await page.locator(`[data-testid=withdrawals] tr[data-id="${withdrawalId}"]`).waitFor();
+    // A deposit from outside shows in the Deposits panel once the scanner books it, without a reload.
+    const treasury = (await (await fetch(`${admin}/admin/treasury`)).json()) as { chain: string; address: string }[];
+    const [depositTx] = await recordExternalTransfers(runtime.ctx.pool, config.simSeed, [
+      // From an address no payout went to: plain funding (USDC from a payout's recipient would wait as unmatched).
+      { chain: 'solana', from: 'So11111111111111111111111111111111111111112', to: treasury.find((t) => t.chain === 'solana')!.address, currency: 'USDC', amountUnits: 2_500_000_000n, at: new Date() },
+    ]);
+    const deposit = page.locator(`[data-testid=deposits] tr[data-tx="${depositTx}"]`);
+    await deposit.waitFor();
+    expect(await deposit.locator('[data-status]').getAttribute('data-status')).toBe('funding');
     await shot('treasury');
 
     await page.goto(`${admin}/console#/health`);

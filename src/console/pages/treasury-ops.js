@@ -1,8 +1,9 @@
 // Running the treasury: open and past operator alerts (decision 140), continuous reconciliation's history (decision
-// 141) and withdrawals (decision 143). Each panel reads its own admin endpoint, newest first, the latest page only.
+// 141), withdrawals (decision 143) and inbound transfers (decisions 130-133). Each panel reads its own admin endpoint, newest first, the latest page only.
 import { html } from '../html.js';
 import { api } from '../api.js';
-import { Empty, ErrorNote, Panel, Status, useResource } from '../components.js';
+import { useEffect, useState } from 'preact/hooks';
+import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
 import { href } from '../router.js';
@@ -67,6 +68,50 @@ export function Withdrawals() {
               (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
                 <td><span class=${`chain chain-${w.chain}`}>${w.chain}</span></td><td class="num">${decimal(w.amount_usdc)}</td>
                 <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td>${ago(w.created_at)}</td></tr>`,
+            )}
+          </tbody>
+        </table>`}
+  </${Panel}>`;
+}
+
+const DEPOSIT_REFRESH_MS = 3000;
+const DEPOSIT_FILTERS = [
+  ['all', 'All'],
+  ['unmatched', 'Waiting for an operator'],
+];
+
+/**
+ * GET /admin/deposits: transfers into the treasuries the deposit scanner booked (decision 130), as funding or as a
+ * payment's refund; `unmatched` lists USDC from a past payout's recipient that waits for `stableroute intents refund`.
+ */
+export function Deposits() {
+  const [filter, setFilter] = useState('all');
+  const list = useResource(() => api(`/admin/deposits?limit=${PAGE}${filter === 'all' ? '' : `&status=${filter}`}`), `deposits-${filter}`);
+  const refresh = useThrottled(() => list.reload(), 2000);
+  useLiveEvents(() => refresh());
+  // Deposits come from outside, not through the payments' live stream: the panel also asks again every few seconds.
+  useEffect(() => {
+    const timer = setInterval(() => list.reload(), DEPOSIT_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const rows = list.data?.data ?? [];
+  const tabs = html`<div class="tabs" role="group" aria-label="Deposits shown">
+    ${DEPOSIT_FILTERS.map(
+      ([key, name]) => html`<button type="button" class=${`button ${filter === key ? 'primary' : ''}`} aria-pressed=${filter === key} onClick=${() => setFilter(key)}>${name}</button>`,
+    )}
+  </div>`;
+  return html`<${Panel} title="Deposits and returns (inbound transfers)" actions=${tabs}>
+    <${ErrorNote} error=${list.error} />
+    ${rows.length === 0
+      ? html`<${Empty}>${list.loading ? 'Loading…' : filter === 'all' ? 'No inbound transfer booked yet: USDC or gas sent to a treasury shows here within seconds.' : 'Nothing waits for an operator.'}</${Empty}>`
+      : html`<table class="table" data-testid="deposits">
+          <thead><tr><th>Booked</th><th>Chain</th><th class="num">Amount</th><th>From</th><th>Transaction</th><th>Status</th><th>Booked as</th></tr></thead>
+          <tbody>
+            ${rows.map(
+              (d) => html`<tr key=${d.id} data-id=${d.id} data-tx=${d.tx_id}><td>${ago(d.booked_at)}</td><td><span class=${`chain chain-${d.chain}`}>${d.chain}</span></td>
+                <td class="num">${decimal(d.amount)} <small>${d.currency}</small></td><td><${Hash} value=${d.from_address} keep=${8} /></td>
+                <td><${Hash} value=${d.tx_id} keep=${8} /></td><td><${Status} value=${d.status} /></td>
+                <td>${d.booked_as === 'refund' && d.payment_intent_id ? html`refund of <a class="mono" href=${href(`/payments/${d.payment_intent_id}`)}>${d.payment_intent_id}</a>` : d.booked_as}</td></tr>`,
             )}
           </tbody>
         </table>`}

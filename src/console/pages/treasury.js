@@ -1,11 +1,11 @@
 // Treasury per chain. Each panel reads one admin endpoint, so a new data source is one more entry in PANELS
-// (operator alerts, reconciliation history and withdrawals are in treasury-ops.js).
+// (operator alerts, reconciliation history, deposits and withdrawals are in treasury-ops.js).
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
-import { Alerts, ReconciliationHistory, Withdrawals } from './treasury-ops.js';
+import { Alerts, Deposits, ReconciliationHistory, Withdrawals } from './treasury-ops.js';
 
 /** GET /admin/treasury: the ledger's view, cheap, refreshed live as payments move funds. */
 function Balances() {
@@ -52,7 +52,7 @@ function Reconciliation() {
   </${Panel}>`;
 }
 
-export const PANELS = [Balances, Alerts, Reconciliation, ReconciliationHistory, Withdrawals];
+export const PANELS = [Balances, Alerts, Reconciliation, ReconciliationHistory, Deposits, Withdrawals];
 
 export function TreasuryPage() {
   return html`<div class="page">${PANELS.map((P) => html`<${P} />`)}</div>`;
