@@ -121,20 +121,25 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 
-    let workers: Workers | null = null;
-    if (roles.workers) workers = await startWorkers(ctx);
+    // Workers start before the listeners: a listener that cannot bind (a port in use) must stop them too, or their
+    // loops would keep the process alive on a closed pool.
+    if (roles.workers) {
+      const workers: Workers = await startWorkers(ctx);
+      closers.unshift(async () => workers.stop());
+    }
     const readiness: Readiness = { ready: false };
-    const apps: FastifyInstance[] = [];
     const addresses: Runtime['addresses'] = {};
+    const serve = async (app: FastifyInstance, port: number, host: string) => {
+      closers.unshift(async () => app.close());
+      return app.listen({ port, host });
+    };
     if (roles.api) {
       const separateAdmin = config.adminPort !== null;
       const publicApp = await buildApp(ctx, { merchant: true, admin: !separateAdmin, readiness });
-      apps.push(publicApp);
-      addresses.public = await publicApp.listen({ port: config.port, host: config.host });
+      addresses.public = await serve(publicApp, config.port, config.host);
       if (separateAdmin) {
         const adminApp = await buildApp(ctx, { merchant: false, admin: true, readiness });
-        apps.push(adminApp);
-        addresses.admin = await adminApp.listen({ port: config.adminPort!, host: config.adminHost });
+        addresses.admin = await serve(adminApp, config.adminPort!, config.adminHost);
       }
     }
     readiness.ready = true;
@@ -151,10 +156,8 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       stop: () =>
         (stopping ??= (async () => {
           readiness.ready = false;
-          // 1. stop intake (in-flight requests finish)  2. workers finish or abandon their step (resumed later)
-          // 3. queue, adapters, pool, embedded database.
-          await Promise.all(apps.map((app) => app.close()));
-          await workers?.stop();
+          // In reverse order of start-up: 1. stop intake (in-flight requests finish)  2. workers finish or abandon
+          // their step (resumed later)  3. adapters, queue, pool, embedded database.
           for (const close of closers) await close().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
           log.info('stopped');
         })()),
