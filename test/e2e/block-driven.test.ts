@@ -10,6 +10,7 @@ import { startConfirmationWorker } from '../../src/workers/confirmation/confirm.
 import type { Periodic } from '../../src/workers/periodic.js';
 import { createPayment, createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
+import { devnetEnv } from '../helpers/devnet.js';
 
 let t: TestContext | undefined;
 let worker: Periodic | undefined;
@@ -47,17 +48,7 @@ describe('block-driven confirmation', () => {
   it('on the devnets: settles both chains as blocks come, and batched statuses answer as single ones', { timeout: 180_000 }, async () => {
     const [eth, sol] = await Promise.all([startEthereumDevnet({ blockTimeSeconds: 1 }), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
     stops.push(() => eth.stop(), () => sol.stop());
-    t = await createTestContext({
-      ETHEREUM_ADAPTER: 'rpc',
-      ETHEREUM_RPC_URL: eth.rpcUrl,
-      ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
-      ETHEREUM_TREASURY_KEY: eth.treasuryKey,
-      ETHEREUM_CONFIRMATIONS: '2',
-      SOLANA_ADAPTER: 'rpc',
-      SOLANA_RPC_URL: sol.rpcUrl,
-      SOLANA_USDC_MINT: sol.usdcMint,
-      SOLANA_TREASURY_KEY: sol.treasuryKey,
-    });
+    t = await createTestContext(devnetEnv(eth, sol));
     const ethIds = [await createPayment(t.app, 1, { ethereum_address: ETH_ADDRESS }), await createPayment(t.app, 2, { ethereum_address: ETH_ADDRESS })];
     const solIds = [await createPayment(t.app, 1, { solana_address: SOL_ADDRESS }), await createPayment(t.app, 2, { solana_address: SOL_ADDRESS })];
     await drainExecution(t);

@@ -16,6 +16,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { devnetEnv } from '../helpers/devnet.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -29,24 +30,14 @@ beforeAll(async () => {
   [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
   // Slots move only when a test moves them: "final" and "one slot" are then exact.
   sol.pause();
-  t = await createTestContext({
-    ETHEREUM_ADAPTER: 'rpc',
-    ETHEREUM_RPC_URL: eth.rpcUrl,
-    ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
-    ETHEREUM_TREASURY_KEY: eth.treasuryKey,
-    ETHEREUM_CONFIRMATIONS: '2',
-    SOLANA_ADAPTER: 'rpc',
-    SOLANA_RPC_URL: sol.rpcUrl,
-    SOLANA_USDC_MINT: sol.usdcMint,
-    SOLANA_TREASURY_KEY: sol.treasuryKey,
-  });
+  t = await createTestContext(devnetEnv(eth, sol));
 }, 120_000);
 afterAll(async () => {
   await t?.close();
   await Promise.all([eth?.stop(), sol?.stop()]);
 });
 
-const devnetEnv = () => ({ ETHEREUM_RPC_URL: eth.rpcUrl, ETHEREUM_USDC_ADDRESS: eth.usdcAddress, SOLANA_RPC_URL: sol.rpcUrl });
+const fundEnv = () => ({ ETHEREUM_RPC_URL: eth.rpcUrl, ETHEREUM_USDC_ADDRESS: eth.usdcAddress, SOLANA_RPC_URL: sol.rpcUrl });
 const scan = () => scanDeposits({ ...t.ctx, log: quiet });
 
 async function available(chain: Chain): Promise<number> {
@@ -86,10 +77,10 @@ describe('deposits on the Ethereum devnet', () => {
   it('devnet fund: a deposit is booked once it is ETHEREUM_CONFIRMATIONS deep, once', { timeout: 120_000 }, async () => {
     const treasury = t.ctx.adapters.ethereum.treasuryAddress();
     const before = await available('ethereum');
-    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--usdc', '1'], devnetEnv())).code).toBe(2);
-    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury], devnetEnv())).code).toBe(2);
+    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--usdc', '1'], fundEnv())).code).toBe(2);
+    expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury], fundEnv())).code).toBe(2);
     expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury, '--usdc', '1'], {})).code).toBe(1);
-    const funded = await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], devnetEnv());
+    const funded = await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], fundEnv());
     expect(funded.code, funded.stderr).toBe(0);
     const txIds = JSON.parse(funded.stdout.trim()).tx_ids as string[];
     expect(txIds).toHaveLength(2);
@@ -155,7 +146,7 @@ describe('deposits on the Solana devnet', () => {
   it('devnet fund: a deposit is booked once finalized, once', { timeout: 120_000 }, async () => {
     const treasury = t.ctx.adapters.solana.treasuryAddress();
     const before = await available('solana');
-    const funded = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], devnetEnv());
+    const funded = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], fundEnv());
     expect(funded.code, funded.stderr).toBe(0);
     await scan();
     expect(await inbound('solana')).toEqual([]);
@@ -196,9 +187,9 @@ describe('deposits on the Solana devnet', () => {
 
     // The recipient, given 1 USDC elsewhere, sends it too through the CLI: no second refund; booked as funding and
     // listed for the operator.
-    const topUp = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', SOL_RECIPIENT, '--usdc', '1'], devnetEnv());
+    const topUp = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', SOL_RECIPIENT, '--usdc', '1'], fundEnv());
     expect(topUp.code, topUp.stderr).toBe(0);
-    const more = await runCommand(['devnet', 'fund', '--chain', 'solana', '--from', SOL_RECIPIENT, '--to', treasury, '--usdc', '1', '--json'], devnetEnv());
+    const more = await runCommand(['devnet', 'fund', '--chain', 'solana', '--from', SOL_RECIPIENT, '--to', treasury, '--usdc', '1', '--json'], fundEnv());
     expect(more.code, more.stderr).toBe(0);
     const [moreTx] = JSON.parse(more.stdout.trim()).tx_ids as string[];
     sol.advanceSlots(8);

@@ -8,6 +8,7 @@ import { startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ether
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { devnetEnv } from '../helpers/devnet.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
@@ -28,17 +29,7 @@ afterAll(async () => {
 });
 
 function chainEnv(): Record<string, string> {
-  return {
-    ETHEREUM_ADAPTER: 'rpc',
-    ETHEREUM_RPC_URL: eth.rpcUrl,
-    ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
-    ETHEREUM_TREASURY_KEY: eth.treasuryKey,
-    ETHEREUM_CONFIRMATIONS: '1',
-    SOLANA_ADAPTER: 'rpc',
-    SOLANA_RPC_URL: sol.rpcUrl,
-    SOLANA_USDC_MINT: sol.usdcMint,
-    SOLANA_TREASURY_KEY: sol.treasuryKey,
-  };
+  return devnetEnv(eth, sol, { ETHEREUM_CONFIRMATIONS: '1' });
 }
 
 /** Every spelling of the private part of both keys that a leak could take. */

@@ -12,6 +12,7 @@ import { createTestContext, KEY, type TestContext } from '../helpers/context.js'
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import pino from 'pino';
+import { devnetEnv } from '../helpers/devnet.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -26,15 +27,7 @@ beforeAll(async () => {
   [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
   proxy = await startRpcProxy(eth.rpcUrl);
   t = await createTestContext({
-    ETHEREUM_ADAPTER: 'rpc',
-    ETHEREUM_RPC_URL: proxy.url,
-    ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
-    ETHEREUM_TREASURY_KEY: eth.treasuryKey,
-    ETHEREUM_CONFIRMATIONS: '2',
-    SOLANA_ADAPTER: 'rpc',
-    SOLANA_RPC_URL: sol.rpcUrl,
-    SOLANA_USDC_MINT: sol.usdcMint,
-    SOLANA_TREASURY_KEY: sol.treasuryKey,
+    ...devnetEnv(eth, sol, { ETHEREUM_RPC_URL: proxy.url }),
     RPC_TIMEOUT_SECONDS: '1',
     STUCK_AFTER_SECONDS: '600',
     EXECUTION_RETRY_DELAY_SECONDS: '1',

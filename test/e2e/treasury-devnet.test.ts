@@ -17,6 +17,7 @@ import pino from 'pino';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand, waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { devnetEnv } from '../helpers/devnet.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -29,17 +30,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
-  const chains = {
-    ETHEREUM_ADAPTER: 'rpc',
-    ETHEREUM_RPC_URL: eth.rpcUrl,
-    ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
-    ETHEREUM_TREASURY_KEY: eth.treasuryKey,
-    ETHEREUM_CONFIRMATIONS: '2',
-    SOLANA_ADAPTER: 'rpc',
-    SOLANA_RPC_URL: sol.rpcUrl,
-    SOLANA_USDC_MINT: sol.usdcMint,
-    SOLANA_TREASURY_KEY: sol.treasuryKey,
-  };
+  const chains = devnetEnv(eth, sol);
   // The Solana devnet's treasury opens with 100 SOL: below a low-water mark of 100.5.
   t = await createTestContext({ ...chains, RPC_TIMEOUT_SECONDS: '5', EXECUTION_RETRY_DELAY_SECONDS: '1', SOLANA_GAS_LOW_WATER: '100.5' });
   env = { ...chains, DATABASE_URL: t.db.url };
