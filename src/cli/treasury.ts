@@ -1,7 +1,8 @@
 // `stableroute treasury withdraw`: the operator sends treasury USDC out through the payouts' lifecycle (decision 143).
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { createWithdrawal, withdrawalView } from '../core/withdrawals.js';
+import { withdrawalView } from '../api/views/withdrawals.js';
+import { createWithdrawal } from '../core/withdrawals.js';
 import { AppError } from '../domain/errors.js';
 import type { CliHelpers } from './policies.js';
 

@@ -10,14 +10,13 @@ import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
 import { findIntentsByKeys, insertIntents, recordCreations, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
 import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
-import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
+import { isChain, type Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { enqueueExecutions } from '../jobs/queue.js';
 import { movements } from '../ledger/movements.js';
 import { lockAvailable, post } from '../ledger/store.js';
-import { decimalsOf } from '../ledger/currencies.js';
-import { AmountError, formatUnits, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../money.js';
+import { AmountError, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../money.js';
 import type { AppContext } from './context.js';
 
 export { OPERATOR_MERCHANT_ID };
@@ -132,24 +131,4 @@ export async function withdrawals(ctx: Pick<AppContext, 'pool'>, page: { limit: 
   const intents = await listWithdrawals(ctx.pool, page);
   const attempts = await attemptsOf(ctx.pool, intents.map((i) => i.id));
   return intents.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [] }));
-}
-
-/** The operator's view: exact amounts as decimal strings, the live (or final) transfer's id and fee. */
-export function withdrawalView(record: WithdrawalRecord) {
-  const { intent } = record;
-  const last = record.attempts.at(-1) ?? null;
-  const landed = record.attempts.find((a) => a.status === 'confirmed') ?? last;
-  return {
-    id: intent.id,
-    chain: intent.selected_chain,
-    to: intent.destination_address,
-    amount_usdc: formatUsdc(intent.amount_micros),
-    status: intent.status,
-    idempotency_key: intent.idempotency_key,
-    tx_id: landed?.tx_id ?? null,
-    fee_native: landed?.actual_fee_native == null ? null : formatUnits(landed.actual_fee_native, decimalsOf(NATIVE_CURRENCY[intent.selected_chain])),
-    fee_currency: NATIVE_CURRENCY[intent.selected_chain],
-    created_at: intent.created_at.toISOString(),
-    updated_at: intent.updated_at.toISOString(),
-  };
 }

@@ -2,7 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { alertView } from '../../core/alerts.js';
 import type { AppContext } from '../../core/context.js';
-import { createWithdrawal, getWithdrawal, withdrawals, withdrawalView } from '../../core/withdrawals.js';
+import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/withdrawals.js';
+import { withdrawalView } from '../views/withdrawals.js';
 import { AppError } from '../../domain/errors.js';
 import { listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
 import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
