@@ -274,6 +274,28 @@ async function pickIntent(run: Run, statuses: PaymentStatus[], pick: number): Pr
   return rows.length === 0 ? null : rows[pick % rows.length]!.id;
 }
 
+/**
+ * An operator resolves a manual review after an outside check, and the check is right: a stuck simulated transfer
+ * stays pending forever, so failing its payment takes `force`; a transfer that is only late (its broadcast timed out
+ * and it lands later) is no reason to force a failure, and then the chain's `pending` refuses it. Settling by hand
+ * is always forced (the operator saw the payout, or takes the loss).
+ */
+async function resolveByHand(run: Run, id: string, verdict: Verdict): Promise<void> {
+  const { rows } = await run.t.db.pool.query<{ will_stick: boolean }>(`SELECT will_stick FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1`, [id]);
+  const canLand = rows.some((r) => !r.will_stick);
+  if (verdict === 'failed' && canLand) {
+    const refused = await resolveManualReview(run.t.ctx, id, verdict).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe('INVALID_STATE');
+    return;
+  }
+  expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true })).status).toBe(verdict);
+  if (verdict === 'settled') run.handSettled.set(id, run.t.clock.now().getTime());
+}
+
 async function apply(run: Run, cmd: Command): Promise<void> {
   const { t } = run;
   switch (cmd.kind) {
@@ -295,10 +317,7 @@ async function apply(run: Run, cmd: Command): Promise<void> {
     case 'resolve': {
       const id = await pickIntent(run, ['manual_review'], cmd.pick);
       if (!id) return;
-      // Stuck simulated transfers stay pending forever: failing one takes an operator's outside check (force).
-      const result = await resolveManualReview(t.ctx, id, cmd.resolution, { force: true });
-      expect(result.status).toBe(cmd.resolution);
-      if (cmd.resolution === 'settled') run.handSettled.set(id, t.clock.now().getTime());
+      await resolveByHand(run, id, cmd.resolution);
       return;
     }
     case 'cancel': {
@@ -486,9 +505,7 @@ async function settleDown(run: Run, verdicts: Verdict[]): Promise<void> {
   await apply(run, { kind: 'confirm' });
   const { rows } = await run.t.db.pool.query<{ id: string }>("SELECT id FROM payment_intents WHERE status = 'manual_review' ORDER BY id");
   for (const [i, { id }] of rows.entries()) {
-    const verdict = verdicts[i % verdicts.length]!;
-    expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true })).status).toBe(verdict);
-    if (verdict === 'settled') run.handSettled.set(id, run.t.clock.now().getTime());
+    await resolveByHand(run, id, verdicts[i % verdicts.length]!);
   }
   await apply(run, { kind: 'confirm' });
 }
