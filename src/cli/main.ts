@@ -29,7 +29,7 @@ const USAGE = `usage: stableroute <command>
   worker                     background workers only
   migrate                    apply database migrations and exit
   merchants create --name NAME --webhook-url URL [--json]
-                             onboard a merchant; prints its API key once
+                             onboard a merchant; prints its API key and webhook secret once
   merchants policy MERCHANT_ID [--max-payment-usd N|none|default] [--daily-limit-usd N|none|default]
                    [--allowlist on|off|default] [--approval-above-usd N|none|default]
                    [--rate-limit-per-minute N|default] [--reset] [--json]
@@ -40,7 +40,6 @@ const USAGE = `usage: stableroute <command>
   merchants keys revoke MERCHANT_ID --key KEY_ID|PREFIX|KEY [--json]
                              API key rotation: a new key is printed once; several stay active until revoked;
                              a revoked key is refused (401) from the next request on
-                             onboard a merchant; prints its API key and webhook secret once
   merchants webhook-secret rotate MERCHANT_ID [--overlap-seconds N] [--json]
                              a new webhook signing secret, shown once; the previous one keeps signing for
                              N seconds (default WEBHOOK_SECRET_OVERLAP_SECONDS, 1 day)
@@ -70,10 +69,10 @@ const USAGE = `usage: stableroute <command>
                              against the running devnet (ETHEREUM_RPC_URL, ETHEREUM_USDC_ADDRESS, SOLANA_RPC_URL):
                              mint test USDC and send native currency to ADDRESS; with --from, send as that address
                              (anvil impersonation; Solana: processed without signature verification)
-  webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
   devnet --signer pkcs11 [--json]
                              the same, with both treasury keys generated inside a new SoftHSM2 token;
                              prints the signer settings (PKCS11_*), never a key
+  webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
 `;
 
 type Command = (args: string[], config: Config) => Promise<number>;
