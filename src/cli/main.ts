@@ -70,7 +70,7 @@ const USAGE = `usage: stableroute <command>
                              mint test USDC and send native currency to ADDRESS; with --from, send as that address
                              (anvil impersonation; Solana: processed without signature verification)
   devnet --signer pkcs11 [--json]
-                             the same, with both treasury keys generated inside a new SoftHSM2 token;
+                             the devnet, with both treasury keys generated inside a new SoftHSM2 token;
                              prints the signer settings (PKCS11_*), never a key
   webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
 `;
