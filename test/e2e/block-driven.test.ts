@@ -56,10 +56,18 @@ describe('block-driven confirmation', () => {
     for (const [chain, ids] of [['ethereum', ethIds], ['solana', solIds]] as const) {
       const signed = (await attemptsOf(ids)).map(signedOf);
       const adapter = t.ctx.adapters[chain];
+      // The batch answers as single lookups do. Blocks keep coming meanwhile, so each batched answer must lie between
+      // the single answers read just before and just after it, in the order a transfer moves (pending, included, final).
+      const before = await Promise.all(signed.map((s) => adapter.getStatus(s)));
       const batched = await adapter.getStatuses(signed);
-      const single = await Promise.all(signed.map((s) => adapter.getStatus(s)));
-      // Same kinds of answers (a block may land in between, so confirmations can differ by one).
-      expect(batched.map((s) => s.state)).toEqual(single.map((s) => s.state));
+      const after = await Promise.all(signed.map((s) => adapter.getStatus(s)));
+      const progress = ['unknown', 'pending', 'included', 'final'];
+      for (const [i, status] of batched.entries()) {
+        const [from, at, to] = [before[i]!, status, after[i]!].map((s) => progress.indexOf(s.state));
+        expect(at, `${chain} transfer ${i}: ${before[i]!.state} -> ${status.state} -> ${after[i]!.state}`).toBeGreaterThanOrEqual(from!);
+        expect(at, `${chain} transfer ${i}: ${before[i]!.state} -> ${status.state} -> ${after[i]!.state}`).toBeLessThanOrEqual(to!);
+        expect(at).toBeGreaterThanOrEqual(1); // every one of them reached the node
+      }
       expect(await adapter.getStatuses([])).toEqual([]);
     }
 
