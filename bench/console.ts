@@ -5,9 +5,8 @@
 // for reading, never asserted: the machine is shared.
 //   BENCH_PAYMENTS=100000   payments seeded
 //   BENCH_RUNS=30           runs per scenario
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
@@ -19,14 +18,13 @@ import type { AppContext } from '../src/core/context.js';
 import { ensureTestMerchant } from '../src/core/merchants.js';
 import { refreshDatabaseGauges } from '../src/core/metrics.js';
 import { ensureTreasuries } from '../src/core/treasury.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { listIntents } from '../src/db/queries/intent-list.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, type Queryable } from '../src/db/pool.js';
 import { startQueue } from '../src/jobs/queue.js';
 import { createMetrics } from '../src/metrics/registry.js';
 import { percentile, round } from './lib/load.js';
-import { createBenchDatabase } from './lib/service.js';
+import { benchServer, createBenchDatabase } from './lib/service.js';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -109,15 +107,8 @@ async function timed(runs: number, fn: () => Promise<unknown>): Promise<{ p50: n
 }
 
 async function main(): Promise<void> {
-  let serverUrl = process.env.DATABASE_URL;
-  let embeddedDir: string | undefined;
-  let stopEmbedded: (() => Promise<void>) | undefined;
-  if (!serverUrl) {
-    embeddedDir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
-    const embedded = await startEmbeddedPostgres(embeddedDir, pino({ level: 'warn' }));
-    serverUrl = embedded.url;
-    stopEmbedded = () => embedded.stop();
-  }
+  const server = await benchServer();
+  const serverUrl = server.url;
   const db = await createBenchDatabase(serverUrl);
   const pool = createPool(db.url, 4);
   let app: FastifyInstance | undefined;
@@ -217,8 +208,7 @@ async function main(): Promise<void> {
     await ctx?.boss.stop({ graceful: false, wait: true });
     await pool.end();
     await db.drop();
-    await stopEmbedded?.();
-    if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

@@ -4,21 +4,18 @@
 //   BENCH_SECONDS=10            length of each throughput phase
 //   BENCH_SUSTAINED_SECONDS=60  length of the sustained run
 //   BENCH_CONCURRENCY=16        clients of the closed-loop phases
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder, isAddress as isSolanaAddress } from '@solana/kit';
 import pg from 'pg';
-import pino from 'pino';
 import { getAddress, isAddress as isEthereumAddress } from 'viem';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
-import { createBenchDatabase, startService, type Service } from './lib/service.js';
+import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
@@ -192,15 +189,8 @@ function addressValidation(): { ethereumMicros: number; solanaMicros: number } {
 }
 
 async function main(): Promise<void> {
-  let serverUrl = process.env.DATABASE_URL;
-  let embeddedDir: string | undefined;
-  let stopEmbedded: (() => Promise<void>) | undefined;
-  if (!serverUrl) {
-    embeddedDir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
-    const embedded = await startEmbeddedPostgres(embeddedDir, pino({ level: 'warn' }));
-    serverUrl = embedded.url;
-    stopEmbedded = () => embedded.stop();
-  }
+  const server = await benchServer();
+  const serverUrl = server.url;
   try {
     console.log(`stableroute bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
     const baseDb = await createBenchDatabase(serverUrl);
@@ -249,8 +239,7 @@ async function main(): Promise<void> {
     console.log(`\nwritten to bench/results/latest.json`);
   } finally {
     closeConnections();
-    await stopEmbedded?.();
-    if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });
+    await server.stop();
   }
 }
 

@@ -3,11 +3,36 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import pino from 'pino';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
 
 const BIN = fileURLToPath(new URL('../../bin/stableroute.js', import.meta.url));
+
+export interface BenchServer {
+  /** The server's admin URL: each phase creates its own database on it (createBenchDatabase). */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The PostgreSQL server named by DATABASE_URL, or an embedded one in a temporary directory, removed at stop. */
+export async function benchServer(): Promise<BenchServer> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
+  const embedded = await startEmbeddedPostgres(dir, pino({ level: 'warn' }));
+  return {
+    url: embedded.url,
+    stop: async () => {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 export interface BenchDatabase {
   url: string;
