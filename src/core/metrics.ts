@@ -3,51 +3,39 @@
 // intents, bench/console.ts); concurrent scrapes share one read, and a read slower than TIMEOUT_MS is not waited for
 // (the previous values are served and stableroute_metrics_collect_errors_total counts it), so a slow database never
 // hangs a scrape.
-import { confirmationBacklog } from '../db/queries/backlog.js';
 import { countByStatus } from '../db/queries/intent-list.js';
 import { PAYMENT_STATUSES } from '../domain/payment-intent.js';
 import { queueDepths } from '../jobs/depth.js';
-import { treasuryNativeBalances } from '../ledger/native-balances.js';
-import { treasuryBalances } from '../ledger/store.js';
 import { formatUnits, formatUsdc } from '../money.js';
-import { decimalsOf } from '../ledger/currencies.js';
 import type { AppContext } from './context.js';
-import { WATCHED } from './lifecycle/confirm.js';
+import { treasuryStates } from './operator/treasury.js';
 
 const TIMEOUT_MS = 5_000;
 
-type Deps = Pick<AppContext, 'pool' | 'boss' | 'metrics' | 'log' | 'clock'>;
+type Deps = Pick<AppContext, 'pool' | 'boss' | 'metrics' | 'log' | 'clock' | 'adapters' | 'config'>;
 
 /** The read in flight per registry (keyed by the app's Metrics, so apps in one process never share one). */
 const inFlight = new WeakMap<object, Promise<void>>();
 
 async function readGauges(deps: Deps): Promise<void> {
   const { metrics } = deps;
-  const [statuses, queues, backlog, balances, natives] = await Promise.all([
-    countByStatus(deps.pool),
-    queueDepths(deps.boss),
-    confirmationBacklog(deps.pool, WATCHED),
-    treasuryBalances(deps.pool),
-    treasuryNativeBalances(deps.pool),
-  ]);
+  // The treasury and backlog figures are the operator's treasury view (GET /admin/treasury), read the same way.
+  const [statuses, queues, treasuries] = await Promise.all([countByStatus(deps.pool), queueDepths(deps.boss), treasuryStates(deps)]);
   for (const status of PAYMENT_STATUSES) metrics.paymentIntents.set({ status }, statuses.get(status) ?? 0);
   for (const q of queues) {
     metrics.jobQueueDepth.set({ queue: q.queue, state: 'waiting' }, q.waiting);
     metrics.jobQueueDepth.set({ queue: q.queue, state: 'active' }, q.active);
   }
   const now = deps.clock.now().getTime();
-  for (const b of balances) {
-    const chainBacklog = backlog.find((x) => x.chain === b.chain);
-    metrics.confirmationBacklog.set({ chain: b.chain }, chainBacklog?.attempts ?? 0);
-    const oldest = chainBacklog?.oldestBroadcastAt;
-    metrics.confirmationBacklogOldestAge.set({ chain: b.chain }, oldest ? Math.max(0, (now - oldest.getTime()) / 1000) : 0);
+  for (const t of treasuries) {
+    metrics.confirmationBacklog.set({ chain: t.chain }, t.backlog.attempts);
+    const oldest = t.backlog.oldestBroadcastAt;
+    metrics.confirmationBacklogOldestAge.set({ chain: t.chain }, oldest ? Math.max(0, (now - oldest.getTime()) / 1000) : 0);
     // Gauges are doubles: exact for any balance below 9e9 USDC, which every treasury is.
-    metrics.treasuryBalanceUsdc.set({ chain: b.chain, account: 'available' }, Number(formatUsdc(b.availableMicros)));
-    metrics.treasuryBalanceUsdc.set({ chain: b.chain, account: 'reserved' }, Number(formatUsdc(b.reservedMicros - b.inFlightMicros)));
-    metrics.treasuryBalanceUsdc.set({ chain: b.chain, account: 'in_flight' }, Number(formatUsdc(b.inFlightMicros)));
-  }
-  for (const n of natives) {
-    metrics.treasuryNativeBalance.set({ chain: n.chain, currency: n.currency }, Number(formatUnits(n.units, decimalsOf(n.currency))));
+    metrics.treasuryBalanceUsdc.set({ chain: t.chain, account: 'available' }, Number(formatUsdc(t.availableMicros)));
+    metrics.treasuryBalanceUsdc.set({ chain: t.chain, account: 'reserved' }, Number(formatUsdc(t.reservedMicros)));
+    metrics.treasuryBalanceUsdc.set({ chain: t.chain, account: 'in_flight' }, Number(formatUsdc(t.inFlightMicros)));
+    metrics.treasuryNativeBalance.set({ chain: t.chain, currency: t.nativeCurrency }, Number(formatUnits(t.nativeUnits, t.nativeDecimals)));
   }
 }
 

@@ -1,7 +1,7 @@
 // Operator views behind the console's treasury, chain-health and webhook pages. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { chainHealthHistory, MAX_HISTORY_POINTS } from '../../core/operator/chain-health.js';
+import { chainHealthHistory, DEFAULT_HISTORY_POINTS, MAX_HISTORY_POINTS } from '../../core/operator/chain-health.js';
 import { treasuryStates } from '../../core/operator/treasury.js';
 import { webhookEventRecord } from '../../core/operator/webhooks.js';
 import type { Chain } from '../../domain/chain.js';
@@ -42,7 +42,7 @@ export function adminOperationRoutes(app: FastifyInstance, ctx: AppContext): voi
       config: { validationCodes: { '': 'INVALID_FILTER' } },
     },
     async (request) => {
-      const points = Math.min(MAX_HISTORY_POINTS, Math.max(1, Number(request.query.points ?? 240)));
+      const points = Math.min(MAX_HISTORY_POINTS, Math.max(1, Number(request.query.points ?? DEFAULT_HISTORY_POINTS)));
       const since = request.query.since ? new Date(request.query.since) : undefined;
       const rows = await chainHealthHistory(ctx, { chain: request.query.chain, since, points });
       return rows.map((s) => ({ ...snapshotView(s), source: s.source }));

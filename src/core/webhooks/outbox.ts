@@ -1,17 +1,7 @@
-// Operator views of the webhook outbox: events by delivery status, and sending a failed one again.
+// The operator sends a failed webhook event again (the lists are in src/core/operator/webhooks.ts).
 import type { Queryable } from '../../db/pool.js';
-import {
-  findEventStatus,
-  listWebhookEvents as listEvents,
-  requeueEvent,
-  type WebhookEventRow,
-  type WebhookEventStatus,
-} from '../../db/queries/webhook-events.js';
+import { findEventStatus, requeueEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
-
-export async function listWebhookEvents(db: Queryable, status: WebhookEventStatus, limit: number): Promise<WebhookEventRow[]> {
-  return listEvents(db, status, limit);
-}
 
 /** Puts a failed (or stored) event back in the queue with a fresh retry budget. */
 export async function redeliverWebhookEvent(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {

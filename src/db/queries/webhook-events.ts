@@ -238,15 +238,6 @@ export interface WebhookEventRow {
   created_at: Date;
 }
 
-export async function listWebhookEvents(db: Queryable, status: WebhookEventStatus, limit: number): Promise<WebhookEventRow[]> {
-  const { rows } = await db.query<WebhookEventRow>(
-    `SELECT id, event_type, payment_intent_id, merchant_id, status, attempts, last_error, next_attempt_at, delivered_at, created_at
-       FROM webhook_events WHERE status = $1 ORDER BY seq DESC LIMIT $2`,
-    [status, limit],
-  );
-  return rows;
-}
-
 /**
  * Puts a failed (or stored) event of a merchant that has an enabled webhook_url back in the queue with a fresh retry budget,
  * and wakes the workers. Null when the event is not in such a state.
