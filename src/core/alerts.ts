@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
 import {
   claimDueNotification,
   insertAlertNotification,
@@ -21,6 +21,7 @@ import { decideAfterAttempt } from '../domain/webhook-delivery.js';
 import { newId } from '../ids.js';
 import { parseAllowList, type DestinationPolicy, type Resolver } from '../webhooks/destination-guard.js';
 import { buildWebhookHeaders, postWebhook } from '../webhooks/request.js';
+import { inDeliveryTransaction } from './webhooks/delivery.js';
 
 export type { AlertKind, AlertRow };
 
@@ -96,7 +97,8 @@ export async function deliverAlertNotifications(deps: AlertDeliveryDeps): Promis
   if (url === null) return 0;
   let attempted = 0;
   for (; attempted < DELIVERIES_PER_PASS; attempted++) {
-    const done = await withTransaction(deps.pool, async (tx) => {
+    // Never re-run on a deadlock: the callback POSTs, and a blind re-run would send the alert again.
+    const done = await inDeliveryTransaction(deps, async (tx) => {
       const now = deps.clock.now();
       const due = await claimDueNotification(tx, now);
       if (!due) return false;

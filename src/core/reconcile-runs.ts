@@ -23,13 +23,15 @@ export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'lo
  * the loop; one run per period is kept).
  */
 export async function runReconciliation(deps: ReconcileDeps): Promise<ChainReconciliation[] | null> {
+  const periodStart = () => new Date(deps.clock.now().getTime() - deps.config.reconcileIntervalSeconds * 1000 * SAME_PERIOD_SHARE);
+  // Another worker process already ran this period: do not ask the chains for nothing (checked again under the lock).
+  if (await hasReconciliationRunSince(deps.pool, periodStart())) return null;
   // The chains are asked before the transaction: no lock is held while a node answers.
   const results = await reconcile(deps.pool, deps.adapters);
   return withTransaction(deps.pool, async (tx) => {
     if (!(await tryAdvisoryXactLock(tx, LOCK))) return null;
     const now = deps.clock.now();
-    const periodStart = new Date(now.getTime() - deps.config.reconcileIntervalSeconds * 1000 * SAME_PERIOD_SHARE);
-    if (await hasReconciliationRunSince(tx, periodStart)) return null;
+    if (await hasReconciliationRunSince(tx, periodStart())) return null;
     await insertReconciliationRuns(
       tx,
       results.map((r) => ({

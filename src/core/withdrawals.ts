@@ -47,17 +47,20 @@ export function parseWithdrawal(ctx: Pick<AppContext, 'adapters'>, request: With
   if (!ctx.adapters[chain].isValidAddress(to)) {
     throw new AppError('INVALID_DESTINATION', `"${to}" is not a valid ${chain} recipient (an address, not the treasury)`);
   }
-  let amountMicros: bigint;
-  try {
-    amountMicros = parseUsdc(request.amountUsdc.trim());
-  } catch (error) {
-    if (!(error instanceof AmountError)) throw error;
-    throw new AppError('INVALID_AMOUNT', `amount must be a positive USDC amount with at most 6 decimals, got "${request.amountUsdc}"`);
-  }
-  if (amountMicros <= 0n || amountMicros > MAX_AMOUNT_MICROS) {
+  const amountMicros = usdcAmount(request.amountUsdc.trim());
+  if (amountMicros === null || amountMicros <= 0n || amountMicros > MAX_AMOUNT_MICROS) {
     throw new AppError('INVALID_AMOUNT', `amount must be a positive USDC amount with at most 6 decimals, got "${request.amountUsdc}"`);
   }
   return { chain, to, amountMicros };
+}
+
+function usdcAmount(text: string): bigint | null {
+  try {
+    return parseUsdc(text);
+  } catch (error) {
+    if (error instanceof AmountError) return null;
+    throw error;
+  }
 }
 
 export async function createWithdrawal(ctx: AppContext, request: WithdrawalRequest): Promise<CreateWithdrawalResult> {
@@ -117,8 +120,9 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     return { intent, replayed: false };
   });
-  const attempts = await attemptsOf(ctx.pool, [created.intent.id]);
-  return { ...created, attempts: attempts.get(created.intent.id) ?? [] };
+  // A new withdrawal has no attempt yet; a replayed one may.
+  const attempts = created.replayed ? ((await attemptsOf(ctx.pool, [created.intent.id])).get(created.intent.id) ?? []) : [];
+  return { ...created, attempts };
 }
 
 export async function getWithdrawal(ctx: Pick<AppContext, 'pool'>, id: string): Promise<WithdrawalRecord | null> {

@@ -66,6 +66,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
+  const blockNumber = async (): Promise<string> => {
+    try {
+      return String(await within(() => rpc.getBlockNumber()));
+    } catch (error) {
+      throw toChainError(error, { operation: 'eth_blockNumber' });
+    }
+  };
 
   // Facts that never change under a running node: ask once, and again only after an ask that failed for an outage.
   const chainId = once(() => rpc.getChainId(), () => true);
@@ -79,7 +86,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
   // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
   const ownAddresses = new Set([from.toLowerCase(), token.toLowerCase()]);
-  const isValidRecipient = (candidate: string) => isWellFormedAddress(candidate) && !ownAddresses.has(candidate.toLowerCase());
+  const isValidRecipient = (candidate: string) => isWellFormedEthereumAddress(candidate) && !ownAddresses.has(candidate.toLowerCase());
 
   function transferData(request: TransferRequest): Hex {
     if (!isValidRecipient(request.to)) {
@@ -195,13 +202,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       return statuses;
     },
 
-    async head(): Promise<string> {
-      try {
-        return String(await within(() => rpc.getBlockNumber()));
-      } catch (error) {
-        throw toChainError(error, { operation: 'eth_blockNumber' });
-      }
-    },
+    head: blockNumber,
 
     async probe(): Promise<HealthProbe> {
       const started = performance.now();
@@ -239,13 +240,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async inboundPosition(): Promise<string> {
-      try {
-        return String(await within(() => rpc.getBlockNumber()));
-      } catch (error) {
-        throw toChainError(error, { operation: 'eth_blockNumber' });
-      }
-    },
+    // The deposit scan's position is a block number too.
+    inboundPosition: blockNumber,
 
     async listInboundTransfers(position: string): Promise<InboundScan> {
       try {
@@ -292,9 +288,6 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     close: () => options.signer.close(),
   };
 }
-
-/** Kept under this name for the adapter's callers; the rule lives in src/domain/addresses.ts. */
-export const isWellFormedAddress = isWellFormedEthereumAddress;
 
 /** A memoised ask whose failure is forgotten when `retriable` says so, so the next call asks again. */
 function once<T>(ask: () => Promise<T>, retriable: (error: unknown) => boolean): () => Promise<T> {

@@ -3,7 +3,7 @@
 // the token account's increase; SOL: the wallet's). Deltas, not instruction parsing: they are right whichever program
 // moved the funds. The position is the newest signature scanned of each of the two addresses.
 import type { Address, Signature } from '@solana/kit';
-import type { InboundScan, InboundTransfer } from '../port.js';
+import { ChainError, type InboundScan, type InboundTransfer } from '../port.js';
 import { call, type RpcClient } from './rpc.js';
 
 /** Transactions read per scan call (one getTransaction each). */
@@ -46,7 +46,7 @@ interface SignatureSeen {
   address: 'wallet' | 'token';
 }
 
-/** Every finalized signature of `address` after `until`, oldest first (bounded). */
+/** Every finalized signature of `address` after `until`, oldest first; throws past SIGNATURE_PAGES_MAX pages. */
 async function signaturesAfter(input: InboundInput, address: Address, until: string | null, which: 'wallet' | 'token'): Promise<SignatureSeen[]> {
   const found: SignatureSeen[] = [];
   let before: string | undefined;
@@ -62,10 +62,17 @@ async function signaturesAfter(input: InboundInput, address: Address, until: str
       }),
     );
     for (const s of batch) found.push({ signature: String(s.signature), slot: BigInt(s.slot), failed: s.err !== null, address: which });
-    if (batch.length < SIGNATURE_PAGE) break;
+    if (batch.length < SIGNATURE_PAGE) return found.reverse();
     before = String(batch.at(-1)!.signature);
   }
-  return found.reverse();
+  // The stored position is further back than the pages read: a page of the newest ones would move the position past
+  // older transfers never booked. Refuse loudly (the scan logs it every period) rather than skip deposits.
+  throw new ChainError(
+    'rpc_error',
+    'unknown',
+    `more than ${SIGNATURE_PAGES_MAX * SIGNATURE_PAGE} finalized signatures of ${which} ${address} since the deposit scan's position: ` +
+      'deposits are not booked until the scan can reach it',
+  );
 }
 
 export async function readInboundTransfers(input: InboundInput, positionText: string): Promise<InboundScan> {

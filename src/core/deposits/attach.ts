@@ -9,10 +9,10 @@ import { findIntent } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
 import { attachRefusal } from '../../domain/inbound-match.js';
 import { movements } from '../../ledger/movements.js';
-import { postMany } from '../../ledger/store.js';
-import { formatUsdc, usdcToNumber } from '../../money.js';
+import { post } from '../../ledger/store.js';
+import { formatUsdc } from '../../money.js';
 import type { AppContext } from '../context.js';
-import { emitPaymentEvent } from '../lifecycle/events.js';
+import { bookRefund } from './book.js';
 
 export interface AttachResult {
   payment_intent_id: string;
@@ -47,16 +47,12 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, inte
     const chosen = verdicts.find((v) => v.refusal === null);
     if (!chosen) throw new AppError('INVALID_STATE', `cannot attach ${txId} to ${intent.id}: ${verdicts[0]!.refusal}`);
     const { transfer } = chosen;
-    const [refundId, reversalId] = await postMany(tx, [
-      { movement: movements.refund(intent.selected_chain, transfer.amount), context: { paymentIntentId: intent.id, at } },
-      { movement: movements.reverseFunding(intent.selected_chain, transfer.amount), context: { at } },
-    ]);
-    if (!(await markAttached(tx, transfer.id, { paymentIntentId: intent.id, refundTransactionId: refundId!, reversalTransactionId: reversalId!, at }))) {
+    // The transfer was booked as funding: take that back out of available as it is booked as the refund.
+    const refundId = await bookRefund(tx, intent, { amount: transfer.amount, txId: transfer.tx_id, from: transfer.from_address }, at);
+    const reversalId = await post(tx, movements.reverseFunding(intent.selected_chain, transfer.amount), { at });
+    if (!(await markAttached(tx, transfer.id, { paymentIntentId: intent.id, refundTransactionId: refundId, reversalTransactionId: reversalId, at }))) {
       throw new AppError('INVALID_STATE', `transfer ${txId} was attached meanwhile`);
     }
-    await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
-      refund: { amount_usd: usdcToNumber(transfer.amount), tx_id: transfer.tx_id, from_address: transfer.from_address },
-    });
     return { payment_intent_id: intent.id, status: intent.status, tx_id: transfer.tx_id, refund_usdc: formatUsdc(transfer.amount) };
   });
 }

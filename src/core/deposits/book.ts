@@ -4,7 +4,7 @@
 import type { InboundTransfer } from '../../chains/port.js';
 import type { Queryable } from '../../db/pool.js';
 import { findInboundOfIntent, insertInbound, isInboundBooked, refundCandidates, wasPaidTo } from '../../db/queries/deposits.js';
-import { findIntent } from '../../db/queries/intents.js';
+import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import type { Chain, NativeCurrency } from '../../domain/chain.js';
 import { classifyInbound, type InboundBooking } from '../../domain/inbound-match.js';
 import { movements } from '../../ledger/movements.js';
@@ -30,7 +30,7 @@ export async function bookInbound(
     if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {
       booking = { kind: 'funding', status: 'unmatched' };
     } else {
-      const refundId = await post(tx, movements.refund(chain, transfer.amountUnits), { paymentIntentId: intent.id, at });
+      const refundId = await bookRefund(tx, intent, { amount: transfer.amountUnits, txId: transfer.txId, from: transfer.from }, at);
       await insertInbound(tx, {
         ...identity(chain, nativeCurrency, transfer),
         matchStatus: 'matched',
@@ -38,9 +38,6 @@ export async function bookInbound(
         fundingTransactionId: null,
         refundTransactionId: refundId,
         at,
-      });
-      await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
-        refund: { amount_usd: usdcToNumber(transfer.amountUnits), tx_id: transfer.txId, from_address: transfer.from },
       });
       return booking;
     }
@@ -57,6 +54,23 @@ export async function bookInbound(
     at,
   });
   return booking;
+}
+
+/**
+ * A settled payout's refund: payouts -> available on its chain, and payment.refunded to the merchant, in the caller's
+ * transaction (the scanner's automatic match, an operator's attach). Returns the ledger transaction id.
+ */
+export async function bookRefund(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  transfer: { amount: bigint; txId: string; from: string },
+  at: Date,
+): Promise<number> {
+  const refundId = await post(tx, movements.refund(intent.selected_chain, transfer.amount), { paymentIntentId: intent.id, at });
+  await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
+    refund: { amount_usd: usdcToNumber(transfer.amount), tx_id: transfer.txId, from_address: transfer.from },
+  });
+  return refundId;
 }
 
 async function decide(tx: Queryable, chain: Chain, transfer: InboundTransfer): Promise<InboundBooking> {

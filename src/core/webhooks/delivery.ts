@@ -110,7 +110,10 @@ export function totalHandled(counts: DeliveryCounts): number {
 }
 
 /** Runs fn in a transaction. Never retried: fn makes a POST, and a blind re-run would send it again. */
-export async function inDeliveryTransaction<T>(deps: WebhookDeps, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+export async function inDeliveryTransaction<T>(
+  deps: Pick<WebhookDeps, 'pool'> & { config: Pick<WebhookDeps['config'], 'webhookTimeoutSeconds'> },
+  fn: (tx: Queryable) => Promise<T>,
+): Promise<T> {
   const idleTimeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) + IDLE_IN_TRANSACTION_MARGIN_MS;
   return withTransactionOnce(deps.pool, { idleTimeoutMs }, fn);
 }
