@@ -1,7 +1,9 @@
 // Group commit: items that arrive while a batch is being written wait for the next batch, which takes them all (up to
 // `maxBatch`) in one call of `write`. Idle, an item is its own batch and waits for nothing (no timer); under load,
-// batches grow with the load. `write` answers each item of its batch; when it throws, the batch's items are written
-// again one by one, so that only the culprit fails.
+// batches grow with the load. `write` answers each item of its batch; when it throws because of one of its items, the
+// batch's items are written again one by one, so that only the culprit fails. When the database itself is out of
+// reach (a connection, a timeout, a shutdown), no item is the culprit: the whole batch fails at once rather than
+// waiting out the same outage once per item.
 export type ItemOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 interface Pending<T, R> {
@@ -41,14 +43,25 @@ export class GroupCommit<T, R> {
       const outcomes = await this.write(batch.map((p) => p.item));
       outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      if (batch.length === 1 || isOutage(error)) {
+        for (const pending of batch) pending.reject(error);
         return;
       }
       this.onBatchError?.(error, batch.length);
       for (const pending of batch) await this.run([pending]);
     }
   }
+}
+
+/**
+ * The database, not an item, failed: connection exceptions (SQLSTATE class 08), insufficient resources (53), operator
+ * intervention such as a statement timeout or a shutdown (57), or a socket or pool error before any SQL ran.
+ */
+export function isOutage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return /^(08|53|57)/.test(code) || /^E[A-Z]+$/.test(code);
+  const message = error instanceof Error ? error.message : '';
+  return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
 }
 
 /** One instance per pool (per process), created on first use; tests with several pools never share one. */

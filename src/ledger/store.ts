@@ -120,7 +120,7 @@ export async function treasuryBalances(db: Queryable): Promise<TreasuryBalance[]
   }));
 }
 
-/** USDC the wallet should hold on chain: available + reserved + in flight. */
+/** USDC the wallet should hold on chain: available + reserved (reserved includes what is in flight). */
 export function holdingsOf(balance: TreasuryBalance): bigint {
   return balance.availableMicros + balance.reservedMicros;
 }

@@ -1,9 +1,29 @@
 // The merchant's view of a status change: one payment.* event in the outbox, written in the transaction of the change.
 import type { Queryable } from '../../db/pool.js';
-import { insertEvent, type EventType } from '../../db/queries/webhook-events.js';
+import { insertEvent, type EventType, type NewEvent } from '../../db/queries/webhook-events.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { paymentPayload } from '../../domain/events.js';
 import { usdcToNumber } from '../../money.js';
+
+/** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 143). */
+export function paymentEventOf(
+  intent: PaymentIntentRow,
+  type: EventType,
+  at: Date,
+  extra: Parameters<typeof paymentPayload>[1] = {},
+): NewEvent | null {
+  if (intent.kind === 'withdrawal') return null;
+  const payload = paymentPayload(
+    {
+      amount_usd: usdcToNumber(intent.amount_micros),
+      selected_chain: intent.selected_chain,
+      destination_address: intent.destination_address,
+      status: intent.status,
+    },
+    extra,
+  );
+  return { merchantId: intent.merchant_id, paymentIntentId: intent.id, type, payload, at };
+}
 
 export async function emitPaymentEvent(
   tx: Queryable,
@@ -12,21 +32,6 @@ export async function emitPaymentEvent(
   at: Date,
   extra: Parameters<typeof paymentPayload>[1] = {},
 ): Promise<void> {
-  // A withdrawal has no merchant to tell (decision 143); the operator follows it at GET /admin/withdrawals.
-  if (intent.kind === 'withdrawal') return;
-  await insertEvent(tx, {
-    merchantId: intent.merchant_id,
-    paymentIntentId: intent.id,
-    type,
-    payload: paymentPayload(
-      {
-        amount_usd: usdcToNumber(intent.amount_micros),
-        selected_chain: intent.selected_chain,
-        destination_address: intent.destination_address,
-        status: intent.status,
-      },
-      extra,
-    ),
-    at,
-  });
+  const event = paymentEventOf(intent, type, at, extra);
+  if (event) await insertEvent(tx, event);
 }

@@ -10,13 +10,12 @@ import { findQuotes, type QuoteRow } from '../../db/queries/quotes.js';
 import { insertEvents } from '../../db/queries/webhook-events.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
-import { paymentPayload } from '../../domain/events.js';
+import { paymentEventOf } from '../lifecycle/events.js';
 import { decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../domain/reservation.js';
 import { newId } from '../../ids.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
 import { lockAvailable, postMany } from '../../ledger/store.js';
-import { usdcToNumber } from '../../money.js';
 import type { AppContext } from '../context.js';
 import { loadSpending } from '../policies.js';
 
@@ -114,21 +113,7 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
     }
     await insertEvents(
       tx,
-      created.map((intent) => ({
-        merchantId: intent.merchant_id,
-        paymentIntentId: intent.id,
-        type: 'payment.created' as const,
-        payload: paymentPayload(
-          {
-            amount_usd: usdcToNumber(intent.amount_micros),
-            selected_chain: intent.selected_chain,
-            destination_address: intent.destination_address,
-            status: intent.status,
-          },
-          approvals.has(intent.id) ? { approval: { status: 'pending' } } : {},
-        ),
-        at: now,
-      })),
+      created.flatMap((intent) => paymentEventOf(intent, 'payment.created', now, approvals.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? []),
     );
     await enqueueExecutions(
       deps.boss,

@@ -77,11 +77,6 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-export async function findAttempt(db: Queryable, attemptId: string): Promise<AttemptRow | null> {
-  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_attempts WHERE id = $1`, [attemptId]);
-  return rows[0] ? toRow(rows[0]) : null;
-}
-
 /** The intent's most recent attempt that the chain refused or that failed, if any (its nonce may be reused). */
 export async function lastFailedAttempt(db: Queryable, intentId: string): Promise<AttemptRow | null> {
   const { rows } = await db.query<RawRow>(
