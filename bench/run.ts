@@ -16,6 +16,7 @@ import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
+import { TERMINAL_STATUSES } from '../src/domain/payment-intent.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
@@ -45,9 +46,7 @@ function intentCreator(service: Service, quotes: string[], prefix: string, creat
 }
 
 async function openIntents(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(
-    "SELECT COUNT(*)::int AS n FROM payment_intents WHERE status NOT IN ('settled', 'failed', 'cancelled', 'expired')",
-  );
+  const { rows } = await pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE status <> ALL($1)', [TERMINAL_STATUSES]);
   return rows[0]!.n;
 }
 

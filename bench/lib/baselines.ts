@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { closedLoop, round, send, type LoadResult } from './load.js';
-import { freePort } from './service.js';
+import { freePort } from '../../test/helpers/process.js';
 
 const run = promisify(execFile);
 

@@ -3,6 +3,7 @@
 // at a given load, and whether the service keeps up).
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { percentile as nearestRank } from '../../src/workers/health/assess.js';
 
 /** Keep-alive connections, as a merchant's HTTP client would hold them. */
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -48,10 +49,9 @@ export interface LoadResult {
   p99Ms: number;
 }
 
+/** The service's own nearest-rank percentile (src/workers/health/assess.ts); 0 for no values. */
 export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return nearestRank(values, p) ?? 0;
 }
 
 function summarise(name: string, latencies: number[], errors: number, seconds: number): LoadResult {

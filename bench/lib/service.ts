@@ -4,15 +4,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+// The test helpers' process tools serve the benchmarks too: the command's path and a free port.
+import { BIN, freePort } from '../../test/helpers/process.js';
 
-const BIN = fileURLToPath(new URL('../../bin/stableroute.js', import.meta.url));
 
 export interface BenchServer {
   /** The server's admin URL: each phase creates its own database on it (createBenchDatabase). */
@@ -57,17 +56,6 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
       await client.end();
     },
   };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface Service {

@@ -8,8 +8,9 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { softHsmModulePath } from '../../src/devnet/softhsm.js';
+import { refusal } from '../helpers/config.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PIN = 'correct-horse-battery-staple-4711';
@@ -45,16 +46,6 @@ function pkcs11Env(overrides: Record<string, string | undefined> = {}): Record<s
     SOLANA_PKCS11_KEY_LABEL: 'sol',
     ...overrides,
   };
-}
-
-function refusal(env: Record<string, string | undefined>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('the configuration was accepted');
 }
 
 describe('signer settings', () => {
