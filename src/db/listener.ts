@@ -11,6 +11,8 @@ export interface ListenerOptions {
   /** Called after every successful LISTEN, the first one included. */
   onListening?(): void;
   log?: Logger;
+  /** How the connection shows in pg_stat_activity; default stableroute-listen-<channel>. */
+  applicationName?: string;
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
 }
@@ -43,7 +45,7 @@ export function listen(pool: Pool, options: ListenerOptions): Listener {
 
   async function connect(): Promise<void> {
     if (!running) return;
-    const next = new pg.Client({ ...pool.options, application_name: `stableroute-listen-${options.channel}`, keepAlive: true });
+    const next = new pg.Client({ ...pool.options, application_name: options.applicationName ?? `stableroute-listen-${options.channel}`, keepAlive: true });
     let dropped = false;
     const drop = (error?: unknown) => {
       if (dropped) return;
