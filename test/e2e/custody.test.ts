@@ -3,7 +3,6 @@
 // on both local chains. The test reads the token itself (raw pkcs11js, not our signer code) to know the treasury
 // addresses and to show the private keys cannot be read out, then looks for secrets where they must not be: the
 // service's environment, its logs at trace level, the admin views and every row of its database.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,25 +15,14 @@ import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem
 import { generatePrivateKey, privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { BIN, freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, solanaRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
+import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
-const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 const SIGNER_VARIABLES = [
   'ETHEREUM_SIGNER', 'SOLANA_SIGNER', 'PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_PIN_FILE',
   'ETHEREUM_PKCS11_KEY_LABEL', 'SOLANA_PKCS11_KEY_LABEL', 'SOFTHSM2_CONF',
 ] as const;
-const DEVNET_READY_MS = 30_000;
-const SETTLE_MS = 60_000;
-const EXIT_MS = 15_000;
-const RPC_TIMEOUT_MS = 5_000;
-
-interface Devnet {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
 
 let devnet: Devnet | undefined;
 let service: ServiceProcess | undefined;
@@ -56,29 +44,6 @@ afterAll(async () => {
   await db?.drop();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 }, 60_000);
-
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function startDevnet(): Devnet {
-  let stdout = '';
-  let stderr = '';
-  const child = spawn(process.execPath, [BIN, 'devnet', '--signer', 'pkcs11', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
 
 /**
  * Reads the token the way any PKCS#11 client would, with none of our signer code: the public keys (hence the
@@ -130,35 +95,6 @@ function readToken(): { ethereum: Address; solana: string; privateKeys: Record<s
   }
 }
 
-async function solanaRpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
-
-async function pay(base: string, amount_usd: number, destination: object, idempotency_key: string): Promise<string> {
-  const quote = await fetch(`${base}/quotes`, { method: 'POST', headers: KEY, body: JSON.stringify({ amount_usd, destination, priority: 'fast' }) });
-  const quoteBody = (await quote.json()) as { quote_id: string };
-  expect(quote.status, JSON.stringify(quoteBody)).toBe(201);
-  const intent = await fetch(`${base}/payment_intents`, { method: 'POST', headers: KEY, body: JSON.stringify({ quote_id: quoteBody.quote_id, idempotency_key }) });
-  const intentBody = (await intent.json()) as { payment_intent_id: string };
-  expect(intent.status, JSON.stringify(intentBody)).toBe(201);
-  return intentBody.payment_intent_id;
-}
-
-type IntentView = { status: string; selected_chain: string; attempts: { tx_id: string; status: string }[] };
-
-async function readIntent(base: string, id: string): Promise<IntentView> {
-  const res = await fetch(`${base}/payment_intents/${id}`, { headers: KEY });
-  expect(res.status).toBe(200);
-  return (await res.json()) as IntentView;
-}
 
 /** Every row of every table of the service's database (ours and pg-boss's), as text. */
 async function databaseText(): Promise<string> {
@@ -177,19 +113,9 @@ async function databaseText(): Promise<string> {
 
 describe('custody in a PKCS#11 token (SoftHSM2)', () => {
   it('devnet --signer pkcs11 prints signer settings and no key; the keys cannot leave the token', async () => {
-    devnet = startDevnet();
+    devnet = startDevnet(['--signer', 'pkcs11']);
     const running = devnet;
-    const { line } = await waitFor(
-      'devnet --json line',
-      async () => {
-        const out = running.stdout();
-        if (out.includes('\n')) return { line: out.slice(0, out.indexOf('\n')) };
-        return running.child.exitCode !== null && { line: undefined };
-      },
-      DEVNET_READY_MS,
-    );
-    expect(line, `devnet exited early: ${running.stderr().slice(-2000)}`).toBeDefined();
-    env = JSON.parse(line!) as Record<string, string>;
+    env = await jsonLine(running.stdout, running.child, running.stderr);
     for (const name of SIGNER_VARIABLES) expect(typeof env[name], name).toBe('string');
     expect(env).toMatchObject({ ETHEREUM_SIGNER: 'pkcs11', SOLANA_SIGNER: 'pkcs11', ETHEREUM_ADAPTER: 'rpc', SOLANA_ADAPTER: 'rpc' });
     expect(Object.keys(env).filter((name) => /KEY(_FILE)?$/.test(name) && !/KEY_LABEL$/.test(name))).toEqual([]);
@@ -198,7 +124,7 @@ describe('custody in a PKCS#11 token (SoftHSM2)', () => {
     expect(statSync(env.PKCS11_PIN_FILE!).mode & 0o077, 'the PIN file is readable by its owner only').toBe(0);
     pin = readFileSync(env.PKCS11_PIN_FILE!, 'utf8').trim();
     expect(pin.length).toBeGreaterThanOrEqual(16);
-    expect(line).not.toContain(pin);
+    expect(JSON.stringify(env)).not.toContain(pin);
     // The token and the database directory of the run sit side by side in one run directory.
     expect(dirname(dirname(env.SOFTHSM2_CONF!))).toBe(dirname(env.DATA_DIR!));
 

@@ -11,6 +11,7 @@ import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { DEVNET_READY_MS, EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, solanaRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
 import { BIN, freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
 const DEVNET_VARIABLES = [
@@ -18,18 +19,6 @@ const DEVNET_VARIABLES = [
   'SOLANA_ADAPTER', 'SOLANA_RPC_URL', 'SOLANA_USDC_MINT', 'SOLANA_TREASURY_KEY', 'DATA_DIR',
 ] as const;
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
-const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
-const DEVNET_READY_MS = 30_000;
-const SETTLE_MS = 60_000;
-const EXIT_MS = 15_000;
-const RPC_TIMEOUT_MS = 5_000;
-
-interface Devnet {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
 
 let devnet: Devnet | undefined;
 let devnetChildren: { pid: number; name: string }[] = [];
@@ -56,19 +45,6 @@ afterAll(async () => {
   await db?.drop();
 }, 60_000);
 
-function startDevnet(): Devnet {
-  let stdout = '';
-  let stderr = '';
-  const child = spawn(process.execPath, [BIN, 'devnet', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
 /** Direct children of `pid` (Linux /proc), so the test can prove anvil went away with its parent. */
 function childPids(pid: number): { pid: number; name: string }[] {
   if (process.platform !== 'linux') return [];
@@ -86,17 +62,6 @@ function childPids(pid: number): { pid: number; name: string }[] {
   return children;
 }
 
-/** Waits for `promise`, failing with `what` after `ms` (a process that hangs on SIGTERM fails the test, not the run). */
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Still running, and still the same program (a pid can be reused once a process is gone). */
 function isAlive(process_: { pid: number; name: string }): boolean {
   try {
@@ -108,40 +73,11 @@ function isAlive(process_: { pid: number; name: string }): boolean {
   }
 }
 
-async function solanaRpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
-
 type WithContext<T> = { context: { slot: number }; value: T };
 type TokenAmount = { amount: string; decimals: number };
-type IntentView = { status: string; selected_chain: string; attempts: { tx_id: string; status: string }[] };
 type SolanaTransaction = {
   meta: { err: unknown; fee: number; postTokenBalances: { owner: string; mint: string; uiTokenAmount: TokenAmount }[] };
 };
-
-async function pay(base: string, amount_usd: number, destination: object, idempotency_key: string): Promise<string> {
-  const quote = await fetch(`${base}/quotes`, { method: 'POST', headers: KEY, body: JSON.stringify({ amount_usd, destination, priority: 'fast' }) });
-  const quoteBody = (await quote.json()) as { quote_id: string };
-  expect(quote.status, JSON.stringify(quoteBody)).toBe(201);
-  const intent = await fetch(`${base}/payment_intents`, { method: 'POST', headers: KEY, body: JSON.stringify({ quote_id: quoteBody.quote_id, idempotency_key }) });
-  const intentBody = (await intent.json()) as { payment_intent_id: string };
-  expect(intent.status, JSON.stringify(intentBody)).toBe(201);
-  return intentBody.payment_intent_id;
-}
-
-async function readIntent(base: string, id: string): Promise<IntentView> {
-  const res = await fetch(`${base}/payment_intents/${id}`, { headers: KEY });
-  expect(res.status).toBe(200);
-  return (await res.json()) as IntentView;
-}
 
 describe('stableroute devnet --json + serve', () => {
   it('pays out on both local chains end to end, checked on chain, then everything stops cleanly', async () => {
@@ -273,21 +209,6 @@ describe('stableroute devnet --json + serve', () => {
     await waitFor('every devnet child gone', async () => devnetChildren.every((c) => !isAlive(c)), 5_000);
   }, 90_000);
 });
-
-/** The first line a devnet prints on stdout, once it is there; fails if the process exits first. */
-async function jsonLine(stdout: () => string, child: ChildProcess, output: () => string): Promise<Record<string, string>> {
-  const { line } = await waitFor(
-    'devnet --json line',
-    async () => {
-      const out = stdout();
-      if (out.includes('\n')) return { line: out.slice(0, out.indexOf('\n')) };
-      return child.exitCode !== null && { line: undefined };
-    },
-    DEVNET_READY_MS,
-  );
-  expect(line, `devnet exited early: ${output().slice(-2000)}`).toBeDefined();
-  return JSON.parse(line!) as Record<string, string>;
-}
 
 async function anvilOf(pid: number): Promise<{ pid: number; name: string }> {
   const anvil = await waitFor('anvil started', async () => childPids(pid).find((c) => c.name === 'anvil'), DEVNET_READY_MS, 10);
