@@ -2,7 +2,7 @@
 // is paid twice, every intent has at most one debit, and `stableroute ledger verify` passes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SECRET = 'e2e-secret';
@@ -18,7 +18,7 @@ beforeAll(async () => {
   receiver = await startReceiver(SECRET);
 });
 afterAll(async () => {
-  if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
+  await killAll([service]);
   await receiver.close();
   await db.drop();
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatedTreasuryAddress } from '../../src/chains/simulated/adapter.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 
 const SEED = 'deposits-service';
 const SENDER = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -17,7 +17,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
 });
 afterAll(async () => {
-  if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
+  await killAll([service]);
   await db.drop();
 });
 

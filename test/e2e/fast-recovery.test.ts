@@ -6,7 +6,7 @@ import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 
 const RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
@@ -23,7 +23,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
 }, 120_000);
 afterAll(async () => {
-  for (const p of processes) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await killAll(processes);
   await Promise.all(processes.map((p) => p.exited));
   await proxy?.close();
   await eth?.stop();

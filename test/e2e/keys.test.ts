@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { devnetEnv } from '../helpers/devnet.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,7 +23,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
+  await killAll([service]);
   await Promise.all([eth?.stop(), sol?.stop()]);
   await db?.drop();
 });

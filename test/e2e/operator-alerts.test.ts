@@ -3,7 +3,7 @@
 // chain and one low_gas alert, POSTed to OPERATOR_WEBHOOK_URL with a valid signature.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SECRET = 'e2e-operator-alert-secret-0123456789';
@@ -17,7 +17,7 @@ beforeAll(async () => {
   receiver = await startReceiver(SECRET);
 });
 afterAll(async () => {
-  if (service && service.child.exitCode === null) service.child.kill('SIGKILL');
+  await killAll([service]);
   await receiver.close();
   await db.drop();
 });

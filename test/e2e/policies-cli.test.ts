@@ -4,7 +4,7 @@
 // the CLI is refused by the next request in both, and a rate limit set from the CLI answers 429 with Retry-After.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 
@@ -64,7 +64,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const { process: p } of apis) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await killAll(apis.map((a) => a.process));
   await db?.drop();
 });
 

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminDatabaseUrl, databaseUrlFor } from '../helpers/db.js';
-import { freePort, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 
 const names: string[] = [];
 const processes: ServiceProcess[] = [];
@@ -20,7 +20,7 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 afterAll(async () => {
-  for (const p of processes) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await killAll(processes);
   await Promise.all(processes.map((p) => p.exited));
   await admin(async (client) => {
     for (const name of names) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -2,7 +2,7 @@
 // attempt and one debit, and every webhook event reaches the merchant once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SECRET = 'two-workers-secret';
@@ -19,7 +19,7 @@ beforeAll(async () => {
   receiver = await startReceiver(SECRET);
 });
 afterAll(async () => {
-  for (const p of processes) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  await killAll(processes);
   await receiver.close();
   await db.drop();
 });

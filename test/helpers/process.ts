@@ -48,6 +48,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Test teardown: kills what is still running of these services (kill -9) and waits until each has exited. */
+export async function killAll(services: readonly (ServiceProcess | undefined)[]): Promise<void> {
+  const running = services.filter((s): s is ServiceProcess => s !== undefined);
+  for (const s of running) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+  await Promise.all(running.map((s) => s.exited));
+}
+
 /** Polls `check` until it returns a value, or fails after `timeoutMs` with `what`. No fixed sleeps. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
