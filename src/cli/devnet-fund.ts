@@ -7,7 +7,8 @@ import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
 import type { Config } from '../config.js';
 import { isChain } from '../domain/chain.js';
-import { isWellFormedAddress, transferAmounts } from './transfers.js';
+import { isWellFormedAddress } from '../domain/addresses.js';
+import { transferAmounts } from './transfers.js';
 
 export const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
        against the running devnet named by ETHEREUM_RPC_URL + ETHEREUM_USDC_ADDRESS or SOLANA_RPC_URL

@@ -5,7 +5,7 @@ import { recordExternalTransfers, SimulatedTransferRefused, type ExternalTransfe
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { attachRefund } from '../core/deposits/attach.js';
-import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../domain/addresses.js';
+import { isWellFormedAddress } from '../domain/addresses.js';
 import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
 import { decimalsOf } from '../ledger/currencies.js';
@@ -22,10 +22,6 @@ export const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID
 function usage(text: string, problem?: string): number {
   process.stderr.write(`${problem ? `${problem}\n` : ''}${text}`);
   return 2;
-}
-
-export function isWellFormedAddress(chain: Chain, address: string): boolean {
-  return chain === 'ethereum' ? isWellFormedEthereumAddress(address) : isWellFormedSolanaAddress(address);
 }
 
 /** Parses --usdc and --native into the smallest units of each; a problem's text instead when one is not an amount. */

@@ -5,6 +5,7 @@
 // leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
 import { hasReconciliationRunSince, insertReconciliationRuns, mismatchSince } from '../db/queries/reconciliations.js';
+import { parseUsdc } from '../money.js';
 import { raiseAlert, resolveAlert } from './alerts.js';
 import type { AppContext } from './context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
@@ -50,7 +51,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
       if (r.status === 'mismatch') {
         // Money missing from the wallet alerts at once. More on chain than in the books is usually a deposit still
         // confirming (decision 137): it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS.
-        const surplus = r.error === undefined && r.difference_usdc !== null && !r.difference_usdc.startsWith('-');
+        const surplus = r.error === undefined && r.on_chain_usdc !== null && parseUsdc(r.on_chain_usdc) > parseUsdc(r.ledger_usdc);
         if (surplus) {
           const since = (await mismatchSince(tx, r.chain)) ?? now;
           if (now.getTime() - since.getTime() < deps.config.reconcileSurplusGraceSeconds * 1000) continue;

@@ -1,11 +1,11 @@
 // Reconciliation: the ledger's view of each treasury wallet against the chain's. The wallet should hold available +
 // reserved + in-flight USDC; a transfer that landed but is not final in our books shows as an explained difference.
+import { sameAddress } from '../domain/addresses.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import type { ChainAdapters } from '../chains/port.js';
 import type { Queryable } from '../db/pool.js';
 import { holdingsOf, treasuryBalances } from '../ledger/store.js';
 import { formatUsdc } from '../money.js';
-import { sameTreasury } from './treasury.js';
 
 export interface ChainReconciliation {
   chain: Chain;
@@ -37,7 +37,7 @@ export async function reconcile(db: Queryable, adapters: ChainAdapters): Promise
       ledger_usdc: formatUsdc(ledger),
       in_flight_usdc: formatUsdc(inFlight),
     };
-    if (!sameTreasury(chain, row.address, address)) {
+    if (!sameAddress(chain, row.address, address)) {
       // Balances of two different wallets say nothing about each other (start-up refuses this; see ensureTreasuries).
       const error = `the ledger books treasury ${row.address}, not ${address}`;
       results.push({ ...base, on_chain_usdc: null, difference_usdc: null, status: 'mismatch', error });

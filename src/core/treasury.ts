@@ -4,6 +4,7 @@ import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { startDepositPosition } from '../db/queries/deposits.js';
 import { insertTreasury, lockTreasury, storedTreasuryAddress } from '../db/queries/treasuries.js';
+import { sameAddress } from '../domain/addresses.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
 import { hasNativeFunding, treasuryNativeBalances } from '../ledger/native-balances.js';
@@ -25,11 +26,6 @@ export class TreasuryMismatchError extends Error {
         `${chain} treasury key of ${ledgerAddress} again.`,
     );
   }
-}
-
-/** Same wallet? Ethereum addresses are case-insensitive (the case is only a checksum); Solana's are exact. */
-export function sameTreasury(chain: Chain, a: string, b: string): boolean {
-  return chain === 'ethereum' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /**
@@ -105,5 +101,5 @@ async function openingSnapshot(adapter: ChainAdapter): Promise<{ position: strin
 
 function checkTreasury(chain: Chain, stored: string, adapter: ChainAdapter): void {
   const live = adapter.treasuryAddress();
-  if (!sameTreasury(chain, stored, live)) throw new TreasuryMismatchError(chain, stored, live);
+  if (!sameAddress(chain, stored, live)) throw new TreasuryMismatchError(chain, stored, live);
 }

@@ -2,6 +2,7 @@
 // quote validation ask the same functions, so the simulated chains refuse what the real ones refuse.
 import { isAddress as isSolanaAddress, type Address as SolanaAddress } from '@solana/kit';
 import { isAddress as isEvmAddress, zeroAddress } from 'viem';
+import type { Chain } from './chain.js';
 
 /**
  * Solana's all-zero key, base58 of 32 zero bytes: the System Program. Nobody holds its private key, so USDC sent to its
@@ -23,4 +24,14 @@ export function isWellFormedEthereumAddress(candidate: string): boolean {
 /** Base58 of 32 bytes, and not the System Program (the all-zero key). */
 export function isWellFormedSolanaAddress(candidate: string): candidate is SolanaAddress {
   return isSolanaAddress(candidate) && candidate !== SOLANA_SYSTEM_PROGRAM;
+}
+
+/** Same address? Ethereum addresses are case-insensitive (the case is only a checksum); Solana's are exact. */
+export function sameAddress(chain: Chain, a: string, b: string): boolean {
+  return chain === 'ethereum' ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+/** Well formed on `chain` (the rules above; being a valid recipient is the adapter's question). */
+export function isWellFormedAddress(chain: Chain, candidate: string): boolean {
+  return chain === 'ethereum' ? isWellFormedEthereumAddress(candidate) : isWellFormedSolanaAddress(candidate);
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import type { Clock } from '../../clock.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
-import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../../domain/addresses.js';
+import { isWellFormedAddress, sameAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
@@ -183,8 +183,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     // The same rules as the real adapters (src/domain/addresses.ts). The treasury cannot pay itself: nothing would
     // move, yet the books would show a payout.
     isValidAddress: (candidate) =>
-      candidate.toLowerCase() !== address.toLowerCase() &&
-      (chain === 'ethereum' ? isWellFormedEthereumAddress(candidate) : isWellFormedSolanaAddress(candidate)),
+      !sameAddress(chain, candidate, address) && isWellFormedAddress(chain, candidate),
 
     async estimateFee(): Promise<FeeEstimate> {
       return {
@@ -320,7 +319,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       );
       const page = rows.slice(0, INBOUND_PAGE);
       return {
-        transfers: page.flatMap((r) => (isTreasury(r.to_address) ? [{ txId: r.tx_id, index: 0, from: r.from_address, currency: r.currency, amountUnits: BigInt(r.amount) }] : [])),
+        transfers: page.flatMap((r) => (sameAddress(chain, r.to_address, address) ? [{ txId: r.tx_id, index: 0, from: r.from_address, currency: r.currency, amountUnits: BigInt(r.amount) }] : [])),
         position: page.at(-1)?.sequence ?? position,
         more: rows.length > INBOUND_PAGE,
       };
@@ -334,10 +333,6 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       );
     },
   };
-
-  function isTreasury(candidate: string): boolean {
-    return chain === 'ethereum' ? candidate.toLowerCase() === address.toLowerCase() : candidate === address;
-  }
 
   /**
    * The wallet as the network sees it now: its opening balances less what final transfers took (amounts and fees),

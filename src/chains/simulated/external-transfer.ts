@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import type { Chain } from '../../domain/chain.js';
+import { sameAddress } from '../../domain/addresses.js';
 
 /** The simulator refuses this transfer; nothing was recorded. */
 export class SimulatedTransferRefused extends Error {
@@ -38,7 +39,7 @@ export async function recordExternalTransfers(db: Pool, seed: string, transfers:
       if (!rows[0]) throw new Error(`no simulated ${transfer.chain} network in this database: start the service once first`);
       const { sequence, treasury } = rows[0];
       // The treasury's money leaves only through payouts (and the ledger): the simulator takes no other send from it.
-      if (transfer.from.toLowerCase() === treasury.toLowerCase()) {
+      if (sameAddress(transfer.chain, transfer.from, treasury)) {
         throw new SimulatedTransferRefused(`the simulated ${transfer.chain} treasury sends only payouts; --from must be another address`);
       }
       const bytes = createHash('sha256').update([seed, 'external', transfer.chain, sequence].join('\u0000')).digest();
