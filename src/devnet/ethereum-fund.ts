@@ -1,12 +1,10 @@
 // Credits an address on the anvil devnet: ETH through anvil_setBalance, test USDC minted by the token's owner (the
 // deployer). Used for a treasury whose key the devnet does not hold (a PKCS#11 token). Returns once the mint is mined.
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   createPublicClient,
   createTestClient,
   createWalletClient,
   http,
-  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
 } from 'viem';
@@ -38,17 +36,6 @@ export async function fundEthereumAddress(
     args: [to, funding.usdcMicros],
     chain: null,
   });
-  const publicClient = createPublicClient({ transport });
-  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
-  for (;;) {
-    try {
-      const receipt = await publicClient.getTransactionReceipt({ hash });
-      if (receipt.status !== 'success') throw new Error(`USDC mint to ${to} failed in tx ${hash}`);
-      return;
-    } catch (error) {
-      if (!(error instanceof TransactionReceiptNotFoundError)) throw error;
-    }
-    if (Date.now() > deadline) throw new Error(`no receipt for the USDC mint ${hash} within ${RECEIPT_TIMEOUT_MS} ms`);
-    await delay(RECEIPT_POLL_MS);
-  }
+  const receipt = await createPublicClient({ transport }).waitForTransactionReceipt({ hash, pollingInterval: RECEIPT_POLL_MS, timeout: RECEIPT_TIMEOUT_MS });
+  if (receipt.status !== 'success') throw new Error(`USDC mint to ${to} failed in tx ${hash}`);
 }
