@@ -1,35 +1,23 @@
 // kill -9 of the service with transfers in flight: after a restart every intent reaches a final state, no intent
 // is paid twice, every intent has at most one debit, and `stableroute ledger verify` passes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { describe, expect, it } from 'vitest';
+import { freePort, runCommand, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { serviceFixture } from '../helpers/service-fixture.js';
 
 const SECRET = 'e2e-secret';
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const ETH = '0x52908400098527886E0F7030069857D2E4169EE7';
 
-let db: TestDatabase;
-let receiver: Receiver;
+const fx = serviceFixture(SECRET);
 let service: ServiceProcess | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  receiver = await startReceiver(SECRET);
-});
-afterAll(async () => {
-  await killAll([service]);
-  await receiver.close();
-  await db.drop();
-});
 
 function env(port: number): Record<string, string> {
   return {
-    DATABASE_URL: db.url,
+    DATABASE_URL: fx.db.url,
     PORT: String(port),
     HOST: '127.0.0.1',
     WEBHOOK_SIGNING_SECRET: SECRET,
-    DEV_MERCHANT_WEBHOOK_URL: receiver.url,
+    DEV_MERCHANT_WEBHOOK_URL: fx.receiver.url,
     SIM_CONFIRM_SECONDS: '1.5',
     SIM_FAILURE_RATE: '0.3',
     SIM_SEED: 'crash-test',
@@ -47,7 +35,7 @@ describe('crash safety', () => {
   it('kill -9 with transfers in flight, restart: every intent final, one payout at most, ledger verifies', async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    service = startService(['serve'], env(port));
+    service = fx.start(['serve'], env(port));
     await waitHealthy(base, service);
 
     const ids: string[] = [];
@@ -68,48 +56,48 @@ describe('crash safety', () => {
     }
     // Kill while work is in flight: some broadcast, none of them all final yet.
     await waitFor('some transfers in flight', async () => {
-      const { rows } = await db.pool.query("SELECT COUNT(*)::int AS n FROM payment_attempts WHERE status = 'broadcasted'");
+      const { rows } = await fx.db.pool.query("SELECT COUNT(*)::int AS n FROM payment_attempts WHERE status = 'broadcasted'");
       return rows[0].n >= 3;
     });
     service.child.kill('SIGKILL');
     await service.exited;
 
-    service = startService(['serve'], env(port));
+    service = fx.start(['serve'], env(port));
     await waitHealthy(base, service);
     await waitFor(
       'every intent final',
       async () => {
-        const { rows } = await db.pool.query("SELECT COUNT(*)::int AS n FROM payment_intents WHERE status NOT IN ('settled', 'failed')");
+        const { rows } = await fx.db.pool.query("SELECT COUNT(*)::int AS n FROM payment_intents WHERE status NOT IN ('settled', 'failed')");
         return rows[0].n === 0;
       },
       60_000,
       200,
     );
 
-    const payouts = await db.pool.query<{ ref: string; n: number }>(
+    const payouts = await fx.db.pool.query<{ ref: string; n: number }>(
       "SELECT raw_tx::jsonb->>'ref' AS ref, COUNT(*)::int AS n FROM sim_transactions GROUP BY 1",
     );
     for (const row of payouts.rows) expect(row.n, `payouts of ${row.ref}`).toBe(1);
-    const intents = await db.pool.query<{ id: string; status: string }>('SELECT id, status FROM payment_intents');
+    const intents = await fx.db.pool.query<{ id: string; status: string }>('SELECT id, status FROM payment_intents');
     const paid = new Set(payouts.rows.map((r) => r.ref));
     for (const intent of intents.rows) {
       if (intent.status === 'settled') expect(paid.has(intent.id)).toBe(true);
       else expect(paid.has(intent.id), `failed ${intent.id} must not have been paid`).toBe(false);
     }
-    const debits = await db.pool.query("SELECT payment_intent_id, COUNT(*)::int AS n FROM ledger_transactions WHERE type = 'debit' GROUP BY 1");
+    const debits = await fx.db.pool.query("SELECT payment_intent_id, COUNT(*)::int AS n FROM ledger_transactions WHERE type = 'debit' GROUP BY 1");
     for (const row of debits.rows) expect(row.n).toBe(1);
     expect(intents.rows.filter((r) => r.status === 'settled').length).toBeGreaterThan(0);
 
     // Every settled intent's merchant heard about it, with a valid signature.
     await waitFor('settled webhooks', async () => {
-      const settled = new Set(receiver.events.filter((e) => e.event_type === 'payment.settled').map((e) => e.payment_intent_id));
+      const settled = new Set(fx.receiver.events.filter((e) => e.event_type === 'payment.settled').map((e) => e.payment_intent_id));
       return intents.rows.filter((r) => r.status === 'settled').every((r) => settled.has(r.id));
     });
-    expect(receiver.badSignatures).toBe(0);
+    expect(fx.receiver.badSignatures).toBe(0);
 
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
-    const verify = await runCommand(['ledger', 'verify'], { DATABASE_URL: db.url });
+    const verify = await runCommand(['ledger', 'verify'], { DATABASE_URL: fx.db.url });
     expect(verify.stdout).toContain('OK');
     expect(verify.code).toBe(0);
   });

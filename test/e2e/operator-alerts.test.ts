@@ -1,33 +1,20 @@
 // The service as operators run it (`stableroute serve`, simulated chains): its workers reconcile on their own every
 // RECONCILE_INTERVAL_SECONDS and keep the history, and a treasury below its gas low-water mark shows as a degraded
 // chain and one low_gas alert, POSTed to OPERATOR_WEBHOOK_URL with a valid signature.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { freePort, killAll, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { describe, expect, it } from 'vitest';
+import { freePort, waitFor, waitHealthy } from '../helpers/process.js';
+import { serviceFixture } from '../helpers/service-fixture.js';
 
 const SECRET = 'e2e-operator-alert-secret-0123456789';
 
-let db: TestDatabase;
-let receiver: Receiver;
-let service: ServiceProcess | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  receiver = await startReceiver(SECRET);
-});
-afterAll(async () => {
-  await killAll([service]);
-  await receiver.close();
-  await db.drop();
-});
+const fx = serviceFixture(SECRET);
 
 describe('operator alerts and reconciliation in a running service', () => {
   it('reconciles periodically and raises one low_gas alert, sent signed', async () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    service = startService(['serve'], {
-      DATABASE_URL: db.url,
+    const service = fx.start(['serve'], {
+      DATABASE_URL: fx.db.url,
       PORT: String(port),
       HOST: '127.0.0.1',
       RECONCILE_INTERVAL_SECONDS: '1',
@@ -35,7 +22,7 @@ describe('operator alerts and reconciliation in a running service', () => {
       WEBHOOK_POLL_SECONDS: '0.2',
       // The simulated Ethereum treasury holds 100 ETH: below a mark of 1000.
       ETHEREUM_GAS_LOW_WATER: '1000',
-      OPERATOR_WEBHOOK_URL: receiver.url,
+      OPERATOR_WEBHOOK_URL: fx.receiver.url,
       OPERATOR_WEBHOOK_SECRET: SECRET,
     });
     await waitHealthy(base, service);
@@ -45,8 +32,8 @@ describe('operator alerts and reconciliation in a running service', () => {
     });
     expect(history.every((r) => r.status === 'ok')).toBe(true);
 
-    const delivered = await waitFor('the low_gas alert at the operator receiver', async () => receiver.events.length > 0 && receiver.events);
-    expect(receiver.badSignatures).toBe(0);
+    const delivered = await waitFor('the low_gas alert at the operator receiver', async () => fx.receiver.events.length > 0 && fx.receiver.events);
+    expect(fx.receiver.badSignatures).toBe(0);
     expect(delivered[0]).toMatchObject({ event_type: 'alert.raised', alert: { kind: 'low_gas', chain: 'ethereum', status: 'open' } });
     const alerts = (await (await fetch(`${base}/admin/alerts`)).json()) as { data: { kind: string; chain: string; status: string }[] };
     expect(alerts.data).toEqual([expect.objectContaining({ kind: 'low_gas', chain: 'ethereum', status: 'open' })]);
@@ -54,7 +41,7 @@ describe('operator alerts and reconciliation in a running service', () => {
     expect(overview.chain_health.find((s) => s.chain === 'ethereum')).toMatchObject({ health_status: 'degraded', status_reason: expect.stringMatching(/^low_gas: /) });
     expect(overview.chain_health.find((s) => s.chain === 'solana')).toMatchObject({ status_reason: null });
     // Still one alert, however many collections saw it.
-    expect(receiver.events.filter((e) => e.event_type === 'alert.raised')).toHaveLength(1);
+    expect(fx.receiver.events.filter((e) => e.event_type === 'alert.raised')).toHaveLength(1);
 
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
