@@ -14,6 +14,7 @@ import { ensureTreasuries } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
+import { NoticeCache } from './db/notice-cache.js';
 import { createPool, type Pool } from './db/pool.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
@@ -134,6 +135,10 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       return app.listen({ port, host });
     };
     if (roles.api) {
+      // Quote facts cached until a NOTIFY says they changed (decision 145); closed after the listeners stop.
+      const facts = new NoticeCache(pool, { log });
+      closers.unshift(async () => facts.close());
+      ctx.facts = facts;
       const separateAdmin = config.adminPort !== null;
       const publicApp = await buildApp(ctx, { merchant: true, admin: !separateAdmin, readiness });
       addresses.public = await serve(publicApp, config.port, config.host);

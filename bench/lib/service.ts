@@ -88,7 +88,9 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
 export async function startService(role: 'serve' | 'api', env: Record<string, string>): Promise<Service> {
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, [BIN, role], {
+  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, BIN, role], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

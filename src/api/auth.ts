@@ -13,7 +13,8 @@ declare module 'fastify' {
 
 export function registerMerchantAuth(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('merchant', null);
-  // The key row is read on every request (no cache): a revoked key is refused at once, in every process.
+  // The key row is read for every request (grouped with concurrent ones, never cached): a revoked key is refused at
+  // once, in every process.
   const recordUse = keyUseRecorder(ctx.pool, ctx.clock, ctx.log);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const header = request.headers['x-api-key'];

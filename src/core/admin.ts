@@ -72,5 +72,6 @@ export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput
     created_at: ctx.clock.now(),
   };
   await insertSnapshot(ctx.pool, snapshot);
+  ctx.facts?.drop('health'); // the operator's next quote in this process sees it (other processes: the notice)
   return snapshot;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ChainAdapters } from '../chains/port.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { NoticeCache } from '../db/notice-cache.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
 
@@ -16,4 +17,6 @@ export interface AppContext {
   boss: PgBoss;
   /** This process's Prometheus registry and metrics (one per process, never a module global). */
   metrics: Metrics;
+  /** The api's cache of quote facts (decision 145); without one, every quote reads them from the database. */
+  facts?: NoticeCache;
 }

@@ -1,7 +1,8 @@
 // Merchants and authentication. Keys are shown once; only HMAC-SHA256(API_KEY_SALT, key) is stored (api-keys.ts).
 import type { Config } from '../config.js';
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
-import { findKeylessOwner, findKeyOwner, type KeyOwner } from '../db/queries/api-keys.js';
+import { GroupCommit, perPool } from '../db/group-commit.js';
+import { findKeyOwners, type KeyOwner } from '../db/queries/api-keys.js';
 import { insertMerchant, upsertTestMerchant } from '../db/queries/merchants.js';
 import { AppError } from '../domain/errors.js';
 import { merchantNameProblem } from '../domain/merchant.js';
@@ -88,21 +89,41 @@ function authenticated(owner: KeyOwner): Authenticated {
   };
 }
 
+interface KeyLookup {
+  hash: string;
+  /** An unknown key falls back to the development test merchant. */
+  keyless: boolean;
+}
+
+/** Most keys looked up by one query. */
+const MAX_KEY_LOOKUPS = 256;
+
+/**
+ * The key lookups of a process, grouped: the requests that arrive while one lookup query runs share the next (decision
+ * 145). Each request's lookup still starts after it arrived, so a key revoked before a request is refused by it.
+ */
+const keyLookupsOf = perPool(
+  (pool) =>
+    new GroupCommit<KeyLookup, KeyOwner | null>(async (lookups) => {
+      const hashes = [...new Set(lookups.map((l) => l.hash))];
+      const { owners, keyless } = await findKeyOwners(pool as Pool, hashes, lookups.some((l) => l.keyless) ? TEST_MERCHANT_ID : null);
+      return lookups.map((l) => ({ ok: true as const, value: owners.get(l.hash) ?? (l.keyless ? keyless : null) }));
+    }, MAX_KEY_LOOKUPS),
+);
+
 /**
  * Resolves an API key to a merchant. Production: the key's HMAC must name an active key (looked up by the HMAC,
- * never by the key, so the lookup's timing says nothing about a stored key). Development: an issued key still resolves to its merchant, and a revoked one is refused as in production;
- * any other key is the test merchant. A missing or empty key never authenticates.
+ * never by the key, so the lookup's timing says nothing about a stored key). Development: an issued key still
+ * resolves to its merchant, and a revoked one is refused as in production; any other key is the test merchant. A
+ * missing or empty key never authenticates.
  */
 export async function authenticate(
-  db: Queryable,
+  pool: Pool,
   config: Pick<Config, 'apiKeySalt' | 'production'>,
   apiKey: string | undefined,
 ): Promise<Authenticated | null> {
   if (!apiKey) return null;
-  const hash = hashApiKey(config.apiKeySalt, apiKey);
-  const owner = await findKeyOwner(db, hash);
-  if (owner) return owner.revoked_at === null ? authenticated(owner) : null;
-  if (config.production) return null;
-  const test = await findKeylessOwner(db, TEST_MERCHANT_ID);
-  return test ? authenticated(test) : null;
+  const owner = await keyLookupsOf(pool).submit({ hash: hashApiKey(config.apiKeySalt, apiKey), keyless: !config.production });
+  if (!owner) return null;
+  return owner.key_id !== null && owner.revoked_at !== null ? null : authenticated(owner);
 }

@@ -159,9 +159,8 @@ export async function loadSpending(
   };
 }
 
-/** Quote time: an amount above the per-payment maximum is refused before anything is stored. */
-export async function checkQuoteAmount(db: Queryable, config: PolicyConfig, merchantId: string, amountMicros: bigint): Promise<void> {
-  const stored = await findPolicy(db, merchantId);
+/** Quote time: an amount above the per-payment maximum is refused before anything is stored; `stored` null: no such merchant. */
+export function checkQuoteAmount(config: PolicyConfig, merchantId: string, stored: StoredPolicy | null, amountMicros: bigint): void {
   if (!stored) throw notFound(merchantId);
   const verdict = decideQuoteAmount(effectivePolicy(config.policy, stored.overrides), amountMicros);
   if (verdict.kind === 'refuse') throw refusal(verdict);

@@ -2,7 +2,9 @@
 import { addSeconds } from '../clock.js';
 import { AppError } from '../domain/errors.js';
 import { GroupCommit, perPool } from '../db/group-commit.js';
+import type { FactTopic } from '../db/notice-cache.js';
 import type { Pool } from '../db/pool.js';
+import { findPolicy } from '../db/queries/policies.js';
 import { balanceRecord, findQuote, healthRecord, insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
 import { latestSnapshots, type SnapshotRow } from '../db/queries/snapshots.js';
 import { usdToNativeUnits } from '../domain/gas.js';
@@ -40,11 +42,16 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   }
   // Read together: the policy check (cheaper for the merchant than a refusal at reservation, which still checks it,
   // decision 76) costs no extra round trip in front of the route inputs.
-  const [, snapshots, balances] = await Promise.all([
-    checkQuoteAmount(ctx.pool, ctx.config, merchantId, request.amountMicros),
-    latestSnapshots(ctx.pool),
-    treasuryBalances(ctx.pool),
+  // From the process's cache when it has one (decision 145): the reservation checks the balance and the policy again
+  // under its locks, so a quote decided from facts a few milliseconds old can only be refused later, never overspend.
+  const facts = ctx.facts;
+  const cached = <T>(topic: FactTopic, key: string, load: () => Promise<T>) => (facts ? facts.get(topic, key, load) : load());
+  const [policy, snapshots, balances] = await Promise.all([
+    cached('policies', merchantId, () => findPolicy(ctx.pool, merchantId)),
+    cached('health', '', () => latestSnapshots(ctx.pool)),
+    cached('balances', '', () => treasuryBalances(ctx.pool)),
   ]);
+  checkQuoteAmount(ctx.config, merchantId, policy, request.amountMicros);
   const decision = scoreRoutes(
     request.amountMicros,
     request.priority,

@@ -1,5 +1,5 @@
 // Group commit: items that arrive while a batch is being written wait for the next batch, which takes them all (up to
-// `maxBatch`) in one call of `write`. Idle, an item is its own batch and waits for nothing (no timer); under load,
+// `maxBatch`) in one call of `write` (lookups use it too, as a group read). Idle, an item is its own batch and waits for nothing (no timer); under load,
 // batches grow with the load. `write` answers each item of its batch; when it throws because of one of its items, the
 // batch's items are written again one by one, so that only the culprit fails. When the database itself is out of
 // reach (a connection, a timeout, a shutdown), no item is the culprit: the whole batch fails at once rather than

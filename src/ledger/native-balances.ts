@@ -11,9 +11,10 @@ export interface NativeBalance {
 
 export async function treasuryNativeBalances(db: Queryable): Promise<NativeBalance[]> {
   const { rows } = await db.query<{ chain: Chain; currency: NativeCurrency; balance: string }>(
-    `SELECT t.chain, t.native_currency AS currency, COALESCE(a.balance, 0)::text AS balance
+    `SELECT t.chain, t.native_currency AS currency, COALESCE(SUM(a.balance), 0)::text AS balance
        FROM treasuries t
        LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency = t.native_currency AND a.kind = 'treasury_native'
+      GROUP BY t.chain, t.native_currency
       ORDER BY t.chain`,
   );
   return rows.map((r) => ({ chain: r.chain, currency: r.currency, units: BigInt(r.balance) }));

@@ -20,25 +20,47 @@ export async function post(db: Queryable, movement: Movement, context: PostingCo
   return (await postMany(db, [{ movement, context }]))[0]!;
 }
 
+/** Rows each striped account is split into (decision 146). */
+export const LEDGER_STRIPES = 16;
+
+/**
+ * The stripe a posting about `paymentIntentId` updates: a hash of the id, so concurrent steps of different payments
+ * mostly touch different rows; 0 without a payment. `treasury_available` is never striped: it is the one balance
+ * checked under its lock.
+ */
+export function stripeOf(paymentIntentId: string | null | undefined): number {
+  if (!paymentIntentId) return 0;
+  let hash = 0;
+  for (let i = 0; i < paymentIntentId.length; i++) hash = (hash * 31 + paymentIntentId.charCodeAt(i)) >>> 0;
+  return hash % LEDGER_STRIPES;
+}
+
 /**
  * Writes several balanced ledger transactions in one statement (a reservation batch) and updates the materialised
- * balances once per account. Accounts are updated in a fixed order (chain, currency, kind), so concurrent postings
- * never deadlock. Must run inside the caller's transaction. Returns the transaction ids, in order.
+ * balances once per account row. The rows are those of one stripe, the first entry's (a batch locks one stripe, not
+ * one per payment); `treasury_available` is always stripe 0. Rows are updated in a fixed order (chain, currency,
+ * kind, stripe), so concurrent postings never deadlock. An account that must not go negative is checked on its total
+ * over every stripe: the stripe just updated plus the others as this statement's snapshot sees them (a safety net
+ * against a bug posting twice; the exact check against overdraft is `treasury_available`'s, under its lock). Must run
+ * inside the caller's transaction. Returns the transaction ids, in order.
  */
 export async function postMany(db: Queryable, entries: readonly { movement: Movement; context: PostingContext }[]): Promise<number[]> {
   if (entries.length === 0) return [];
   for (const { movement } of entries) {
     if (!isBalanced(movement.postings)) throw new LedgerInvariantError(`unbalanced ${movement.type} movement`);
   }
-  const lines = entries.flatMap(({ movement }, m) => movement.postings.map((p) => ({ m, chain: movement.chain, ...p })));
-  const { rows } = await db.query<{ accounts: { chain: string; kind: AccountKind; balance: string }[]; tx_ids: string[] }>(
+  const stripe = stripeOf(entries[0]!.context.paymentIntentId);
+  const lines = entries.flatMap(({ movement }, m) =>
+    movement.postings.map((p) => ({ m, chain: movement.chain, stripe: p.kind === 'treasury_available' ? 0 : stripe, ...p })),
+  );
+  const { rows } = await db.query<{ accounts: { chain: string; kind: AccountKind; total: string }[]; tx_ids: string[] }>(
     `WITH line AS (
-       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::numeric[]) AS l(m, chain, currency, kind, amount)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::numeric[], $10::smallint[]) AS l(m, chain, currency, kind, amount, stripe)
      ), moved AS (
-       INSERT INTO ledger_accounts AS a (chain, currency, kind, balance)
-       SELECT chain, currency, kind, SUM(amount) FROM line GROUP BY chain, currency, kind ORDER BY chain, currency, kind
-       ON CONFLICT (chain, currency, kind) DO UPDATE SET balance = a.balance + EXCLUDED.balance
-       RETURNING a.id, a.chain, a.currency, a.kind, a.balance
+       INSERT INTO ledger_accounts AS a (chain, currency, kind, stripe, balance)
+       SELECT chain, currency, kind, stripe, SUM(amount) FROM line GROUP BY chain, currency, kind, stripe ORDER BY chain, currency, kind, stripe
+       ON CONFLICT (chain, currency, kind, stripe) DO UPDATE SET balance = a.balance + EXCLUDED.balance
+       RETURNING a.id, a.chain, a.currency, a.kind, a.stripe, a.balance
      ), tx AS (
        SELECT v.m, nextval('ledger_transactions_id_seq') AS id, v.type, v.chain, v.payment_intent_id, v.at
          FROM unnest($6::text[], $7::text[], $8::text[], $9::timestamptz[]) WITH ORDINALITY AS v(type, chain, payment_intent_id, at, m)
@@ -50,9 +72,12 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
        SELECT tx.id, moved.id, line.currency, line.amount
          FROM line
          JOIN tx ON tx.m = line.m + 1
-         JOIN moved ON moved.chain = line.chain AND moved.currency = line.currency AND moved.kind = line.kind
+         JOIN moved ON moved.chain = line.chain AND moved.currency = line.currency AND moved.kind = line.kind AND moved.stripe = line.stripe
      )
-     SELECT (SELECT json_agg(json_build_object('chain', chain, 'kind', kind, 'balance', balance::text)) FROM moved) AS accounts,
+     SELECT (SELECT json_agg(json_build_object('chain', m.chain, 'kind', m.kind, 'total', (m.balance + COALESCE(
+               (SELECT SUM(o.balance) FROM ledger_accounts o
+                 WHERE o.chain = m.chain AND o.currency = m.currency AND o.kind = m.kind AND o.stripe <> m.stripe), 0))::text))
+               FROM moved m) AS accounts,
             (SELECT array_agg(id::text ORDER BY m) FROM tx) AS tx_ids`,
     [
       lines.map((l) => l.m),
@@ -64,12 +89,13 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
       entries.map((e) => e.movement.chain),
       entries.map((e) => e.context.paymentIntentId ?? null),
       entries.map((e) => e.context.at),
+      lines.map((l) => l.stripe),
     ],
   );
   const { accounts, tx_ids: ids } = rows[0]!;
   for (const account of accounts) {
-    if (NON_NEGATIVE.includes(account.kind) && BigInt(account.balance) < 0n) {
-      throw new LedgerInvariantError(`${account.chain} ${account.kind} would go negative (${account.balance})`);
+    if (NON_NEGATIVE.includes(account.kind) && BigInt(account.total) < 0n) {
+      throw new LedgerInvariantError(`${account.chain} ${account.kind} would go negative (${account.total})`);
     }
   }
   return ids.map(Number);
@@ -79,7 +105,7 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
 export async function lockAvailable(db: Queryable, chains: readonly Chain[]): Promise<Map<Chain, bigint>> {
   const { rows } = await db.query<{ chain: Chain; balance: string }>(
     `SELECT chain, balance::text FROM ledger_accounts
-      WHERE chain = ANY($1) AND currency = 'USDC' AND kind = 'treasury_available' ORDER BY chain FOR UPDATE`,
+      WHERE chain = ANY($1) AND currency = 'USDC' AND kind = 'treasury_available' AND stripe = 0 ORDER BY chain FOR UPDATE`,
     [[...chains].sort()],
   );
   return new Map(chains.map((chain) => [chain, BigInt(rows.find((r) => r.chain === chain)?.balance ?? '0')]));

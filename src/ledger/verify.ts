@@ -65,8 +65,9 @@ export async function verifyLedger(db: Queryable): Promise<LedgerReport> {
     'treasury_not_negative',
     (
       await db.query(
-        `SELECT chain, currency, kind, balance::text AS balance FROM ledger_accounts
-          WHERE kind IN ('treasury_available', 'treasury_reserved', 'treasury_in_flight') AND balance < 0`,
+        `SELECT chain, currency, kind, SUM(balance)::text AS balance FROM ledger_accounts
+          WHERE kind IN ('treasury_available', 'treasury_reserved', 'treasury_in_flight')
+          GROUP BY chain, currency, kind HAVING SUM(balance) < 0`,
       )
     ).rows,
   );

@@ -53,7 +53,7 @@ async function books() {
     transactions: await one('SELECT COUNT(*)::int AS n FROM ledger_transactions'),
     events: await one('SELECT COUNT(*)::int AS n FROM webhook_events'),
     jobs: await one("SELECT COUNT(*)::int AS n FROM pgboss.job WHERE name = 'payment-execute'"),
-    accounts: (await t.db.pool.query('SELECT chain, currency, kind, balance::text FROM ledger_accounts ORDER BY 1, 2, 3')).rows,
+    accounts: (await t.db.pool.query('SELECT chain, currency, kind, stripe, balance::text FROM ledger_accounts ORDER BY 1, 2, 3, 4')).rows,
   };
 }
 

@@ -70,7 +70,7 @@ async function everything(id: string) {
     attempts: await q('SELECT id, status, failure_reason, actual_fee_native, confirmed_at FROM payment_attempts WHERE payment_intent_id = $1 ORDER BY created_at, id'),
     ledger: await q('SELECT id, type FROM ledger_transactions WHERE payment_intent_id = $1 ORDER BY id'),
     events: await q('SELECT event_type FROM webhook_events WHERE payment_intent_id = $1 ORDER BY seq'),
-    accounts: await q('SELECT chain, currency, kind, balance::text FROM ledger_accounts ORDER BY chain, currency, kind', []),
+    accounts: await q('SELECT chain, currency, kind, stripe, balance::text FROM ledger_accounts ORDER BY chain, currency, kind, stripe', []),
   };
 }
 

@@ -76,7 +76,7 @@ describe('deposits on the simulated chains', () => {
     expect((await scan()).booked).toBe(0);
     expect(await available('solana')).toBe(before + 250);
     expect(await t.ctx.adapters.solana.treasuryNativeBalance()).toBe(nativeBefore + 2_000_000_000n);
-    const native = await t.db.pool.query("SELECT balance::text FROM ledger_accounts WHERE chain = 'solana' AND kind = 'treasury_native'");
+    const native = await t.db.pool.query("SELECT SUM(balance)::text AS balance FROM ledger_accounts WHERE chain = 'solana' AND kind = 'treasury_native'");
     expect(BigInt(native.rows[0].balance)).toBe(nativeBefore + 2_000_000_000n);
     await expectCleanBooks();
 

@@ -405,7 +405,7 @@ async function checkInvariants(run: Run): Promise<void> {
   expect(report.problems).toEqual([]);
 
   const { rows: accounts } = await t.db.pool.query<{ chain: Chain; kind: string; balance: string }>(
-    "SELECT chain, kind, balance::text AS balance FROM ledger_accounts WHERE currency = 'USDC'",
+    "SELECT chain, kind, SUM(balance)::text AS balance FROM ledger_accounts WHERE currency = 'USDC' GROUP BY chain, kind",
   );
   const balance = (chain: Chain, kind: string) => BigInt(accounts.find((a) => a.chain === chain && a.kind === kind)?.balance ?? '0');
   const facts = await loadFacts(t);

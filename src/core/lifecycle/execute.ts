@@ -185,11 +185,13 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
   }
   return withLiveAttempt(deps, run, intent.id, null, async (tx, locked): Promise<Step> => {
     const now = deps.clock.now();
-    const { attemptId, signed } = await signAttempt(tx, adapter, locked, prepared, now);
-    // One debit per intent, at its first signed transfer; later attempts move the same funds.
+    // One debit per intent, at its first signed transfer; later attempts move the same funds. Posted before signing:
+    // the signature takes the chain's sequence (its nonce row, on the simulated chain) under a lock every signature
+    // of the chain queues on, held from there to the commit, so nothing else should run after it.
     if (!(await hasDebit(tx, locked.id))) {
       await post(tx, movements.debit(locked.selected_chain, locked.amount_micros), { paymentIntentId: locked.id, at: now });
     }
+    const { attemptId, signed } = await signAttempt(tx, adapter, locked, prepared, now);
     return { kind: 'send', intent: locked, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta }, resend: false };
   });
 }

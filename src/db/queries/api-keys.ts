@@ -35,25 +35,31 @@ export interface KeyOwner {
   rate_limit_per_minute: number | null;
 }
 
-export async function findKeyOwner(db: Queryable, keyHash: string): Promise<KeyOwner | null> {
+/**
+ * The owners of several keys (by HMAC) in one query, revoked keys included (they are 401), and, when
+ * `keylessMerchantId` is given, that merchant as authentication sees it without a key (the development test merchant).
+ */
+export async function findKeyOwners(
+  db: Queryable,
+  keyHashes: readonly string[],
+  keylessMerchantId: string | null,
+): Promise<{ owners: Map<string, KeyOwner>; keyless: KeyOwner | null }> {
   const { rows } = await db.query<KeyOwner>(
     `SELECT k.id AS key_id, k.key_hash, k.revoked_at, k.last_used_at, m.id AS merchant_id, m.name, m.webhook_url, p.rate_limit_per_minute
        FROM api_keys k JOIN merchants m ON m.id = k.merchant_id LEFT JOIN merchant_policies p ON p.merchant_id = m.id
-      WHERE k.key_hash = $1`,
-    [keyHash],
+      WHERE k.key_hash = ANY($1::text[])
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, m.id, m.name, m.webhook_url, p.rate_limit_per_minute
+       FROM merchants m LEFT JOIN merchant_policies p ON p.merchant_id = m.id WHERE m.id = $2`,
+    [keyHashes, keylessMerchantId],
   );
-  return rows[0] ?? null;
-}
-
-/** A merchant as authentication sees it without a key (the development test merchant). */
-export async function findKeylessOwner(db: Queryable, merchantId: string): Promise<KeyOwner | null> {
-  const { rows } = await db.query<KeyOwner>(
-    `SELECT NULL AS key_id, NULL AS key_hash, NULL AS revoked_at, NULL AS last_used_at, m.id AS merchant_id, m.name, m.webhook_url,
-            p.rate_limit_per_minute
-       FROM merchants m LEFT JOIN merchant_policies p ON p.merchant_id = m.id WHERE m.id = $1`,
-    [merchantId],
-  );
-  return rows[0] ?? null;
+  const owners = new Map<string, KeyOwner>();
+  let keyless: KeyOwner | null = null;
+  for (const row of rows) {
+    if (row.key_hash === null) keyless = row;
+    else owners.set(row.key_hash, row);
+  }
+  return { owners, keyless };
 }
 
 export async function listApiKeys(db: Queryable, merchantId: string): Promise<ApiKeyRow[]> {
