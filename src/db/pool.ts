@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { collectNotices, endNotices } from './notify.js';
 
 // One pool per process. Queries run either on the pool or on a client inside a transaction; both satisfy Queryable.
 export type Queryable = Pick<pg.PoolClient, 'query'>;
@@ -26,10 +27,13 @@ const DEADLOCK = '40P01';
 export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
+    let committed = false;
     try {
       await client.query('BEGIN');
+      collectNotices(client);
       const result = await fn(client);
       await client.query('COMMIT');
+      committed = true;
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
@@ -37,6 +41,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
       if ((code === SERIALIZATION_FAILURE || code === DEADLOCK) && attempt < 3) continue;
       throw error;
     } finally {
+      endNotices(pool, client, committed);
       client.release();
     }
   }
@@ -49,11 +54,14 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
 export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  let committed = false;
   try {
     await client.query('BEGIN');
+    collectNotices(client);
     await client.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(options.idleTimeoutMs)]);
     const result = await fn(client);
     await client.query('COMMIT');
+    committed = true;
     return result;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {
@@ -61,6 +69,7 @@ export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeo
     });
     throw error;
   } finally {
+    endNotices(pool, client, committed);
     client.release(broken);
   }
 }

@@ -1,5 +1,7 @@
 // The ledger's SQL: post a movement inside the caller's transaction, read balances.
 import type { Chain } from '../domain/chain.js';
+import { FACTS_CHANNEL } from '../db/notice-cache.js';
+import { notifyAfterCommit } from '../db/notify.js';
 import type { Queryable } from '../db/pool.js';
 import { isBalanced, NON_NEGATIVE, type AccountKind, type Movement } from './movements.js';
 
@@ -19,6 +21,9 @@ export interface PostingContext {
 export async function post(db: Queryable, movement: Movement, context: PostingContext): Promise<number> {
   return (await postMany(db, [{ movement, context }]))[0]!;
 }
+
+/** The balances a quote is decided from: a posting to them drops the api's cached balances. */
+const QUOTED_KINDS: readonly AccountKind[] = ['treasury_available', 'treasury_native'];
 
 /** Rows each striped account is split into (decision 146). */
 export const LEDGER_STRIPES = 16;
@@ -98,6 +103,9 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
       throw new LedgerInvariantError(`${account.chain} ${account.kind} would go negative (${account.total})`);
     }
   }
+  // What quotes decide from (decision 145): available USDC and the native balance for gas. A signature's debit
+  // (reserved -> in flight) changes neither, and sends nothing.
+  if (lines.some((l) => QUOTED_KINDS.includes(l.kind))) await notifyAfterCommit(db, FACTS_CHANNEL, ['balances']);
   return ids.map(Number);
 }
 
@@ -152,6 +160,16 @@ export function holdingsOf(balance: TreasuryBalance): bigint {
 }
 
 /** Whether the intent's funds were debited (moved to in flight) by its first signed transfer. */
+/** Which of `intentIds` already have their debit. */
+export async function intentsWithDebit(db: Queryable, intentIds: readonly string[]): Promise<Set<string>> {
+  if (intentIds.length === 0) return new Set();
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT DISTINCT payment_intent_id AS id FROM ledger_transactions WHERE payment_intent_id = ANY($1::text[]) AND type = 'debit'",
+    [intentIds],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function hasDebit(db: Queryable, intentId: string): Promise<boolean> {
   const { rowCount } = await db.query("SELECT 1 FROM ledger_transactions WHERE payment_intent_id = $1 AND type = 'debit'", [intentId]);
   return (rowCount ?? 0) > 0;

@@ -22,12 +22,12 @@ import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
 import { newId } from '../../ids.js';
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
-import { movements } from '../../ledger/movements.js';
-import { hasDebit, post } from '../../ledger/store.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
 import { emitPaymentEvent } from './events.js';
 import { failIntent, failOnChain } from './outcomes.js';
-import { signAttempt, transferRequestOf } from './sign.js';
+import { lockLive } from './live.js';
+import { signerOf } from './sign-batch.js';
+import { transferRequestOf } from './sign.js';
 
 export type ExecutionDeps = LifecycleDeps;
 
@@ -183,17 +183,16 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
     if (!(error instanceof ChainError)) throw error;
     return { kind: 'unsigned', error };
   }
-  return withLiveAttempt(deps, run, intent.id, null, async (tx, locked): Promise<Step> => {
-    const now = deps.clock.now();
-    // One debit per intent, at its first signed transfer; later attempts move the same funds. Posted before signing:
-    // the signature takes the chain's sequence (its nonce row, on the simulated chain) under a lock every signature
-    // of the chain queues on, held from there to the commit, so nothing else should run after it.
-    if (!(await hasDebit(tx, locked.id))) {
-      await post(tx, movements.debit(locked.selected_chain, locked.amount_micros), { paymentIntentId: locked.id, at: now });
-    }
-    const { attemptId, signed } = await signAttempt(tx, adapter, locked, prepared, now);
-    return { kind: 'send', intent: locked, attempt: { id: attemptId, tx_id: signed.txId, signed_tx: signed.rawTx, chain_meta: signed.meta }, resend: false };
-  });
+  // Signed in a batch with the other executions of the chain that reach this point now (sign-batch.ts).
+  const signed = await signerOf(deps, intent.selected_chain).submit({ runId: run.runId, intentId: intent.id, prepared });
+  if (signed === CHANGED) return CHANGED;
+  const { attemptId, signed: transfer } = signed;
+  return {
+    kind: 'send',
+    intent: signed.intent,
+    attempt: { id: attemptId, tx_id: transfer.txId, signed_tx: transfer.rawTx, chain_meta: transfer.meta },
+    resend: false,
+  };
 }
 
 /** Takes the intent for this run: route_selected or retrying -> broadcasting, and loads what the next steps need. */
@@ -234,11 +233,7 @@ async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promis
   return { intent, live, previous: await lastFailedAttempt(tx, intent.id) };
 }
 
-/**
- * Locks the intent and runs `act` if it is still broadcasting with `liveId` as its live attempt (null: none), the
- * facts this run asked the chain about, and this run still holds the lease. Otherwise another run or an operator moved it on: CHANGED (the next round's
- * claim finds out what happened).
- */
+/** Runs `act` in a transaction if lockLive finds the payment as this run left it (live.ts); CHANGED otherwise. */
 async function withLiveAttempt<T>(
   deps: ExecutionDeps,
   run: Run,
@@ -247,13 +242,8 @@ async function withLiveAttempt<T>(
   act: (tx: Queryable, intent: PaymentIntentRow) => Promise<T>,
 ): Promise<T | typeof CHANGED> {
   return withTransaction(deps.pool, async (tx) => {
-    const intent = await findIntent(tx, intentId, { forUpdate: true });
-    if (!intent || intent.status !== 'broadcasting') return CHANGED;
-    // Another run took the lease over (this one was presumed dead): it decides now; our next claim finds out.
-    if (!(await holdsLease(tx, intentId, run.runId))) return CHANGED;
-    const live = await liveAttempt(tx, intent.id, { forUpdate: true });
-    if ((live?.id ?? null) !== liveId || (live && live.status !== 'signed')) return CHANGED;
-    return act(tx, intent);
+    const intent = await lockLive(tx, run.runId, intentId, liveId);
+    return intent === CHANGED ? CHANGED : act(tx, intent);
   });
 }
 

@@ -1,6 +1,7 @@
 // Payment-intent queries. Status changes go through changeStatus only, which enforces the transition table.
 import type { Chain } from '../../domain/chain.js';
 import { transition, type PaymentStatus } from '../../domain/payment-intent.js';
+import { notifyAfterCommit } from '../notify.js';
 import type { Queryable } from '../pool.js';
 
 export interface PaymentIntentRow {
@@ -22,7 +23,7 @@ export type IntentKind = 'payout' | 'withdrawal';
 
 /**
  * NOTIFY channel of intent changes (the operator console's live view, src/api/live). Every insert and status change
- * notifies in its own transaction, so listeners hear of it when, and only if, it commits. Payload: IntentNotice.
+ * is announced after its transaction commits, never when it rolls back (src/db/notify.ts). Payload: IntentNotice.
  */
 export const INTENT_CHANNEL = 'stableroute_intents';
 
@@ -35,7 +36,7 @@ export interface IntentNotice {
   at: string;
 }
 
-/** The pg_notify payload of an intent row `r` (from: `$from`), as JSON text: ids and statuses only, never large. */
+/** The notice payload of an intent row `r` (from: `$from`), as JSON text: ids and statuses only, never large. */
 const NOTICE_SQL = (from: string) =>
   `json_build_object('id', r.id, 'status', r.status, 'from', ${from}, 'chain', r.selected_chain, 'merchant_id', r.merchant_id,
      'at', to_char(r.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text`;
@@ -46,17 +47,17 @@ const COLUMNS =
 type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string };
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });
 
-/** Several new intents in one statement (a reservation batch); each is announced on INTENT_CHANNEL at commit. */
+/** Several new intents in one statement (a reservation batch); each is announced on INTENT_CHANNEL after commit. */
 export async function insertIntents(db: Queryable, rows: readonly PaymentIntentRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await db.query(
+  const { rows: notices } = await db.query<{ notice: string }>(
     `WITH r AS (
        INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
          destination_address, created_at, updated_at, kind)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                            $9::timestamptz[], $10::timestamptz[], $12::text[])
+                            $9::timestamptz[], $10::timestamptz[], $11::text[])
        RETURNING id, status, selected_chain, merchant_id, updated_at)
-     SELECT pg_notify($11, ${NOTICE_SQL('NULL')}) FROM r`,
+     SELECT ${NOTICE_SQL('NULL')} AS notice FROM r`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.merchant_id),
@@ -68,10 +69,10 @@ export async function insertIntents(db: Queryable, rows: readonly PaymentIntentR
       rows.map((r) => r.destination_address),
       rows.map((r) => r.created_at),
       rows.map((r) => r.updated_at),
-      INTENT_CHANNEL,
       rows.map((r) => r.kind),
     ],
   );
+  await notifyAfterCommit(db, INTENT_CHANNEL, notices.map((n) => n.notice));
 }
 
 /** The intents of these (merchant, idempotency key) pairs that exist. */
@@ -160,14 +161,15 @@ export async function changeStatus(
   reason: string | null = null,
 ): Promise<PaymentStatus> {
   transition(intent.status, to);
-  const result = await db.query(
+  const result = await db.query<{ notice: string }>(
     `WITH r AS (
        UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2
        RETURNING id, status, selected_chain, merchant_id, updated_at)
-     SELECT pg_notify($5, ${NOTICE_SQL('$2::text')}) FROM r`,
-    [intent.id, intent.status, to, at, INTENT_CHANNEL],
+     SELECT ${NOTICE_SQL('$2::text')} AS notice FROM r`,
+    [intent.id, intent.status, to, at],
   );
   if (result.rowCount !== 1) throw new ConcurrentTransitionError(`${intent.id} is no longer ${intent.status}`);
+  await notifyAfterCommit(db, INTENT_CHANNEL, [result.rows[0]!.notice]);
   await recordTransition(db, intent.id, intent.status, to, at, reason);
   return to;
 }

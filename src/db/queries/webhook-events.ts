@@ -3,6 +3,7 @@
 // row lock, so the lock, the attempt record and the event update commit together.
 import type { DeliveryDecision } from '../../domain/webhook-delivery.js';
 import { newId } from '../../ids.js';
+import { notifyAfterCommit } from '../notify.js';
 import type { Queryable } from '../pool.js';
 
 export const EVENT_TYPES = [
@@ -40,9 +41,9 @@ export async function insertEvents(db: Queryable, events: readonly NewEvent[]): 
   if (events.length === 0) return [];
   const ids = events.map(() => newId('evt'));
   // A merchant without a webhook_url still gets its events stored (status 'stored'), never sent; one whose endpoint is
-  // disabled gets them stored and held, to be queued when it is enabled again. One NOTIFY wakes the webhook workers
-  // when the transaction commits.
-  await db.query(
+  // disabled gets them stored and held, to be queued when it is enabled again. One notice wakes the webhook workers
+  // once the transaction has committed.
+  const { rows } = await db.query<{ first: string }>(
     `WITH inserted AS (
        INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at, held_at)
        SELECT e.id, m.id, e.payment_intent_id, e.event_type, e.payload,
@@ -53,7 +54,7 @@ export async function insertEvents(db: Queryable, events: readonly NewEvent[]): 
          JOIN merchants m ON m.id = e.merchant_id
         ORDER BY e.n
        RETURNING id)
-     SELECT pg_notify($7, MIN(id)) FROM inserted HAVING COUNT(*) > 0`,
+     SELECT MIN(id) AS first FROM inserted HAVING COUNT(*) > 0`,
     [
       ids,
       events.map((e) => e.merchantId),
@@ -61,9 +62,9 @@ export async function insertEvents(db: Queryable, events: readonly NewEvent[]): 
       events.map((e) => e.type),
       events.map((e) => JSON.stringify(e.payload)),
       events.map((e) => e.at),
-      WEBHOOK_CHANNEL,
     ],
   );
+  await notifyAfterCommit(db, WEBHOOK_CHANNEL, rows.map((r) => r.first));
   return ids;
 }
 
