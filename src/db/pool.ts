@@ -17,7 +17,29 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', prepareStatements);
   return pool;
+}
+
+/** Statements each connection keeps prepared: beyond it, new texts run unprepared (a bound on server memory). */
+const MAX_PREPARED = 1_000;
+
+/**
+ * Every parameterised statement of a connection is prepared once, under a name derived from its text, and then only
+ * bound and executed: PostgreSQL parses and plans each of our statements once per connection instead of once per
+ * call (decision 149). Statements without parameters (BEGIN, COMMIT, multi-statement scripts) go through unchanged.
+ */
+function prepareStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const names = new Map<string, string>();
+  (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof config === 'string' && Array.isArray(values) && (names.has(config) || names.size < MAX_PREPARED)) {
+      let name = names.get(config);
+      if (name === undefined) names.set(config, (name = `sr_${names.size}`));
+      return query({ name, text: config, values }, callback);
+    }
+    return query(config, values, callback);
+  };
 }
 
 const SERIALIZATION_FAILURE = '40001';
@@ -56,9 +78,9 @@ export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeo
   let broken = false;
   let committed = false;
   try {
-    await client.query('BEGIN');
+    // One round trip: the timeout is a whole number of milliseconds, never text from outside.
+    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(0, Math.trunc(options.idleTimeoutMs))}`);
     collectNotices(client);
-    await client.query(`SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, [String(options.idleTimeoutMs)]);
     const result = await fn(client);
     await client.query('COMMIT');
     committed = true;

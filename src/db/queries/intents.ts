@@ -109,20 +109,6 @@ export async function recentIntents(db: Queryable, limit: number): Promise<Payme
   return rows.map(toRow);
 }
 
-export async function recordTransition(
-  db: Queryable,
-  intentId: string,
-  from: PaymentStatus | null,
-  to: PaymentStatus,
-  at: Date,
-  reason: string | null = null,
-): Promise<void> {
-  await db.query(
-    'INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [intentId, from, to, reason, at],
-  );
-}
-
 /** The creation history (created -> quoted -> route_selected) of several new intents, in one statement. */
 export async function recordCreations(db: Queryable, intents: readonly PaymentIntentRow[], at: Date): Promise<void> {
   if (intents.length === 0) return;
@@ -161,16 +147,20 @@ export async function changeStatus(
   reason: string | null = null,
 ): Promise<PaymentStatus> {
   transition(intent.status, to);
+  // The status and its history row in one statement: the row is written only when the update matched.
   const result = await db.query<{ notice: string }>(
     `WITH r AS (
        UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2
-       RETURNING id, status, selected_chain, merchant_id, updated_at)
+       RETURNING id, status, selected_chain, merchant_id, updated_at
+     ), history AS (
+       INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
+       SELECT id, $2::text, $3::text, $5::text, $4::timestamptz FROM r
+     )
      SELECT ${NOTICE_SQL('$2::text')} AS notice FROM r`,
-    [intent.id, intent.status, to, at],
+    [intent.id, intent.status, to, at, reason],
   );
   if (result.rowCount !== 1) throw new ConcurrentTransitionError(`${intent.id} is no longer ${intent.status}`);
   await notifyAfterCommit(db, INTENT_CHANNEL, [result.rows[0]!.notice]);
-  await recordTransition(db, intent.id, intent.status, to, at, reason);
   return to;
 }
 
