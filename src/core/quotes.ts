@@ -28,7 +28,7 @@ const MAX_QUOTE_BATCH = 128;
 const quoteWriterOf = perPool(
   (pool) =>
     new GroupCommit<QuoteRow, void>(async (quotes) => {
-      await insertQuotes(pool as Pool, quotes);
+      await insertQuotes(pool as Pool, quotes, { lazyFlush: true });
       return quotes.map(() => ({ ok: true as const, value: undefined }));
     }, MAX_QUOTE_BATCH),
 );

@@ -5,6 +5,7 @@ import type { AppContext } from '../../src/core/context.js';
 import { createPaymentIntent } from '../../src/core/payment-intents.js';
 import { reserveBatch } from '../../src/core/reservations/reserve-batch.js';
 import { createPool } from '../../src/db/pool.js';
+import { insertQuotes } from '../../src/db/queries/quotes.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 
@@ -136,5 +137,21 @@ describe('quotes created together', () => {
     const intent = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: ids[29], idempotency_key: 'q' } });
     expect(intent.statusCode, intent.body).toBe(201);
     expect(intent.json().amount_usd).toBe(30);
+  });
+
+  it("commit without waiting for the disk, and the connection's next transaction waits again (decision 150)", async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+    const id = await newQuote(2);
+    const stored = (await t.db.pool.query('SELECT * FROM quotes WHERE id = $1', [id])).rows[0];
+    const client = await t.db.pool.connect();
+    try {
+      // The setting is the statement's own: a lazy insert on this connection leaves it as it was.
+      const again = { ...stored, id: 'quo_lazyflushcheck', amount_micros: BigInt(stored.amount_micros) };
+      await insertQuotes(client, [again], { lazyFlush: true });
+      expect((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+      expect(await count("SELECT COUNT(*)::int AS n FROM quotes WHERE id = 'quo_lazyflushcheck'")).toBe(1);
+    } finally {
+      client.release();
+    }
   });
 });

@@ -62,15 +62,20 @@ export function balanceRecord(b: TreasuryBalance): QuoteBalanceRecord {
   return { chain: b.chain, available_balance: usdcToNumber(b.availableMicros), reserved_balance: usdcToNumber(b.reservedMicros) };
 }
 
-/** Several quotes in one statement (the quote group commit). */
-export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[]): Promise<void> {
+/**
+ * Several quotes in one statement (the quote group commit). `lazyFlush`, for a statement that is its own transaction:
+ * its commit does not wait for the disk (decision 150); never inside a transaction that moves money.
+ */
+export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], options: { lazyFlush?: boolean } = {}): Promise<void> {
   if (quotes.length === 0) return;
   const json = (pick: (q: QuoteRow) => unknown) => quotes.map((q) => JSON.stringify(pick(q)));
+  // set_config(..., true) lasts until the end of this statement's own transaction, whose commit reads it.
+  const lazy = options.lazyFlush ? `, (SELECT set_config('synchronous_commit', 'off', true)) AS lazy` : '';
   await db.query(
     `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
        scoring_details, chain_health, treasury_balances, created_at, expires_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
-                          $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[])`,
+     SELECT q.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
+                            $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[]) AS q${lazy}`,
     [
       quotes.map((q) => q.id),
       quotes.map((q) => q.merchant_id),
