@@ -4,6 +4,7 @@
 //   BENCH_SECONDS=10            length of each throughput phase
 //   BENCH_SUSTAINED_SECONDS=60  length of the sustained run
 //   BENCH_CONCURRENCY=16        clients of the closed-loop phases
+//   BENCH_CPU_PROF=<dir>        the service writes a V8 CPU profile of its run there
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';

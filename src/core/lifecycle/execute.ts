@@ -7,7 +7,7 @@
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import {
-  lastFailedAttempt,
+  liveAndLastFailed,
   liveAttempt,
   markBroadcasted,
   markFailed,
@@ -15,8 +15,7 @@ import {
   signedOf,
   type AttemptRow,
 } from '../../db/queries/attempts.js';
-import { awaitsApproval } from '../../db/queries/approvals.js';
-import { changeStatus, countTransitions, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatus, findIntent, lockIntentForExecution, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { grantLease, holdsLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
@@ -60,6 +59,8 @@ interface Claimed {
 interface Run {
   job: ExecutionJob;
   runId: string;
+  /** The run's last transaction gave its lease back with its outcome: nothing left to release. */
+  released?: boolean;
 }
 
 export interface ExecuteOptions {
@@ -96,7 +97,7 @@ export async function executePayment(deps: ExecutionDeps, job: ExecutionJob, opt
     await execute(deps, run);
   } finally {
     stopHeartbeat();
-    await releaseLease(deps.pool, job.payment_intent_id, run.runId).catch((error: unknown) =>
+    if (!run.released) await releaseLease(deps.pool, job.payment_intent_id, run.runId).catch((error: unknown) =>
       deps.log.warn({ err: error, payment_intent_id: job.payment_intent_id }, 'execution lease release failed; it runs out instead'),
     );
   }
@@ -115,7 +116,7 @@ async function execute(deps: ExecutionDeps, run: Run): Promise<void> {
     return;
   }
   if (step.kind === 'unsigned') {
-    await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, run, null, step.error));
+    await recordFinalOutcome(deps, run, null, step.error);
     log.warn({ reason: step.error.reason, err: step.error.shortMessage }, 'execution: could not sign');
     return;
   }
@@ -135,7 +136,7 @@ async function execute(deps: ExecutionDeps, run: Run): Promise<void> {
     error = new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
   }
   const attemptId = step.attempt.id;
-  await withTransaction(deps.pool, (tx) => recordOutcome(deps, tx, run, attemptId, error));
+  await recordFinalOutcome(deps, run, attemptId, error);
   if (error) log.warn({ reason: error.reason, outcome: error.outcome, err: error.shortMessage }, 'execution: broadcast failed');
   else log.info({ tx_id: step.attempt.tx_id }, 'execution: broadcasted');
 }
@@ -199,17 +200,18 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
 async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promise<Claimed | Done> {
   const { job } = run;
   const now = deps.clock.now();
-  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
-  if (!intent) return { kind: 'done', why: 'unknown intent' };
+  const found = await lockIntentForExecution(tx, job.payment_intent_id);
+  if (!found) return { kind: 'done', why: 'unknown intent' };
+  const { intent } = found;
   // The attempt number comes from the intent's history, not from the job: a job whose run crashed after its outcome
   // committed is re-run by pg-boss while the next attempt's job already waits. That stale run must do nothing.
-  const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+  const attempt = 1 + found.retries;
   if (job.attempt !== attempt) return { kind: 'done', why: `job of attempt ${job.attempt}; the intent is at attempt ${attempt}` };
   // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
   if (intent.status !== 'route_selected' && intent.status !== 'retrying' && intent.status !== 'broadcasting') {
     return { kind: 'done', why: `intent is ${intent.status}` };
   }
-  if (intent.status === 'route_selected' && (await awaitsApproval(tx, intent.id))) {
+  if (intent.status === 'route_selected' && found.awaitsApproval) {
     // Only an approval queues this payment's job; a stray one must not send it (decision 79).
     return { kind: 'done', why: 'the payment waits for an operator approval' };
   }
@@ -224,13 +226,13 @@ async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promis
     intent.status = await changeStatus(tx, intent, 'broadcasting', now);
     await emitPaymentEvent(tx, intent, 'payment.broadcasting', now);
   }
-  const live = await liveAttempt(tx, intent.id);
+  const { live, lastFailed } = await liveAndLastFailed(tx, intent.id);
   if (live?.status === 'broadcasted') {
     intent.status = await changeStatus(tx, intent, 'broadcasted', now);
     await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
     return { kind: 'done', why: 'already broadcast' };
   }
-  return { intent, live, previous: await lastFailedAttempt(tx, intent.id) };
+  return { intent, live, previous: lastFailed };
 }
 
 /** Runs `act` in a transaction if lockLive finds the payment as this run left it (live.ts); CHANGED otherwise. */
@@ -254,6 +256,15 @@ async function markSent(deps: ExecutionDeps, tx: Queryable, intent: PaymentInten
   intent.status = await changeStatus(tx, intent, 'broadcasted', now);
   await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
   return { kind: 'done', why: 'earlier send had landed' };
+}
+
+/** The run's outcome, and its lease given back in the same transaction (the run ends with it). */
+async function recordFinalOutcome(deps: ExecutionDeps, run: Run, attemptId: string | null, error: ChainError | null): Promise<void> {
+  await withTransaction(deps.pool, async (tx) => {
+    await recordOutcome(deps, tx, run, attemptId, error);
+    await releaseLease(tx, run.job.payment_intent_id, run.runId);
+  });
+  run.released = true;
 }
 
 async function recordOutcome(

@@ -77,14 +77,16 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-/** The intent's most recent attempt that the chain refused or that failed, if any (its nonce may be reused). */
-export async function lastFailedAttempt(db: Queryable, intentId: string): Promise<AttemptRow | null> {
+/** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */
+export async function liveAndLastFailed(db: Queryable, intentId: string): Promise<{ live: AttemptRow | null; lastFailed: AttemptRow | null }> {
   const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'failed'
-      ORDER BY created_at DESC, id DESC LIMIT 1`,
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status IN ('signed', 'broadcasted', 'failed')
+      ORDER BY created_at DESC, id DESC`,
     [intentId],
   );
-  return rows[0] ? toRow(rows[0]) : null;
+  const live = rows.find((r) => r.status === 'signed' || r.status === 'broadcasted');
+  const lastFailed = rows.find((r) => r.status === 'failed');
+  return { live: live ? toRow(live) : null, lastFailed: lastFailed ? toRow(lastFailed) : null };
 }
 
 /**

@@ -94,6 +94,27 @@ export async function findIntent(db: Queryable, id: string, options: { forUpdate
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/**
+ * What an execution's claim reads about an intent, in one statement: the intent under its row lock, how many times it
+ * went to `retrying` (the attempt number is one more), and whether it waits for an operator approval.
+ */
+export async function lockIntentForExecution(
+  db: Queryable,
+  id: string,
+): Promise<{ intent: PaymentIntentRow; retries: number; awaitsApproval: boolean } | null> {
+  const { rows } = await db.query<RawRow & { retries: number; awaits_approval: boolean }>(
+    `SELECT ${COLUMNS},
+            (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
+            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = i.id AND a.status <> 'approved') AS awaits_approval
+       FROM payment_intents i WHERE i.id = $1 FOR UPDATE OF i`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { retries, awaits_approval: awaitsApproval, ...intent } = row;
+  return { intent: toRow(intent), retries, awaitsApproval };
+}
+
 /** Locks the intent unless another transaction holds it; false when it is held (or gone). */
 export async function lockIntentIfFree(db: Queryable, id: string): Promise<boolean> {
   const { rowCount } = await db.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED', [id]);
