@@ -32,6 +32,21 @@ afterAll(async () => {
   await db.drop();
 });
 
+/** An operator's chain-health snapshot, committed on its own. */
+async function recordHealth(chain: 'ethereum' | 'solana', status: 'healthy' | 'degraded'): Promise<void> {
+  await insertSnapshot(db.pool, {
+    chain,
+    health_status: status,
+    estimated_fee_usd: 0.01,
+    avg_confirmation_seconds: 2,
+    rpc_error_rate: 0,
+    p95_latency_ms: null,
+    congestion_score: null,
+    source: 'admin',
+    created_at: AT,
+  });
+}
+
 let keys = 0;
 
 /** A loader that counts its calls and answers with that count, cached under a key of its own. */
@@ -61,17 +76,7 @@ describe('NoticeCache', () => {
     const balances = counter();
     const before = await cache.get('health', health.key, health.load);
     const balancesBefore = await cache.get('balances', balances.key, balances.load);
-    await insertSnapshot(db.pool, {
-      chain: 'solana',
-      health_status: 'degraded',
-      estimated_fee_usd: 0.01,
-      avg_confirmation_seconds: 2,
-      rpc_error_rate: 0.01,
-      p95_latency_ms: null,
-      congestion_score: null,
-      source: 'admin',
-      created_at: AT,
-    });
+    await recordHealth('solana', 'degraded');
     expect(await refreshed('health', health, before)).toBe(before + 1);
     expect(await cache.get('balances', balances.key, balances.load)).toBe(balancesBefore);
   });
@@ -86,17 +91,7 @@ describe('NoticeCache', () => {
     // The notice of a later, committed change arrives after any the rollback could have sent: the rollback sent none.
     const health = counter();
     const healthBefore = await cache.get('health', health.key, health.load);
-    await insertSnapshot(db.pool, {
-      chain: 'ethereum',
-      health_status: 'healthy',
-      estimated_fee_usd: 1,
-      avg_confirmation_seconds: 12,
-      rpc_error_rate: 0,
-      p95_latency_ms: null,
-      congestion_score: null,
-      source: 'admin',
-      created_at: AT,
-    });
+    await recordHealth('ethereum', 'healthy');
     await refreshed('health', health, healthBefore);
     expect(await cache.get('balances', balances.key, balances.load)).toBe(before);
 

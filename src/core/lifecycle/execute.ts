@@ -97,9 +97,11 @@ export async function executePayment(deps: ExecutionDeps, job: ExecutionJob, opt
     await execute(deps, run);
   } finally {
     stopHeartbeat();
-    if (!run.released) await releaseLease(deps.pool, job.payment_intent_id, run.runId).catch((error: unknown) =>
-      deps.log.warn({ err: error, payment_intent_id: job.payment_intent_id }, 'execution lease release failed; it runs out instead'),
-    );
+    if (!run.released) {
+      await releaseLease(deps.pool, job.payment_intent_id, run.runId).catch((error: unknown) =>
+        deps.log.warn({ err: error, payment_intent_id: job.payment_intent_id }, 'execution lease release failed; it runs out instead'),
+      );
+    }
   }
 }
 
