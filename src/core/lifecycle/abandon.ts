@@ -17,7 +17,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
-import { emitPaymentEvent } from './events.js';
+import { moveAndTell } from './events.js';
 import { failOnChain } from './outcomes.js';
 
 /** Statuses an abandoned execution can leave an intent in. */
@@ -57,8 +57,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         // It may land: never release funds that could be paid out. An operator decides, or the chain does.
         await markBroadcasted(tx, live.id, now);
         if (intent.status !== 'broadcasting') intent.status = await changeStatus(tx, intent, 'broadcasting', now);
-        intent.status = await changeStatus(tx, intent, 'manual_review', now, ABANDONED_REASON);
-        await emitPaymentEvent(tx, intent, 'payment.manual_review', now, { tx_id: live.tx_id });
+        await moveAndTell(tx, intent, 'manual_review', 'payment.manual_review', now, { tx_id: live.tx_id }, ABANDONED_REASON);
         deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned with a live transaction: manual review');
         return 'done';
       }
@@ -73,8 +72,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         const reason = verdict?.kind === 'cannot_land' ? verdict.reason : 'dropped';
         await markFailed(tx, live.id, reason, 'execution abandoned; the chain reports the transfer can no longer land');
       }
-      intent.status = await changeStatus(tx, intent, 'manual_review', now, ABANDONED_REASON);
-      await emitPaymentEvent(tx, intent, 'payment.manual_review', now);
+      await moveAndTell(tx, intent, 'manual_review', 'payment.manual_review', now, {}, ABANDONED_REASON);
       deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned before anything reached the chain: manual review, funds still reserved');
       return 'done';
     });

@@ -16,14 +16,14 @@ import {
   type AttemptRow,
   type OpenAttempt,
 } from '../../db/queries/attempts.js';
-import { changeStatus, findIntent, lockIntentIfFree } from '../../db/queries/intents.js';
+import { changeStatus, findIntentIfFree } from '../../db/queries/intents.js';
 import { CHAINS, type Chain } from '../../domain/chain.js';
 import { decideConfirmation, type ConfirmationAction } from '../../domain/confirmation.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from './deps.js';
-import { emitPaymentEvent } from './events.js';
+import { moveAndTell } from './events.js';
 import { failOnChain, postFee, settleIntent } from './outcomes.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
@@ -148,8 +148,7 @@ async function applyVerdict(deps: ConfirmationDeps, seen: AttemptRow, verdict: T
   let settlement: { createdAt: Date; at: Date; finalAt: Date | undefined } | null = null;
   const action = await withTransaction(deps.pool, async (tx): Promise<Outcome> => {
     settlement = null;
-    if (!(await lockIntentIfFree(tx, intentId))) return null; // another worker or an operator has it
-    const intent = await findIntent(tx, intentId);
+    const intent = await findIntentIfFree(tx, intentId); // null: another worker or an operator has it, or it is gone
     if (!intent || !WATCHED.includes(intent.status)) return null; // it moved on
     const attempt = await findAttemptForUpdate(tx, seen.id, true);
     // A replacement by an operator turns this attempt 'replaced': then what the chain said is about another transfer.
@@ -190,11 +189,10 @@ async function applyVerdict(deps: ConfirmationDeps, seen: AttemptRow, verdict: T
         intent.status = await changeStatus(tx, intent, 'pending_confirmation', now);
         break;
       case 'manual_review':
-        intent.status = await changeStatus(tx, intent, 'manual_review', now, 'stuck');
-        await emitPaymentEvent(tx, intent, 'payment.manual_review', now, {
+        await moveAndTell(tx, intent, 'manual_review', 'payment.manual_review', now, {
           tx_id: attempt.tx_id,
           stuck_since: (attempt.broadcast_at ?? attempt.created_at).toISOString(),
-        });
+        }, 'stuck');
         log.warn('confirmation: stuck, moved to manual review');
         break;
       case 'resend':

@@ -1,7 +1,8 @@
 // The merchant's view of a status change: one payment.* event in the outbox, written in the transaction of the change.
 import type { Queryable } from '../../db/pool.js';
 import { insertEvent, type EventType, type NewEvent } from '../../db/queries/webhook-events.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatus, type PaymentIntentRow } from '../../db/queries/intents.js';
+import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { paymentPayload } from '../../domain/events.js';
 import { usdcToNumber } from '../../money.js';
 
@@ -23,6 +24,23 @@ export function paymentEventOf(
     extra,
   );
   return { merchantId: intent.merchant_id, paymentIntentId: intent.id, type, payload, at };
+}
+
+/**
+ * Moves the intent to `to` (checked, with its history row) and writes `type` telling the merchant, in one statement;
+ * `intent.status` follows.
+ */
+export async function moveAndTell(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  to: PaymentStatus,
+  type: EventType,
+  at: Date,
+  extra: Parameters<typeof paymentPayload>[1] = {},
+  reason: string | null = null,
+): Promise<void> {
+  const event = paymentEventOf({ ...intent, status: to }, type, at, extra);
+  intent.status = await changeStatus(tx, intent, to, at, reason, event);
 }
 
 export async function emitPaymentEvent(

@@ -22,7 +22,7 @@ import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.
 import { newId } from '../../ids.js';
 import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
-import { emitPaymentEvent } from './events.js';
+import { moveAndTell } from './events.js';
 import { failIntent, failOnChain } from './outcomes.js';
 import { lockLive } from './live.js';
 import { signerOf } from './sign-batch.js';
@@ -225,13 +225,11 @@ async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promis
   const takeovers = !current ? 0 : lease.owner === run.runId ? lease.takeovers : lease.takeovers + 1;
   await grantLease(tx, { intentId: intent.id, owner: run.runId, attempt, seconds: deps.config.executionLeaseSeconds, takeovers });
   if (intent.status !== 'broadcasting') {
-    intent.status = await changeStatus(tx, intent, 'broadcasting', now);
-    await emitPaymentEvent(tx, intent, 'payment.broadcasting', now);
+    await moveAndTell(tx, intent, 'broadcasting', 'payment.broadcasting', now);
   }
   const { live, lastFailed } = await liveAndLastFailed(tx, intent.id);
   if (live?.status === 'broadcasted') {
-    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
-    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live.tx_id });
     return { kind: 'done', why: 'already broadcast' };
   }
   return { intent, live, previous: lastFailed };
@@ -255,8 +253,7 @@ async function withLiveAttempt<T>(
 async function markSent(deps: ExecutionDeps, tx: Queryable, intent: PaymentIntentRow, live: AttemptRow): Promise<Step> {
   const now = deps.clock.now();
   await markBroadcasted(tx, live.id, now);
-  intent.status = await changeStatus(tx, intent, 'broadcasted', now);
-  await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live.tx_id });
+  await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live.tx_id });
   return { kind: 'done', why: 'earlier send had landed' };
 }
 
@@ -286,8 +283,7 @@ async function recordOutcome(
   if (attemptId && live?.id !== attemptId) return; // an overlapping run took over
   if (!error && attemptId) {
     await markBroadcasted(tx, attemptId, now);
-    intent.status = await changeStatus(tx, intent, 'broadcasted', now);
-    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
+    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
     return;
   }
   // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
@@ -309,8 +305,7 @@ async function recordOutcome(
     // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
     // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
     await markBroadcasted(tx, attemptId, now);
-    intent.status = await changeStatus(tx, intent, 'broadcasted', now, error.reason);
-    await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
+    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' }, error.reason);
     return;
   }
   await failIntent(tx, intent, error.reason, now);

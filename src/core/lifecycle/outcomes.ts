@@ -2,13 +2,13 @@
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
 import type { Queryable } from '../../db/pool.js';
 import { markFailed } from '../../db/queries/attempts.js';
-import { changeStatus, type PaymentIntentRow } from '../../db/queries/intents.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { movements } from '../../ledger/movements.js';
-import { hasDebit, post } from '../../ledger/store.js';
+import { hasDebit, post, postMany } from '../../ledger/store.js';
 import { unitsToNumber } from '../../money.js';
-import { emitPaymentEvent } from './events.js';
+import { moveAndTell } from './events.js';
 
 /** Records a native fee the chain charged (a reverted transaction still pays one). */
 export async function postFee(tx: Queryable, intent: PaymentIntentRow, feeNative: bigint, at: Date): Promise<void> {
@@ -28,9 +28,8 @@ export async function releaseReservation(tx: Queryable, intent: PaymentIntentRow
 
 /** failed: the reservation returns to available, and the merchant hears payment.failed. */
 export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason: FailureReason, at: Date): Promise<void> {
-  intent.status = await changeStatus(tx, intent, 'failed', at, reason);
+  await moveAndTell(tx, intent, 'failed', 'payment.failed', at, { failure_reason: reason }, reason);
   await releaseReservation(tx, intent, at);
-  await emitPaymentEvent(tx, intent, 'payment.failed', at, { failure_reason: reason });
 }
 
 /**
@@ -57,15 +56,18 @@ export async function settleIntent(
   feeNative: bigint,
   at: Date,
 ): Promise<void> {
-  intent.status = await changeStatus(tx, intent, 'settled', at);
-  const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
-  await post(tx, movements.settle(intent.selected_chain, intent.amount_micros, to), { paymentIntentId: intent.id, at });
-  await postFee(tx, intent, feeNative, at);
   const currency = NATIVE_CURRENCY[intent.selected_chain];
-  await emitPaymentEvent(tx, intent, 'payment.settled', at, {
+  await moveAndTell(tx, intent, 'settled', 'payment.settled', at, {
     tx_id: attempt.tx_id,
     confirmed_at: at.toISOString(),
     actual_fee_native: unitsToNumber(feeNative, decimalsOf(currency)),
     fee_currency: currency,
   });
+  // The amount leaving and the fee, in one posting.
+  const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
+  const context = { paymentIntentId: intent.id, at };
+  await postMany(tx, [
+    { movement: movements.settle(intent.selected_chain, intent.amount_micros, to), context },
+    ...(feeNative > 0n ? [{ movement: movements.fee(intent.selected_chain, currency, feeNative), context }] : []),
+  ]);
 }

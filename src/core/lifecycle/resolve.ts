@@ -13,7 +13,7 @@ import type { Resolution } from '../../domain/operator-actions.js';
 import { hasReachedChain, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecution } from '../../jobs/queue.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
-import { emitPaymentEvent } from './events.js';
+import { moveAndTell } from './events.js';
 import { failIntent, postFee, settleIntent } from './outcomes.js';
 import { signAttempt, transferRequestOf } from './sign.js';
 
@@ -130,8 +130,7 @@ export async function resolveManualReview(
       await markFailed(tx, attempt!.id, 'stuck', `replaced by ${signed.txId}`, null, 'replaced');
       // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
       await markBroadcasted(tx, attemptId, now);
-      intent.status = await changeStatus(tx, intent, 'broadcasted', now, 'fee_bump');
-      await emitPaymentEvent(tx, intent, 'payment.broadcasted', now, { tx_id: signed.txId });
+      await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: signed.txId }, 'fee_bump');
       return { payment_intent_id: intent.id, status: intent.status, tx_id: signed.txId, send: signed };
     });
     if (result === CHANGED) continue;

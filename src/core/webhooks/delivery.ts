@@ -43,9 +43,8 @@ import type { Config } from '../../config.js';
 import { withTransactionOnce, type Pool, type Queryable } from '../../db/pool.js';
 import { disableWebhookEndpoint } from '../../db/queries/merchants.js';
 import {
-  applyDecision,
   claimNextDueEvent,
-  insertDeliveryAttempt,
+  recordAttempt,
   markHeld,
   markStored,
   type ClaimedEvent,
@@ -160,7 +159,7 @@ export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: C
     attemptedAt,
     firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds,
   });
-  await insertDeliveryAttempt(tx, {
+  const attempt = {
     eventId: event.id,
     attempt: decision.attempts,
     url: shownUrl,
@@ -168,8 +167,8 @@ export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: C
     latencyMs: outcome.latencyMs,
     error: outcome.error === null ? null : truncateError(outcome.error),
     at: attemptedAt,
-  });
-  await applyDecision(tx, event.id, decision, attemptedAt);
+  };
+  await recordAttempt(tx, attempt, decision, attemptedAt);
   if (decision.status === 'failed' && decision.disableEndpoint) {
     const reason = `HTTP ${outcome.statusCode} Gone at ${attemptedAt.toISOString()}`;
     if (await disableWebhookEndpoint(tx, event.merchantId, attemptedAt, reason)) {

@@ -1,7 +1,9 @@
 // Payment-intent queries. Status changes go through changeStatus only, which enforces the transition table.
 import type { Chain } from '../../domain/chain.js';
 import { transition, type PaymentStatus } from '../../domain/payment-intent.js';
+import { newId } from '../../ids.js';
 import { notifyAfterCommit } from '../notify.js';
+import { eventsInsertParams, eventsInsertSql, WEBHOOK_CHANNEL, type NewEvent } from './webhook-events.js';
 import type { Queryable } from '../pool.js';
 
 export interface PaymentIntentRow {
@@ -115,10 +117,10 @@ export async function lockIntentForExecution(
   return { intent: toRow(intent), retries, awaitsApproval };
 }
 
-/** Locks the intent unless another transaction holds it; false when it is held (or gone). */
-export async function lockIntentIfFree(db: Queryable, id: string): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED', [id]);
-  return rowCount === 1;
+/** The intent, locked, unless another transaction holds it: null when it is held (or gone). */
+export async function findIntentIfFree(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
+  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED`, [id]);
+  return rows[0] ? toRow(rows[0]) : null;
 }
 
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
@@ -166,22 +168,27 @@ export async function changeStatus(
   to: PaymentStatus,
   at: Date,
   reason: string | null = null,
+  event: NewEvent | null = null,
 ): Promise<PaymentStatus> {
   transition(intent.status, to);
-  // The status and its history row in one statement: the row is written only when the update matched.
-  const result = await db.query<{ notice: string }>(
+  // The status, its history row and (given one) the event telling the merchant, in one statement: the rows are written
+  // only when the update matched.
+  const eventId = event ? newId('evt') : null;
+  const result = await db.query<{ notice: string; event_id: string | null }>(
     `WITH r AS (
        UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2
        RETURNING id, status, selected_chain, merchant_id, updated_at
      ), history AS (
        INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
        SELECT id, $2::text, $3::text, $5::text, $4::timestamptz FROM r
-     )
-     SELECT ${NOTICE_SQL('$2::text')} AS notice FROM r`,
-    [intent.id, intent.status, to, at, reason],
+     )${event ? `, event AS (${eventsInsertSql(6, 'EXISTS (SELECT 1 FROM r)')})` : ''}
+     SELECT ${NOTICE_SQL('$2::text')} AS notice, ${event ? '(SELECT MIN(id) FROM event)' : 'NULL'} AS event_id FROM r`,
+    [intent.id, intent.status, to, at, reason, ...(event ? eventsInsertParams([eventId!], [event]) : [])],
   );
   if (result.rowCount !== 1) throw new ConcurrentTransitionError(`${intent.id} is no longer ${intent.status}`);
   await notifyAfterCommit(db, INTENT_CHANNEL, [result.rows[0]!.notice]);
+  const written = result.rows[0]!.event_id;
+  if (written !== null) await notifyAfterCommit(db, WEBHOOK_CHANNEL, [written]);
   return to;
 }
 

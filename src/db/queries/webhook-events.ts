@@ -36,33 +36,46 @@ export async function insertEvent(db: Queryable, event: NewEvent): Promise<strin
   return (await insertEvents(db, [event]))[0]!;
 }
 
-/** Several events in one statement, in order; their ids. */
-export async function insertEvents(db: Queryable, events: readonly NewEvent[]): Promise<string[]> {
-  if (events.length === 0) return [];
-  const ids = events.map(() => newId('evt'));
-  // A merchant without a webhook_url still gets its events stored (status 'stored'), never sent; one whose endpoint is
-  // disabled gets them stored and held, to be queued when it is enabled again. One notice wakes the webhook workers
-  // once the transaction has committed.
-  const { rows } = await db.query<{ first: string }>(
-    `WITH inserted AS (
-       INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at, held_at)
+/**
+ * The INSERT of the events whose columns are the arrays at $first..$first+5 (ids, merchant ids, payment intent ids,
+ * types, payloads, times), in order, RETURNING id; `guard` (SQL) must hold for any row to be written. A merchant
+ * without a webhook_url still gets its events stored (status 'stored'), never sent; one whose endpoint is disabled gets
+ * them stored and held, to be queued when it is enabled again.
+ */
+export function eventsInsertSql(first: number, guard = 'true'): string {
+  const $ = (i: number) => `$${first + i}`;
+  return `INSERT INTO webhook_events (id, merchant_id, payment_intent_id, event_type, payload, status, next_attempt_at, created_at, held_at)
        SELECT e.id, m.id, e.payment_intent_id, e.event_type, e.payload,
               CASE WHEN m.webhook_url IS NULL OR m.webhook_disabled_at IS NOT NULL THEN 'stored' ELSE 'pending' END, e.at, e.at,
               CASE WHEN m.webhook_url IS NOT NULL AND m.webhook_disabled_at IS NOT NULL THEN e.at END
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[]) WITH ORDINALITY
+         FROM unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::text[], ${$(4)}::jsonb[], ${$(5)}::timestamptz[]) WITH ORDINALITY
               AS e(id, merchant_id, payment_intent_id, event_type, payload, at, n)
          JOIN merchants m ON m.id = e.merchant_id
+        WHERE ${guard}
         ORDER BY e.n
-       RETURNING id)
+       RETURNING id`;
+}
+
+/** The six arrays eventsInsertSql reads, for `events` under `ids`. */
+export function eventsInsertParams(ids: readonly string[], events: readonly NewEvent[]): unknown[] {
+  return [
+    ids,
+    events.map((e) => e.merchantId),
+    events.map((e) => e.paymentIntentId),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.payload)),
+    events.map((e) => e.at),
+  ];
+}
+
+/** Several events in one statement, in order; their ids. One notice wakes the webhook workers once it commits. */
+export async function insertEvents(db: Queryable, events: readonly NewEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const ids = events.map(() => newId('evt'));
+  const { rows } = await db.query<{ first: string }>(
+    `WITH inserted AS (${eventsInsertSql(1)})
      SELECT MIN(id) AS first FROM inserted HAVING COUNT(*) > 0`,
-    [
-      ids,
-      events.map((e) => e.merchantId),
-      events.map((e) => e.paymentIntentId),
-      events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.payload)),
-      events.map((e) => e.at),
-    ],
+    eventsInsertParams(ids, events),
   );
   await notifyAfterCommit(db, WEBHOOK_CHANNEL, rows.map((r) => r.first));
   return ids;
@@ -142,60 +155,44 @@ export async function lockPendingEvent(tx: Queryable, eventId: string): Promise<
   return toClaimed(rows[0]);
 }
 
-export async function insertDeliveryAttempt(
-  tx: Queryable,
-  attempt: {
-    eventId: string;
-    attempt: number;
-    url: string;
-    statusCode: number | null;
-    latencyMs: number;
-    error: string | null;
-    at: Date;
-  },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO webhook_deliveries (event_id, attempt, url, status_code, latency_ms, error, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [attempt.eventId, attempt.attempt, attempt.url, attempt.statusCode, attempt.latencyMs, attempt.error, attempt.at],
-  );
-}
 
 function assertOneRow(rowCount: number | null, eventId: string, to: string): void {
   // The row lock is held, so a miss means the event left 'pending' under us: a bug, not a race to paper over.
   if (rowCount !== 1) throw new Error(`webhook event ${eventId}: illegal transition pending -> ${to}`);
 }
 
+export interface DeliveryAttempt {
+  eventId: string;
+  attempt: number;
+  url: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  at: Date;
+}
+
 /**
- * Moves a pending event to what the attempt decided. Only 'pending' events move (forward-only). An event whose
- * answer disabled the endpoint (410) is held: enabling the endpoint queues it again.
+ * Records a POST in webhook_deliveries and moves its pending event to what the attempt decided, in one statement.
+ * Only 'pending' events move (forward-only); the attempt row is written only with the move.
  */
-export async function applyDecision(tx: Queryable, eventId: string, decision: DeliveryDecision, at: Date): Promise<void> {
-  let result;
-  switch (decision.status) {
-    case 'delivered':
-      result = await tx.query(
-        `UPDATE webhook_events SET status = 'delivered', attempts = $2, delivered_at = $3, last_error = NULL
-          WHERE id = $1 AND status = 'pending'`,
-        [eventId, decision.attempts, decision.deliveredAt],
-      );
-      break;
-    case 'pending':
-      result = await tx.query(
-        `UPDATE webhook_events SET attempts = $2, next_attempt_at = $3, last_error = $4
-          WHERE id = $1 AND status = 'pending'`,
-        [eventId, decision.attempts, decision.nextAttemptAt, decision.lastError],
-      );
-      break;
-    case 'failed':
-      result = await tx.query(
-        `UPDATE webhook_events SET status = 'failed', attempts = $2, last_error = $3, held_at = $4
-          WHERE id = $1 AND status = 'pending'`,
-        [eventId, decision.attempts, decision.lastError, decision.disableEndpoint ? at : null],
-      );
-      break;
-  }
-  assertOneRow(result.rowCount, eventId, decision.status);
+export async function recordAttempt(tx: Queryable, attempt: DeliveryAttempt, decision: DeliveryDecision, at: Date): Promise<void> {
+  const [set, values]: [string, unknown[]] =
+    decision.status === 'delivered'
+      ? ["status = 'delivered', attempts = $2, delivered_at = $3, last_error = $4", [decision.attempts, decision.deliveredAt, null]]
+      : decision.status === 'pending'
+        ? ['attempts = $2, next_attempt_at = $3, last_error = $4', [decision.attempts, decision.nextAttemptAt, decision.lastError]]
+        : ["status = 'failed', attempts = $2, last_error = $4, held_at = $3", [decision.attempts, decision.disableEndpoint ? at : null, decision.lastError]];
+  const result = await tx.query(
+    `WITH moved AS (
+       UPDATE webhook_events SET ${set} WHERE id = $1 AND status = 'pending' RETURNING id
+     ), delivery AS (
+       INSERT INTO webhook_deliveries (event_id, attempt, url, status_code, latency_ms, error, created_at)
+       SELECT id, $5::int, $6::text, $7::int, $8::int, $9::text, $10::timestamptz FROM moved
+     )
+     SELECT id FROM moved`,
+    [attempt.eventId, ...values, attempt.attempt, attempt.url, attempt.statusCode, attempt.latencyMs, attempt.error, attempt.at],
+  );
+  assertOneRow(result.rowCount, attempt.eventId, decision.status);
 }
 
 /** The merchant's endpoint is disabled: the event is kept, and queued again when the endpoint is enabled. */
