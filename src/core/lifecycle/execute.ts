@@ -15,7 +15,7 @@ import {
   signedOf,
   type AttemptRow,
 } from '../../db/queries/attempts.js';
-import { changeStatus, findIntent, lockIntentForExecution, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatus, executionFacts, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { grantLease, holdsLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
@@ -202,9 +202,9 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
 async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promise<Claimed | Done> {
   const { job } = run;
   const now = deps.clock.now();
-  const found = await lockIntentForExecution(tx, job.payment_intent_id);
-  if (!found) return { kind: 'done', why: 'unknown intent' };
-  const { intent } = found;
+  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+  if (!intent) return { kind: 'done', why: 'unknown intent' };
+  const found = await executionFacts(tx, intent.id);
   // The attempt number comes from the intent's history, not from the job: a job whose run crashed after its outcome
   // committed is re-run by pg-boss while the next attempt's job already waits. That stale run must do nothing.
   const attempt = 1 + found.retries;

@@ -97,24 +97,18 @@ export async function findIntent(db: Queryable, id: string, options: { forUpdate
 }
 
 /**
- * What an execution's claim reads about an intent, in one statement: the intent under its row lock, how many times it
- * went to `retrying` (the attempt number is one more), and whether it waits for an operator approval.
+ * What an execution's claim reads about an intent besides the intent, in one statement: how many times it went to
+ * `retrying` (the attempt number is one more) and whether it waits for an operator approval. Read after the intent's
+ * row lock is taken, in a statement of its own: a statement that waited for that lock would still see the other tables
+ * as they were before the wait.
  */
-export async function lockIntentForExecution(
-  db: Queryable,
-  id: string,
-): Promise<{ intent: PaymentIntentRow; retries: number; awaitsApproval: boolean } | null> {
-  const { rows } = await db.query<RawRow & { retries: number; awaits_approval: boolean }>(
-    `SELECT ${COLUMNS},
-            (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
-            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = i.id AND a.status <> 'approved') AS awaits_approval
-       FROM payment_intents i WHERE i.id = $1 FOR UPDATE OF i`,
+export async function executionFacts(db: Queryable, id: string): Promise<{ retries: number; awaitsApproval: boolean }> {
+  const { rows } = await db.query<{ retries: number; awaits_approval: boolean }>(
+    `SELECT (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = $1 AND t.to_status = 'retrying') AS retries,
+            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = $1 AND a.status <> 'approved') AS awaits_approval`,
     [id],
   );
-  const row = rows[0];
-  if (!row) return null;
-  const { retries, awaits_approval: awaitsApproval, ...intent } = row;
-  return { intent: toRow(intent), retries, awaitsApproval };
+  return { retries: rows[0]!.retries, awaitsApproval: rows[0]!.awaits_approval };
 }
 
 /** The intent, locked, unless another transaction holds it: null when it is held (or gone). */

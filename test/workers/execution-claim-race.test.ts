@@ -1,0 +1,49 @@
+// A stale execution run whose claim had to wait for the intent's row lock. In READ COMMITTED, a statement that waited
+// for a row lock re-reads that row but sees every other table as it was before the wait, so the claim must read the
+// intent's history (the attempt number) in a statement of its own, after the lock (decision 151). Here the attempt-1
+// run records a retry while the stale job of attempt 1 waits: the stale run must then do nothing.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executePayment } from '../../src/core/lifecycle/execute.js';
+import { changeStatus, findIntent } from '../../src/db/queries/intents.js';
+import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
+import { waitFor } from '../helpers/process.js';
+
+let t: TestContext;
+beforeEach(async () => {
+  t = await createTestContext();
+});
+afterEach(async () => t.close());
+
+describe('an execution claim that waited for the intent lock', () => {
+  it('sees the retry committed while it waited, and a stale job of the earlier attempt does nothing', async () => {
+    const id = await createPayment(t.app, 4);
+    const now = t.clock.now();
+    const holder = await t.db.pool.connect();
+    let stale: Promise<void> | null = null;
+    try {
+      await holder.query('BEGIN');
+      const intent = (await findIntent(holder, id, { forUpdate: true }))!;
+      intent.status = await changeStatus(holder, intent, 'broadcasting', now);
+      await changeStatus(holder, intent, 'retrying', now, 'rpc_error');
+      stale = executePayment(t.ctx, { payment_intent_id: id, attempt: 1 });
+      await waitFor(
+        'the stale claim waiting for the intent lock',
+        async () => {
+          const { rows } = await t.db.pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM payment_intents WHERE id = $1 FOR UPDATE%'",
+          );
+          return rows.length > 0;
+        },
+        10_000,
+        10,
+      );
+      await holder.query('COMMIT');
+    } finally {
+      holder.release();
+    }
+    await stale;
+    const attempts = await t.db.pool.query('SELECT id FROM payment_attempts WHERE payment_intent_id = $1', [id]);
+    expect(attempts.rows).toEqual([]);
+    expect((await findIntent(t.db.pool, id))?.status).toBe('retrying');
+  });
+});
