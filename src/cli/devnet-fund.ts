@@ -9,15 +9,11 @@ import type { Config } from '../config.js';
 import { isChain } from '../domain/chain.js';
 import { isWellFormedAddress } from '../domain/addresses.js';
 import { transferAmounts } from './transfers.js';
+import { usage } from './exits.js';
 
 export const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
        against the running devnet named by ETHEREUM_RPC_URL + ETHEREUM_USDC_ADDRESS or SOLANA_RPC_URL
 `;
-
-function usage(problem?: string): number {
-  process.stderr.write(`${problem ? `${problem}\n` : ''}${DEVNET_FUND_USAGE}`);
-  return 2;
-}
 
 export async function devnetFundCommand(args: string[], config: Config): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -32,13 +28,13 @@ export async function devnetFundCommand(args: string[], config: Config): Promise
       json: { type: 'boolean', default: false },
     },
   });
-  if (positionals.length > 0) return usage();
+  if (positionals.length > 0) return usage(DEVNET_FUND_USAGE);
   const chain = values.chain;
-  if (!isChain(chain)) return usage('--chain must be ethereum or solana');
-  if (values.to === undefined || !isWellFormedAddress(chain, values.to)) return usage(`--to must be a ${chain} address`);
-  if (values.from !== undefined && !isWellFormedAddress(chain, values.from)) return usage(`--from must be a ${chain} address`);
+  if (!isChain(chain)) return usage(DEVNET_FUND_USAGE, '--chain must be ethereum or solana');
+  if (values.to === undefined || !isWellFormedAddress(chain, values.to)) return usage(DEVNET_FUND_USAGE, `--to must be a ${chain} address`);
+  if (values.from !== undefined && !isWellFormedAddress(chain, values.from)) return usage(DEVNET_FUND_USAGE, `--from must be a ${chain} address`);
   const amounts = transferAmounts(chain, values.usdc, values.native);
-  if (typeof amounts === 'string') return usage(amounts);
+  if (typeof amounts === 'string') return usage(DEVNET_FUND_USAGE, amounts);
 
   let txIds: string[];
   if (chain === 'ethereum') {

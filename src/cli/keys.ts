@@ -3,9 +3,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { apiKeysOf, createApiKey, revokeApiKey, type ApiKeyRow } from '../core/api-keys.js';
-import { AppError } from '../domain/errors.js';
 import { systemClock } from '../clock.js';
 import type { CliHelpers } from './policies.js';
+import { refusable } from './exits.js';
 
 export const KEYS_USAGE = `usage: stableroute merchants keys create MERCHANT_ID [--json]
        stableroute merchants keys revoke MERCHANT_ID --key KEY_ID|PREFIX|KEY [--json]
@@ -45,7 +45,7 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
     return 2;
   }
   return h.withDatabase(config, async (pool) => {
-    try {
+    return refusable(async () => {
       if (action === 'create') {
         const { key, apiKey } = await createApiKey(pool, config, merchantId, systemClock.now());
         if (values.json) h.out(JSON.stringify({ ...keyView(key), api_key: apiKey }));
@@ -71,12 +71,6 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
       else if (keys.length === 0) h.out('(no keys)');
       else for (const k of keys) h.out(line(k));
       return 0;
-    } catch (error) {
-      if (error instanceof AppError) {
-        process.stderr.write(`${error.code}: ${error.message}\n`);
-        return 1;
-      }
-      throw error;
-    }
+    });
   });
 }

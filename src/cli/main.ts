@@ -9,7 +9,6 @@ import type { AppContext } from '../core/context.js';
 import { cancelPayment } from '../core/lifecycle/cancel.js';
 import { resolveManualReview } from '../core/lifecycle/resolve.js';
 import { reconcile } from '../core/reconcile.js';
-import { AppError } from '../domain/errors.js';
 import { devnetCommand } from './devnet.js';
 import { devnetFundCommand } from './devnet-fund.js';
 import { merchantsKeysCommand } from './keys.js';
@@ -21,6 +20,7 @@ import { webhooksCommand } from './webhooks.js';
 import { intentsRefundCommand, simulateCommand } from './transfers.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, prepareDatabase, startRuntime, type Roles } from '../runtime.js';
+import { refusable } from './exits.js';
 
 const USAGE = `usage: stableroute <command>
 
@@ -227,19 +227,13 @@ commands.intents = async (args, config) => {
     return 2;
   }
   return withContext(config, async (ctx) => {
-    try {
+    return refusable(async () => {
       const result = cancel
         ? await cancelPayment(ctx, positionals[1]!)
         : await resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force });
       out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
       return 0;
-    } catch (error) {
-      if (error instanceof AppError) {
-        process.stderr.write(`${error.code}: ${error.message}\n`);
-        return 1;
-      }
-      throw error;
-    }
+    });
   });
 };
 

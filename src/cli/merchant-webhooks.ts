@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { enableWebhookEndpoint } from '../core/webhooks/endpoint.js';
 import { endWebhookSecretOverlap, rotateWebhookSecret } from '../core/webhooks/secrets.js';
 import type { Pool } from '../db/pool.js';
-import { AppError } from '../domain/errors.js';
+import { refusable, usage } from './exits.js';
 
 export const MERCHANT_WEBHOOK_USAGE = `usage: stableroute merchants webhook-secret rotate MERCHANT_ID [--overlap-seconds N] [--json]
        stableroute merchants webhook-secret end-overlap MERCHANT_ID [--json]
@@ -19,22 +19,6 @@ function out(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-/** Runs an operator action; an AppError is a refusal (exit 1) with its code and message. */
-async function refusable(fn: () => Promise<number>): Promise<number> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    process.stderr.write(`${error.code}: ${error.message}\n`);
-    return 1;
-  }
-}
-
-function usage(): number {
-  process.stderr.write(MERCHANT_WEBHOOK_USAGE);
-  return 2;
-}
-
 export async function merchantWebhookCommand(args: string[], config: Config, withDatabase: WithDatabase): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -42,9 +26,9 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
     options: { json: { type: 'boolean', default: false }, 'overlap-seconds': { type: 'string' } },
   });
   const [group, action, merchantId, ...rest] = positionals;
-  if (!merchantId || rest.length > 0) return usage();
+  if (!merchantId || rest.length > 0) return usage(MERCHANT_WEBHOOK_USAGE);
   const command = `${group} ${action}`;
-  if (values['overlap-seconds'] !== undefined && command !== 'webhook-secret rotate') return usage();
+  if (values['overlap-seconds'] !== undefined && command !== 'webhook-secret rotate') return usage(MERCHANT_WEBHOOK_USAGE);
   let overlapSeconds = config.webhookSecretOverlapSeconds;
   if (values['overlap-seconds'] !== undefined) {
     overlapSeconds = Number(values['overlap-seconds']);
@@ -91,6 +75,6 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
         }),
       );
     default:
-      return usage();
+      return usage(MERCHANT_WEBHOOK_USAGE);
   }
 }

@@ -8,10 +8,10 @@ import { approvePayment, listPendingApprovals, rejectPayment } from '../core/lif
 import { getMerchantPolicy, updateMerchantPolicy, type LimitChange, type MerchantPolicy, type PolicyChange } from '../core/policies.js';
 import type { Pool } from '../db/pool.js';
 import { isChain } from '../domain/chain.js';
-import { AppError } from '../domain/errors.js';
 import { addressView, pendingApprovalView, policyView } from '../api/views/policies.js';
 import { systemClock } from '../clock.js';
 import { formatUsdc, parseUsdc } from '../money.js';
+import { refusable, usage } from './exits.js';
 
 /** What main.ts lends these commands: database and full-context runners, and stdout. */
 export interface CliHelpers {
@@ -33,24 +33,6 @@ export const APPROVAL_USAGE = `usage: stableroute intents approve|reject PAYMENT
 `;
 
 class UsageError extends Error {}
-
-function usage(text: string, problem?: string): number {
-  process.stderr.write(`${problem ? `${problem}\n` : ''}${text}`);
-  return 2;
-}
-
-/** Runs a command body; a refusal by the service (AppError) is exit 1 with its code on stderr. */
-async function refusable(fn: () => Promise<number>): Promise<number> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof AppError) {
-      process.stderr.write(`${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-}
 
 function limitChange(flag: string, raw: string | undefined): LimitChange | undefined {
   if (raw === undefined) return undefined;

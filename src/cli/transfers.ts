@@ -7,9 +7,9 @@ import type { Config } from '../config.js';
 import { attachRefund } from '../core/deposits/attach.js';
 import { isWellFormedAddress } from '../domain/addresses.js';
 import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
-import { AppError } from '../domain/errors.js';
 import { decimalsOf } from '../ledger/currencies.js';
 import { AmountError, parseUnits } from '../money.js';
+import { refusable, usage } from './exits.js';
 import type { CliHelpers } from './policies.js';
 
 export const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethereum|solana --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
@@ -18,11 +18,6 @@ export const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethe
 `;
 export const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]
 `;
-
-function usage(text: string, problem?: string): number {
-  process.stderr.write(`${problem ? `${problem}\n` : ''}${text}`);
-  return 2;
-}
 
 /** Parses --usdc and --native into the smallest units of each; a problem's text instead when one is not an amount. */
 export function transferAmounts(chain: Chain, usdc: string | undefined, native: string | undefined): { usdc: bigint; native: bigint } | string {
@@ -99,16 +94,10 @@ export async function intentsRefundCommand(args: string[], config: Config, helpe
   });
   if (positionals[0] !== 'refund' || positionals.length !== 2 || !values.tx) return usage(REFUND_USAGE);
   return helpers.withDatabase(config, async (pool) => {
-    try {
+    return refusable(async () => {
       const result = await attachRefund({ pool, clock: systemClock }, positionals[1]!, values.tx!);
       helpers.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: refund of ${result.refund_usdc} USDC booked from ${result.tx_id}`);
       return 0;
-    } catch (error) {
-      if (error instanceof AppError) {
-        process.stderr.write(`${error.code}: ${error.message}\n`);
-        return 1;
-      }
-      throw error;
-    }
+    });
   });
 }

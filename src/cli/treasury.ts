@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { withdrawalView } from '../api/views/withdrawals.js';
 import { createWithdrawal } from '../core/withdrawals.js';
-import { AppError } from '../domain/errors.js';
 import type { CliHelpers } from './policies.js';
+import { refusable } from './exits.js';
 
 const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--idempotency-key KEY] [--json]\n';
 
@@ -25,7 +25,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
     return 2;
   }
   return helpers.withContext(config, async (ctx) => {
-    try {
+    return refusable(async () => {
       const result = await createWithdrawal(ctx, {
         chain: values.chain!,
         to: values.to!,
@@ -42,12 +42,6 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
         );
       }
       return 0;
-    } catch (error) {
-      if (error instanceof AppError) {
-        process.stderr.write(`${error.code}: ${error.message}\n`);
-        return 1;
-      }
-      throw error;
-    }
+    });
   });
 }
