@@ -26,7 +26,7 @@ export async function post(db: Queryable, movement: Movement, context: PostingCo
 const QUOTED_KINDS: readonly AccountKind[] = ['treasury_available', 'treasury_native'];
 
 /** Rows each striped account is split into (decision 146). */
-export const LEDGER_STRIPES = 16;
+const LEDGER_STRIPES = 16;
 
 /**
  * The stripe a posting about `paymentIntentId` updates: a hash of the id, so concurrent steps of different payments
@@ -159,8 +159,7 @@ export function holdingsOf(balance: TreasuryBalance): bigint {
   return balance.availableMicros + balance.reservedMicros;
 }
 
-/** Whether the intent's funds were debited (moved to in flight) by its first signed transfer. */
-/** Which of `intentIds` already have their debit. */
+/** Which of `intentIds` already had their funds debited (moved to in flight) by their first signed transfer. */
 export async function intentsWithDebit(db: Queryable, intentIds: readonly string[]): Promise<Set<string>> {
   if (intentIds.length === 0) return new Set();
   const { rows } = await db.query<{ id: string }>(
@@ -170,7 +169,7 @@ export async function intentsWithDebit(db: Queryable, intentIds: readonly string
   return new Set(rows.map((r) => r.id));
 }
 
+/** Whether the intent's funds were debited by its first signed transfer. */
 export async function hasDebit(db: Queryable, intentId: string): Promise<boolean> {
-  const { rowCount } = await db.query("SELECT 1 FROM ledger_transactions WHERE payment_intent_id = $1 AND type = 'debit'", [intentId]);
-  return (rowCount ?? 0) > 0;
+  return (await intentsWithDebit(db, [intentId])).has(intentId);
 }

@@ -5,19 +5,19 @@ import { markFailed } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
-import { movements } from '../../ledger/movements.js';
+import { movements, type Movement } from '../../ledger/movements.js';
 import { hasDebit, post, postMany } from '../../ledger/store.js';
 import { unitsToNumber } from '../../money.js';
 import { moveAndTell } from './events.js';
 
+/** The movement booking a native fee the chain charged; none for a transfer that paid nothing. */
+function feeMovements(intent: PaymentIntentRow, feeNative: bigint): Movement[] {
+  return feeNative > 0n ? [movements.fee(intent.selected_chain, NATIVE_CURRENCY[intent.selected_chain], feeNative)] : [];
+}
+
 /** Records a native fee the chain charged (a reverted transaction still pays one). */
 export async function postFee(tx: Queryable, intent: PaymentIntentRow, feeNative: bigint, at: Date): Promise<void> {
-  if (feeNative > 0n) {
-    await post(tx, movements.fee(intent.selected_chain, NATIVE_CURRENCY[intent.selected_chain], feeNative), {
-      paymentIntentId: intent.id,
-      at,
-    });
-  }
+  await postMany(tx, feeMovements(intent, feeNative).map((movement) => ({ movement, context: { paymentIntentId: intent.id, at } })));
 }
 
 /** Returns the reservation to available from wherever it sits: reserved before the debit, in flight after it. */
@@ -66,8 +66,8 @@ export async function settleIntent(
   // The amount leaving and the fee, in one posting.
   const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
   const context = { paymentIntentId: intent.id, at };
-  await postMany(tx, [
-    { movement: movements.settle(intent.selected_chain, intent.amount_micros, to), context },
-    ...(feeNative > 0n ? [{ movement: movements.fee(intent.selected_chain, currency, feeNative), context }] : []),
-  ]);
+  await postMany(
+    tx,
+    [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(intent, feeNative)].map((movement) => ({ movement, context })),
+  );
 }

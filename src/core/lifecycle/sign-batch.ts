@@ -17,7 +17,7 @@ import { lockLive } from './live.js';
 import { signAttempt } from './sign.js';
 
 /** Most signatures in one transaction: bounds how long the chain's nonce stays locked. */
-export const MAX_SIGN_BATCH = 32;
+const MAX_SIGN_BATCH = 32;
 
 export interface SignRequest {
   /** The run that holds the payment's execution lease. */

@@ -35,12 +35,6 @@ export async function findApproval(db: Queryable, intentId: string, options: { f
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-/** True when the payment needs an approval it does not have (pending, rejected or cancelled). */
-export async function awaitsApproval(db: Queryable, intentId: string): Promise<boolean> {
-  const { rowCount } = await db.query("SELECT 1 FROM payment_approvals WHERE payment_intent_id = $1 AND status <> 'approved'", [intentId]);
-  return rowCount === 1;
-}
-
 /** Records the decision on a pending approval; null when it was no longer pending. */
 export async function decideApproval(
   db: Queryable,

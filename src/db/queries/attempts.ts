@@ -67,12 +67,15 @@ export async function attemptsOf(db: Queryable, intentIds: readonly string[]): P
   return byIntent;
 }
 
+/** An attempt that may still land: signed (perhaps sent) or broadcast. */
+const LIVE_STATUSES = ['signed', 'broadcasted'];
+
 /** The attempt that is still live for an intent (signed or broadcast), if any. */
 export async function liveAttempt(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow | null> {
   const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status IN ('signed', 'broadcasted')
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}`,
-    [intentId],
+    [intentId, LIVE_STATUSES],
   );
   return rows[0] ? toRow(rows[0]) : null;
 }
@@ -80,11 +83,11 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
 /** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */
 export async function liveAndLastFailed(db: Queryable, intentId: string): Promise<{ live: AttemptRow | null; lastFailed: AttemptRow | null }> {
   const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status IN ('signed', 'broadcasted', 'failed')
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC`,
-    [intentId],
+    [intentId, [...LIVE_STATUSES, 'failed']],
   );
-  const live = rows.find((r) => r.status === 'signed' || r.status === 'broadcasted');
+  const live = rows.find((r) => LIVE_STATUSES.includes(r.status));
   const lastFailed = rows.find((r) => r.status === 'failed');
   return { live: live ? toRow(live) : null, lastFailed: lastFailed ? toRow(lastFailed) : null };
 }
