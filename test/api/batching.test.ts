@@ -143,13 +143,21 @@ describe('quotes created together', () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
     const id = await newQuote(2);
     const stored = (await t.db.pool.query('SELECT * FROM quotes WHERE id = $1', [id])).rows[0];
+    const again = (n: number) => ({ ...stored, id: `quo_lazyflush${n}`, amount_micros: BigInt(stored.amount_micros) });
     const client = await t.db.pool.connect();
     try {
-      // The setting is the statement's own: a lazy insert on this connection leaves it as it was.
-      const again = { ...stored, id: 'quo_lazyflushcheck', amount_micros: BigInt(stored.amount_micros) };
-      await insertQuotes(client, [again], { lazyFlush: true });
+      // Inside a transaction of ours the setting shows until that transaction ends (a lazy insert never runs in one on
+      // the quote path; the test holds it open to see the setting the insert's commit reads).
+      await client.query('BEGIN');
+      await insertQuotes(client, [again(1)], { lazyFlush: true });
+      expect((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('off');
+      await client.query('COMMIT');
       expect((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
-      expect(await count("SELECT COUNT(*)::int AS n FROM quotes WHERE id = 'quo_lazyflushcheck'")).toBe(1);
+      // On its own (the quote writer's way), the insert is its own transaction: nothing is left behind.
+      await insertQuotes(client, [again(2)], { lazyFlush: true });
+      expect((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on');
+      await insertQuotes(client, [again(3)]);
+      expect(await count("SELECT COUNT(*)::int AS n FROM quotes WHERE id LIKE 'quo_lazyflush%'")).toBe(3);
     } finally {
       client.release();
     }

@@ -9,9 +9,9 @@ import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort, killAll, runCommand, type ServiceProcess, startService, waitFor, waitHealthy } from '../helpers/process.js';
 import { devnetEnv } from '../helpers/devnet.js';
+import { KEY } from '../helpers/devnet-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
 
 let eth: EthereumDevnet;
 let sol: SolanaDevnet;

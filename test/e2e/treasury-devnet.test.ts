@@ -18,6 +18,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand, waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import { devnetEnv } from '../helpers/devnet.js';
+import { solanaRpc } from '../helpers/devnet-cli.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -91,12 +92,11 @@ describe('gas and withdrawals on the devnet', () => {
     expect(created.statusCode, created.body).toBe(201);
     const w = await settle(created.json().id, () => sol.advanceSlots(4));
     expect(w.status).toBe('settled');
-    const res = await fetch(sol.rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [w.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }] }),
-    });
-    const tx = ((await res.json()) as { result: { meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] } } }).result;
+    const tx = await solanaRpc<{ meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] } }>(
+      sol.rpcUrl,
+      'getTransaction',
+      [w.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }],
+    );
     expect(tx.meta.err).toBeNull();
     expect(tx.meta.postTokenBalances.find((b) => b.owner === SOL_RECIPIENT)?.uiTokenAmount.amount).toBe('7654321');
     expect(await booked('solana')).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());

@@ -1,9 +1,10 @@
 // Gas (decision 142) as pure functions and settings: the low-water reason, a USD fee in native units (rounded up),
 // routing's insufficient_gas disqualification, and the new settings' parsing.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
 import { lowGasReason, usdToNativeUnits } from '../../src/domain/gas.js';
+import { loadConfig } from '../../src/config.js';
 import { scoreRoutes, type RouteInput } from '../../src/routing/score.js';
+import { refusal } from '../helpers/config.js';
 
 const ETH = 10n ** 18n;
 
@@ -78,7 +79,6 @@ describe('settings', () => {
     ['OPERATOR_WEBHOOK_URL', 'not a url'],
     ['OPERATOR_WEBHOOK_SECRET', 'whsec_!!'],
   ])('%s=%s stops start-up', (name, value) => {
-    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ [name]: value })).toThrow(name);
+    expect(refusal({ [name]: value }).variable).toBe(name);
   });
 });
