@@ -40,7 +40,16 @@ describe('operator alerts and reconciliation in a running service', () => {
     const overview = (await (await fetch(`${base}/admin/overview`)).json()) as { chain_health: { chain: string; health_status: string; status_reason: string | null }[] };
     expect(overview.chain_health.find((s) => s.chain === 'ethereum')).toMatchObject({ health_status: 'degraded', status_reason: expect.stringMatching(/^low_gas: /) });
     expect(overview.chain_health.find((s) => s.chain === 'solana')).toMatchObject({ status_reason: null });
-    // Still one alert, however many collections saw it.
+    // Still one alert, however many collections saw it: wait for three more low-gas snapshots after the delivery (each
+    // a collection that found the gas low and could have raised it again), then count.
+    const lowGasSnapshots = async () =>
+      (
+        await fx.db.pool.query<{ n: number }>(
+          "SELECT COUNT(*)::int AS n FROM chain_health_snapshots WHERE chain = 'ethereum' AND source = 'collector' AND status_reason LIKE 'low_gas:%'",
+        )
+      ).rows[0]!.n;
+    const seen = await lowGasSnapshots();
+    await waitFor('three more collections of the low gas', async () => (await lowGasSnapshots()) >= seen + 3);
     expect(fx.receiver.events.filter((e) => e.event_type === 'alert.raised')).toHaveLength(1);
 
     service.child.kill('SIGTERM');
