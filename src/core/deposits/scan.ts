@@ -2,11 +2,14 @@
 // position (reorg-safe only), books each once (book.ts), then moves the position. Booking and moving are separate
 // commits on purpose: a crash between them rescans the same page, and the unique key (chain, tx id, index) makes the
 // second booking a no-op, so nothing depends on the two committing together.
-import { advisoryXactLockText, withTransaction } from '../../db/pool.js';
+import { advisoryXactLockText, withSessionLockIfFree, withTransaction } from '../../db/pool.js';
 import { depositPosition, moveDepositPosition, startDepositPosition } from '../../db/queries/deposits.js';
 import { CHAINS, type Chain } from '../../domain/chain.js';
 import type { AppContext } from '../context.js';
 import { bookInbound } from './book.js';
+
+/** Session advisory lock of the scan of CHAINS[i]: SCAN_LOCK + i (130: its decision). */
+const SCAN_LOCK = 7_340_215_130;
 
 export interface ScanHooks {
   /** Tests: runs after a page is booked and before the position moves (a crash injected here must book once). */
@@ -22,11 +25,15 @@ export interface ScanResult {
 export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, hooks: ScanHooks = {}): Promise<ScanResult> {
   let booked = 0;
   let more = false;
-  for (const chain of CHAINS) {
+  for (const [i, chain] of CHAINS.entries()) {
     try {
-      const result = await scanChain(ctx, chain, hooks);
-      booked += result.booked;
-      more ||= result.more;
+      // One scanner per chain at a time across every worker process: the others skip the chain this period instead
+      // of asking the node for the same page and then queueing to book it.
+      await withSessionLockIfFree(ctx.pool, SCAN_LOCK + i, async () => {
+        const result = await scanChain(ctx, chain, hooks);
+        booked += result.booked;
+        more ||= result.more;
+      });
     } catch (error) {
       // One chain's node being down must not stop the other chain's deposits.
       ctx.log.warn({ err: error, chain }, 'deposit scan failed; retrying next period');
