@@ -11,7 +11,7 @@ import { isWellFormedAddress } from '../domain/addresses.js';
 import { transferAmounts } from './transfers.js';
 import { usage } from './exits.js';
 
-export const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
+const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
        against the running devnet named by ETHEREUM_RPC_URL + ETHEREUM_USDC_ADDRESS or SOLANA_RPC_URL
 `;
 

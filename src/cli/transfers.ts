@@ -12,11 +12,11 @@ import { AmountError, parseUnits } from '../money.js';
 import { refusable, usage } from './exits.js';
 import type { CliHelpers } from './policies.js';
 
-export const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethereum|solana --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
+const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethereum|solana --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
        a transfer from outside on a simulated chain (ETHEREUM_ADAPTER / SOLANA_ADAPTER = simulated), written to the
        simulator's state in the service's database; both amounts given: two transfers in one block
 `;
-export const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]
+const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]
 `;
 
 /** Parses --usdc and --native into the smallest units of each; a problem's text instead when one is not an amount. */

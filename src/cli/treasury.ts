@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { withdrawalView } from '../api/views/withdrawals.js';
 import { createWithdrawal } from '../core/withdrawals.js';
 import type { CliHelpers } from './policies.js';
-import { refusable } from './exits.js';
+import { refusable, usage } from './exits.js';
 
 const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--idempotency-key KEY] [--json]\n';
 
@@ -21,8 +21,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
     },
   });
   if (positionals[0] !== 'withdraw' || positionals.length !== 1 || !values.chain || !values.to || !values.usdc) {
-    process.stderr.write(USAGE);
-    return 2;
+    return usage(USAGE);
   }
   return helpers.withContext(config, async (ctx) => {
     return refusable(async () => {

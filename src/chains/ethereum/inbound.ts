@@ -8,7 +8,7 @@ import type { EthereumRpc } from './rpc.js';
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 /** Blocks read per scan call: every block's transactions are fetched for native value, so the page stays small. */
-export const INBOUND_BLOCKS_PER_SCAN = 25n;
+const INBOUND_BLOCKS_PER_SCAN = 25n;
 
 export interface InboundInput {
   rpc: EthereumRpc;

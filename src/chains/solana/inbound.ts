@@ -7,7 +7,7 @@ import { ChainError, type InboundScan, type InboundTransfer } from '../port.js';
 import { call, type RpcClient } from './rpc.js';
 
 /** Transactions read per scan call (one getTransaction each). */
-export const INBOUND_TRANSACTIONS_PER_SCAN = 50;
+const INBOUND_TRANSACTIONS_PER_SCAN = 50;
 /** getSignaturesForAddress pages walked back per address per scan (1,000 signatures each). */
 const SIGNATURE_PAGES_MAX = 10;
 const SIGNATURE_PAGE = 1000;
@@ -18,7 +18,7 @@ interface Position {
   token: string | null;
 }
 
-export function parsePosition(text: string): Position {
+function parsePosition(text: string): Position {
   const parsed = JSON.parse(text) as Partial<Position>;
   return { wallet: parsed.wallet ?? null, token: parsed.token ?? null };
 }
