@@ -45,9 +45,11 @@ export function stripeOf(paymentIntentId: string | null | undefined): number {
  * balances once per account row. The rows are those of one stripe, the first entry's (a batch locks one stripe, not
  * one per payment); `treasury_available` is always stripe 0. Rows are updated in a fixed order (chain, currency,
  * kind, stripe), so concurrent postings never deadlock. An account that must not go negative is checked on its total
- * over every stripe: the stripe just updated plus the others as this statement's snapshot sees them (a safety net
- * against a bug posting twice; the exact check against overdraft is `treasury_available`'s, under its lock). Must run
- * inside the caller's transaction. Returns the transaction ids, in order.
+ * over every stripe: the stripe just updated plus the others as this statement's snapshot sees them, which after a
+ * wait for a row lock is from before the wait, so it can miss a concurrent decrease (a safety net against a bug posting
+ * twice, not a guard: `ledger verify` checks the totals exactly, and the check against overdraft is
+ * `treasury_available`'s, under its lock). Must run inside the caller's transaction. Returns the transaction ids, in
+ * order.
  */
 export async function postMany(db: Queryable, entries: readonly { movement: Movement; context: PostingContext }[]): Promise<number[]> {
   if (entries.length === 0) return [];

@@ -1,9 +1,11 @@
 // JSON schema of an inbound transfer in operator views (GET /admin/deposits, the overview).
+import { chainSchema, nullableTimestamp, timestamp } from './common.js';
+
 export const depositSchema = {
   type: 'object',
   properties: {
     id: { type: 'string' },
-    chain: { type: 'string' },
+    chain: chainSchema,
     tx_id: { type: 'string' },
     index: { type: 'integer' },
     from_address: { type: 'string' },
@@ -12,7 +14,7 @@ export const depositSchema = {
     status: { type: 'string' },
     booked_as: { type: 'string', enum: ['funding', 'refund'] },
     payment_intent_id: { type: ['string', 'null'] },
-    booked_at: { type: 'string', format: 'date-time' },
-    attached_at: { type: ['string', 'null'], format: 'date-time' },
+    booked_at: timestamp,
+    attached_at: nullableTimestamp,
   },
 } as const;
