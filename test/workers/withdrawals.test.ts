@@ -176,4 +176,23 @@ describe('withdrawals', () => {
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
     expect((await reconcile(t.db.pool, t.ctx.adapters)).map((r) => r.status)).toEqual(['ok', 'ok']);
   });
+
+  it('lists withdrawals newest first, a page at a time, with a next cursor only when a next page exists', async () => {
+    for (const key of ['wd-page-1', 'wd-page-2']) {
+      expect((await withdraw({ chain: 'solana', to: SOL_ADDRESS, amount_usdc: '1', idempotency_key: key })).statusCode).toBe(201);
+    }
+    const all = (await get('/admin/withdrawals?limit=100')) as { data: { id: string }[]; next_cursor: string | null };
+    expect(all.next_cursor).toBeNull();
+    // A page exactly as long as what is left has no next page.
+    expect(await get(`/admin/withdrawals?limit=${all.data.length}`)).toMatchObject({ next_cursor: null });
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = (await get(`/admin/withdrawals?limit=1${cursor ? `&cursor=${cursor}` : ''}`)) as { data: { id: string }[]; next_cursor: string | null };
+      expect(page.data).toHaveLength(1);
+      paged.push(page.data[0]!.id);
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    expect(paged).toEqual(all.data.map((w) => w.id));
+  });
 });

@@ -169,8 +169,10 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     },
     async (request) => {
       const limit = pageLimit(request.query.limit);
-      const rows = await withdrawals(ctx, { limit, before: request.query.cursor });
-      return { data: rows.map(withdrawalView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.intent.id : null };
+      // One more than the page: a next cursor only when there is a next page.
+      const rows = await withdrawals(ctx, { limit: limit + 1, before: request.query.cursor });
+      const page = rows.slice(0, limit);
+      return { data: page.map(withdrawalView), next_cursor: rows.length > limit ? page[page.length - 1]!.intent.id : null };
     },
   );
 

@@ -117,6 +117,17 @@ export async function findIntentIfFree(db: Queryable, id: string): Promise<Payme
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/** Intents of one kind, newest first; `before` is the previous page's last id (keyset on (created_at, id)). */
+export async function listIntentsOfKind(db: Queryable, kind: IntentKind, page: { limit: number; before?: string }): Promise<PaymentIntentRow[]> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_intents
+      WHERE kind = $1 AND ($2::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM payment_intents WHERE id = $2))
+      ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [kind, page.before ?? null, page.limit],
+  );
+  return rows.map(toRow);
+}
+
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
   // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 143).
   const { rows } = await db.query<RawRow>(
