@@ -747,7 +747,8 @@ export interface paths {
                             }[];
                             recent_deposits?: {
                                 id?: string;
-                                chain?: string;
+                                /** @enum {string} */
+                                chain?: "ethereum" | "solana";
                                 tx_id?: string;
                                 index?: number;
                                 from_address?: string;
@@ -2191,7 +2192,8 @@ export interface paths {
                         "application/json": {
                             data?: {
                                 id?: string;
-                                chain?: string;
+                                /** @enum {string} */
+                                chain?: "ethereum" | "solana";
                                 tx_id?: string;
                                 index?: number;
                                 from_address?: string;
