@@ -420,6 +420,57 @@ describe('deliverDueEvents', () => {
     expect(receiver.received).toHaveLength(5);
   });
 
+  it('sends a claim of mixed outcomes in one transaction, each event recorded as its own answer decided', async () => {
+    const ok = await startReceiver();
+    const failing = await startReceiver(() => 500);
+    const gone = await startReceiver(() => 410);
+    const clock = new ManualClock();
+    const okEvent = await addEvent(clock, await createMerchant(ok.url));
+    clock.advance(1);
+    const retryEvent = await addEvent(clock, await createMerchant(failing.url));
+    clock.advance(1);
+    const removedUrl = await createMerchant(ok.url);
+    const storedEvent = await addEvent(clock, removedUrl);
+    await db.pool.query('UPDATE merchants SET webhook_url = NULL WHERE id = $1', [removedUrl]);
+    const goneMerchant = await createMerchant(gone.url);
+    clock.advance(1);
+    const goneEvent = await addEvent(clock, goneMerchant, { n: 1 });
+    clock.advance(1);
+    const heldEvent = await addEvent(clock, goneMerchant, { n: 2 });
+
+    // One lane, a batch of five: a single claim.
+    expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 1, failed: 1, stored: 2 });
+    expect(await eventRow(okEvent)).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(await eventRow(retryEvent)).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await eventRow(storedEvent)).toMatchObject({ status: 'stored', attempts: 0 });
+    expect(await eventRow(goneEvent)).toMatchObject({ status: 'failed', attempts: 1 });
+    // The claim's later event of the merchant whose endpoint answered 410 is held, not sent.
+    expect(await eventRow(heldEvent)).toMatchObject({ status: 'stored', attempts: 0 });
+    expect([ok.received.length, failing.received.length, gone.received.length]).toEqual([1, 1, 1]);
+    // Every row the claim changed was written by the same transaction.
+    const { rows } = await db.pool.query<{ writers: number }>('SELECT count(DISTINCT xmin::text)::int AS writers FROM webhook_events');
+    expect(rows[0]!.writers).toBe(1);
+  });
+
+  it('leaves the rest of a claim pending, and free to claim, when the worker stops between POSTs', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock();
+    const merchantId = await createMerchant(receiver.url);
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      eventIds.push(await addEvent(clock, merchantId, { n: i }));
+      clock.advance(1); // claimed oldest first
+    }
+    const deps = depsWith(clock);
+
+    let posts = 0;
+    const stopAfterOne = () => posts++ < 1;
+    expect(await deliverDueEvents(deps, { batchSize: 3, concurrency: 1, shouldContinue: stopAfterOne })).toEqual({ ...NOTHING, delivered: 1 });
+    expect((await Promise.all(eventIds.map(eventRow))).map((e) => e.status)).toEqual(['delivered', 'pending', 'pending']);
+    expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, delivered: 2 });
+    expect(receiver.received.map((r) => String(r.headers['webhook-id']))).toEqual(eventIds);
+  });
+
   it('never sends a stored event, and stores a pending one whose merchant removed its webhook_url', async () => {
     const receiver = await startReceiver();
     const clock = new ManualClock();

@@ -1,5 +1,5 @@
 /*
- * Webhook delivery: load -> decide -> persist, one event per transaction.
+ * Webhook delivery: load -> decide -> persist, a claim of a few events per transaction (decision 152).
  *
  * Request (one per attempt): POST <merchant's current webhook_url>
  *   content-type: application/json
@@ -31,10 +31,11 @@
  *   - the merchant's webhook_url was removed: the event becomes 'stored' (kept, never sent), no POST.
  * Every POST is recorded in webhook_deliveries (attempt number, url, status_code, latency_ms, error).
  *
- * Concurrency: the event row is claimed with FOR UPDATE SKIP LOCKED and the lock is held, in the same transaction,
- * for the whole POST (bounded by the timeout), so concurrent workers never send the same attempt twice. Delivery
- * is at least once: if the process or the database connection dies after the receiver answered but before the
- * commit, that attempt is sent again; receivers deduplicate on webhook-id. Events are not ordered: concurrent
+ * Concurrency: event rows are claimed a few at a time with FOR UPDATE SKIP LOCKED and the locks are held, in the
+ * same transaction, for the claim's POSTs (one after the other, each bounded by the timeout), so concurrent workers
+ * never send the same attempt twice. Delivery is at least once: if the process or the database connection dies after a
+ * receiver answered but before the commit, the claim's attempts are sent again (so is every attempt of a claim whose
+ * recording fails); receivers deduplicate on webhook-id. Events are not ordered: concurrent
  * lanes and retries can deliver a later event of a payment before an earlier one.
  */
 import type { Logger } from 'pino';
@@ -43,7 +44,7 @@ import type { Config } from '../../config.js';
 import { withTransactionOnce, type Pool, type Queryable } from '../../db/pool.js';
 import { disableWebhookEndpoint } from '../../db/queries/merchants.js';
 import {
-  claimNextDueEvent,
+  claimDueEvents,
   recordAttempt,
   markHeld,
   markStored,
@@ -81,9 +82,9 @@ export interface WebhookDeps {
 export interface DeliverOptions {
   /** Most events handled by one call. */
   batchSize?: number;
-  /** Events in flight at once; each holds one pool connection for the length of its POST. */
+  /** Events in flight at once: lanes, each holding one pool connection and a claim of its share of the batch. */
   concurrency?: number;
-  /** Checked before each claim; returning false lets the in-flight POSTs finish and claims nothing more. */
+  /** Checked before each POST; returning false lets the in-flight POSTs finish and sends nothing more. */
   shouldContinue?: () => boolean;
 }
 
@@ -117,11 +118,28 @@ export async function inDeliveryTransaction<T>(
   return withTransactionOnce(deps.pool, { idleTimeoutMs }, fn);
 }
 
+type SigningSecrets = Awaited<ReturnType<typeof signingSecretsOf>> | SealedSecretError;
+
+/** An event ready for its POST: where, what, and when its attempt started. */
+interface ReadyAttempt {
+  event: ClaimedEvent;
+  /** The URL as delivery records and answers show it. */
+  shownUrl: string;
+  attemptedAt: Date;
+  post: () => Promise<PostOutcome>;
+}
+
 /**
- * One attempt for an event whose row lock `tx` holds: POST, then record the attempt and the decision on `tx`.
- * The caller commits. Shared by the batch below and by the test event.
+ * Before the POST: an event whose merchant has no URL is stored, one whose endpoint is disabled is held (both done
+ * here, no POST); any other gets its body and signatures. `secrets` keeps each merchant's signing secrets for the
+ * rest of the claim.
  */
-export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: ClaimedEvent): Promise<AttemptResult> {
+async function prepareAttempt(
+  tx: Queryable,
+  deps: WebhookDeps,
+  event: ClaimedEvent,
+  secrets: Map<string, SigningSecrets>,
+): Promise<AttemptResult | ReadyAttempt> {
   if (event.webhookUrl === null) {
     await markStored(tx, event.id);
     deps.log?.info({ event_id: event.id, event_type: event.eventType }, 'webhook url removed; event stored, not sent');
@@ -133,26 +151,36 @@ export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: C
     return { kind: 'stored', event };
   }
   const url = event.webhookUrl;
-  // A URL stored before credentials were refused must not copy its password into delivery records or answers.
-  const shownUrl = redactWebhookUrl(url);
   const attemptedAt = deps.clock.now();
   const body = buildWebhookBody(event);
-  const secrets = await signingSecretsOf(tx, deps.config, event.merchantId, attemptedAt).catch((error: unknown) => {
-    if (error instanceof SealedSecretError) return error;
-    throw error;
-  });
-  const outcome: PostOutcome =
-    secrets instanceof SealedSecretError
+  let signing = secrets.get(event.merchantId);
+  if (signing === undefined) {
+    signing = await signingSecretsOf(tx, deps.config, event.merchantId, attemptedAt).catch((error: unknown) => {
+      if (error instanceof SealedSecretError) return error;
+      throw error;
+    });
+    secrets.set(event.merchantId, signing);
+  }
+  const keys = signing;
+  const post = async (): Promise<PostOutcome> =>
+    keys instanceof SealedSecretError
       ? // Nothing we could sign with: sending unsigned (or with another key) would teach the receiver to accept forgeries.
-        { statusCode: null, latencyMs: 0, error: `refused: ${secrets.message}; rotate the merchant's webhook secret`, refused: true }
-      : await postWebhook(
+        { statusCode: null, latencyMs: 0, error: `refused: ${keys.message}; rotate the merchant's webhook secret`, refused: true }
+      : postWebhook(
           url,
           body,
-          buildWebhookHeaders(secrets, event.id, Math.floor(attemptedAt.getTime() / 1000), body),
+          buildWebhookHeaders(keys, event.id, Math.floor(attemptedAt.getTime() / 1000), body),
           Math.round(deps.config.webhookTimeoutSeconds * 1000),
           destinationPolicy(deps.config),
           deps.resolver,
         );
+  // A URL stored before credentials were refused must not copy its password into delivery records or answers.
+  return { event, shownUrl: redactWebhookUrl(url), attemptedAt, post };
+}
+
+/** After the POST: the attempt and its decision recorded on `tx`, a 410 disabling the endpoint. */
+async function recordOutcome(tx: Queryable, deps: WebhookDeps, ready: ReadyAttempt, outcome: PostOutcome): Promise<AttemptResult> {
+  const { event, attemptedAt } = ready;
   const decision = decideAfterAttempt({
     attemptsBefore: event.attempts,
     outcome,
@@ -162,7 +190,7 @@ export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: C
   const attempt = {
     eventId: event.id,
     attempt: decision.attempts,
-    url: shownUrl,
+    url: ready.shownUrl,
     statusCode: outcome.statusCode,
     latencyMs: outcome.latencyMs,
     error: outcome.error === null ? null : truncateError(outcome.error),
@@ -187,7 +215,37 @@ export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: C
   if (decision.status === 'delivered') deps.log?.info(fields, 'webhook delivered');
   else if (decision.status === 'pending') deps.log?.warn({ ...fields, next_attempt_at: decision.nextAttemptAt }, 'webhook attempt failed; will retry');
   else deps.log?.error(fields, 'webhook failed; no more retries');
-  return { kind: 'attempted', event, url: shownUrl, outcome, decision };
+  return { kind: 'attempted', event, url: ready.shownUrl, outcome, decision };
+}
+
+/**
+ * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), each
+ * recorded on `tx` as soon as it is answered. Once an endpoint answers 410 Gone, the claim's later events of that
+ * merchant are held, not sent. `shouldContinue` is asked before each POST: a stopping worker leaves the rest pending.
+ * The caller commits.
+ */
+export async function attemptDeliveries(
+  tx: Queryable,
+  deps: WebhookDeps,
+  events: readonly ClaimedEvent[],
+  shouldContinue: () => boolean = () => true,
+): Promise<AttemptResult[]> {
+  const secrets = new Map<string, SigningSecrets>();
+  const disabled = new Set<string>();
+  const results: AttemptResult[] = [];
+  for (const event of events) {
+    if (results.length > 0 && !shouldContinue()) break;
+    const prepared = await prepareAttempt(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
+    const result = 'post' in prepared ? await recordOutcome(tx, deps, prepared, await prepared.post()) : prepared;
+    if (result.kind === 'attempted' && result.decision.status === 'failed' && result.decision.disableEndpoint) disabled.add(event.merchantId);
+    results.push(result);
+  }
+  return results;
+}
+
+/** One attempt for an event whose row lock `tx` holds (the test event); the caller commits. */
+export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: ClaimedEvent): Promise<AttemptResult> {
+  return (await attemptDeliveries(tx, deps, [event]))[0]!;
 }
 
 function count(counts: DeliveryCounts, result: AttemptResult): void {
@@ -225,24 +283,28 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
   const counts: DeliveryCounts = { delivered: 0, failed: 0, retried: 0, stored: 0 };
   let claimsLeft = batchSize;
 
+  // Each lane claims its share of the batch at once and sends it in one transaction (decision 152).
+  const perClaim = Math.ceil(batchSize / concurrency);
   const lane = async (): Promise<void> => {
     while (claimsLeft > 0 && shouldContinue()) {
-      claimsLeft--;
-      let result: AttemptResult | null;
+      const take = Math.min(perClaim, claimsLeft);
+      claimsLeft -= take;
+      let results: AttemptResult[];
       try {
-        result = await inDeliveryTransaction(deps, async (tx) => {
-          const event = await claimNextDueEvent(tx, now, handled);
-          if (event === null) return null;
-          handled.push(event.id);
-          return attemptDelivery(tx, deps, event);
+        results = await inDeliveryTransaction(deps, async (tx) => {
+          const events = await claimDueEvents(tx, now, handled, take);
+          handled.push(...events.map((e) => e.id));
+          return attemptDeliveries(tx, deps, events, shouldContinue);
         });
       } catch (error) {
         claimsLeft = 0; // the other lanes finish what they hold and claim nothing more
         throw error;
       }
-      if (result === null) return;
-      count(counts, result);
-      observeAttempt(deps, result);
+      for (const result of results) {
+        count(counts, result);
+        observeAttempt(deps, result);
+      }
+      if (results.length < take) return; // nothing more is due, or the worker is stopping
     }
   };
 

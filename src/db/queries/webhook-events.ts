@@ -131,20 +131,20 @@ function toClaimed(row: ClaimedRow | undefined): ClaimedEvent | null {
 }
 
 /**
- * Locks the oldest due pending event that no other transaction holds (SKIP LOCKED), leaving out `excludeIds`
+ * Locks the oldest due pending events (at most `limit`) that no other transaction holds (SKIP LOCKED), leaving out `excludeIds`
  * (events this batch already handled, so a zero retry delay cannot make one batch hammer the same event).
  * Only the event row is locked (FOR UPDATE OF e): events of one merchant are still claimed in parallel.
  */
-export async function claimNextDueEvent(tx: Queryable, now: Date, excludeIds: readonly string[]): Promise<ClaimedEvent | null> {
+export async function claimDueEvents(tx: Queryable, now: Date, excludeIds: readonly string[], limit: number): Promise<ClaimedEvent[]> {
   const { rows } = await tx.query<ClaimedRow>(
     `${CLAIM_SELECT}
       WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND NOT (e.id = ANY ($2::text[]))
       ORDER BY e.next_attempt_at, e.created_at, e.id
-      LIMIT 1
+      LIMIT $3
         FOR UPDATE OF e SKIP LOCKED`,
-    [now, excludeIds],
+    [now, excludeIds, limit],
   );
-  return toClaimed(rows[0]);
+  return rows.map((row) => toClaimed(row)!);
 }
 
 /** Locks one pending event by id, due or not (the test event is sent at once, inside its creating transaction). */
