@@ -21,6 +21,7 @@ import { metricsRoute, registerHttpMetrics } from './routes/metrics.js';
 import { CONSOLE_PATH, consoleRoutes } from './routes/console.js';
 import { paymentIntentRoutes } from './routes/payment-intents.js';
 import { quoteRoutes } from './routes/quotes.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { routesDebugRoutes } from './routes/routes-debug.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
@@ -38,6 +39,7 @@ export interface AppOptions {
 export async function buildApp(ctx: AppContext, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log.child({ component: 'http' }) as FastifyBaseLogger,
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     // Bodies are validated as sent: "10" is not an amount. Defaults come from our code, not from the schema. Every
     // issue is collected so that the error handler answers the one about the earliest field (bodies are capped small).

@@ -1,6 +1,7 @@
 // What a well-formed recipient address is, per chain (decision 7). Pure: every adapter (simulated, rpc) and the
 // quote validation ask the same functions, so the simulated chains refuse what the real ones refuse.
-import { isAddress as isSolanaAddress, type Address as SolanaAddress } from '@solana/kit';
+import type { Address as SolanaAddress } from '@solana/kit';
+import bs58 from 'bs58';
 import { isAddress as isEvmAddress, zeroAddress } from 'viem';
 import type { Chain } from './chain.js';
 
@@ -21,9 +22,13 @@ export function isWellFormedEthereumAddress(candidate: string): boolean {
   return isEvmAddress(normalised, { strict: true }) && candidate.toLowerCase() !== zeroAddress;
 }
 
-/** Base58 of 32 bytes, and not the System Program (the all-zero key). */
+/**
+ * Base58 of 32 bytes, and not the System Program (the all-zero key). The rule of `@solana/kit`'s `isAddress` (32 to 44
+ * characters that decode to 32 bytes), decoded with `bs58`, which does it in a quarter of the time (decision 153).
+ */
 export function isWellFormedSolanaAddress(candidate: string): candidate is SolanaAddress {
-  return isSolanaAddress(candidate) && candidate !== SOLANA_SYSTEM_PROGRAM;
+  if (candidate.length < 32 || candidate.length > 44) return false;
+  return bs58.decodeUnsafe(candidate)?.length === 32 && candidate !== SOLANA_SYSTEM_PROGRAM;
 }
 
 /** Same address? Ethereum addresses are case-insensitive (the case is only a checksum); Solana's are exact. */
