@@ -218,7 +218,6 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     },
 
     async broadcast(signed: SignedTransfer): Promise<void> {
-      if (await isRecorded(db, signed.txId)) return; // the chain already has these bytes: resending is harmless
       const sent = await withTransaction(db, async (tx): Promise<{ outcome: SendOutcome; tries: number }> => {
         // The tries row's lock orders concurrent sends of the same bytes, and the decision commits with what it
         // decided (refusal or record): a send never sees an earlier one half done, and getStatus never sees it at all.
@@ -229,6 +228,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
         );
         const { tries, refused_reason: refusedBefore } = rows[0]!;
         if (refusedBefore) return { outcome: { kind: 'refused', reason: refusedBefore }, tries };
+        // The chain already has these bytes: resending them is harmless.
         if (await isRecorded(tx, signed.txId)) return { outcome: { kind: 'accepted' }, tries };
         const outcome = decideSend(rollKey(signed), tries);
         if (outcome.kind === 'refused') {

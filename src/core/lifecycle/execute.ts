@@ -7,8 +7,8 @@
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import {
+  leaseAndLiveAttempt,
   liveAndLastFailed,
-  liveAttempt,
   markBroadcasted,
   markFailed,
   recordSendError,
@@ -16,7 +16,7 @@ import {
   type AttemptRow,
 } from '../../db/queries/attempts.js';
 import { changeStatus, executionFacts, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { grantLease, holdsLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
+import { grantLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
 import { newId } from '../../ids.js';
@@ -277,9 +277,9 @@ async function recordOutcome(
   const now = deps.clock.now();
   const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
   if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
+  const { holdsLease, live } = await leaseAndLiveAttempt(tx, intent.id, run.runId);
   // Taken over: the new run asks the chain about what we sent (the same bytes) and records it.
-  if (!(await holdsLease(tx, intent.id, run.runId))) return;
-  const live = await liveAttempt(tx, intent.id);
+  if (!holdsLease) return;
   if (attemptId && live?.id !== attemptId) return; // an overlapping run took over
   if (!error && attemptId) {
     await markBroadcasted(tx, attemptId, now);

@@ -1,9 +1,8 @@
 // The locked re-check every execution step makes before it writes: the intent is still being broadcast, this run
 // still holds its lease, and its live attempt is the one the run asked the chain about.
 import type { Queryable } from '../../db/pool.js';
-import { liveAttempt } from '../../db/queries/attempts.js';
+import { leaseAndLiveAttempt } from '../../db/queries/attempts.js';
 import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { holdsLease } from '../../db/queries/leases.js';
 import { CHANGED } from './deps.js';
 
 /**
@@ -13,9 +12,9 @@ import { CHANGED } from './deps.js';
 export async function lockLive(tx: Queryable, runId: string, intentId: string, liveId: string | null): Promise<PaymentIntentRow | typeof CHANGED> {
   const intent = await findIntent(tx, intentId, { forUpdate: true });
   if (!intent || intent.status !== 'broadcasting') return CHANGED;
+  const { holdsLease, live } = await leaseAndLiveAttempt(tx, intent.id, runId, { forUpdate: true });
   // Another run took the lease over (this one was presumed dead): it decides now; our next claim finds out.
-  if (!(await holdsLease(tx, intentId, runId))) return CHANGED;
-  const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+  if (!holdsLease) return CHANGED;
   if ((live?.id ?? null) !== liveId || (live && live.status !== 'signed')) return CHANGED;
   return intent;
 }

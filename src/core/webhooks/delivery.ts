@@ -45,7 +45,7 @@ import { withTransactionOnce, type Pool, type Queryable } from '../../db/pool.js
 import { disableWebhookEndpoint } from '../../db/queries/merchants.js';
 import {
   claimDueEvents,
-  recordAttempt,
+  recordAttempts,
   markHeld,
   markStored,
   type ClaimedEvent,
@@ -98,7 +98,7 @@ export interface DeliveryCounts {
 
 export const DEFAULT_BATCH_SIZE = 20;
 export const DEFAULT_CONCURRENCY = 4;
-// Margin over the POST timeout for the idle-in-transaction limit: the transaction sits idle while the POST runs.
+// Margin over the POSTs' timeouts for the idle-in-transaction limit: the transaction sits idle while they run.
 const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
 
 export type AttemptResult =
@@ -109,12 +109,16 @@ export function totalHandled(counts: DeliveryCounts): number {
   return counts.delivered + counts.failed + counts.retried + counts.stored;
 }
 
-/** Runs fn in a transaction. Never retried: fn makes a POST, and a blind re-run would send it again. */
+/**
+ * Runs fn in a transaction. Never retried: fn makes POSTs, and a blind re-run would send them again. `posts`: the most
+ * POSTs fn makes back to back without a statement in between (its idle limit covers them all).
+ */
 export async function inDeliveryTransaction<T>(
   deps: Pick<WebhookDeps, 'pool'> & { config: Pick<WebhookDeps['config'], 'webhookTimeoutSeconds'> },
   fn: (tx: Queryable) => Promise<T>,
+  posts = 1,
 ): Promise<T> {
-  const idleTimeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) + IDLE_IN_TRANSACTION_MARGIN_MS;
+  const idleTimeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) * posts + IDLE_IN_TRANSACTION_MARGIN_MS;
   return withTransactionOnce(deps.pool, { idleTimeoutMs }, fn);
 }
 
@@ -178,51 +182,53 @@ async function prepareAttempt(
   return { event, shownUrl: redactWebhookUrl(url), attemptedAt, post };
 }
 
-/** After the POST: the attempt and its decision recorded on `tx`, a 410 disabling the endpoint. */
-async function recordOutcome(tx: Queryable, deps: WebhookDeps, ready: ReadyAttempt, outcome: PostOutcome): Promise<AttemptResult> {
-  const { event, attemptedAt } = ready;
-  const decision = decideAfterAttempt({
-    attemptsBefore: event.attempts,
-    outcome,
-    attemptedAt,
-    firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds,
-  });
-  const attempt = {
-    eventId: event.id,
-    attempt: decision.attempts,
-    url: ready.shownUrl,
-    statusCode: outcome.statusCode,
-    latencyMs: outcome.latencyMs,
-    error: outcome.error === null ? null : truncateError(outcome.error),
-    at: attemptedAt,
-  };
-  await recordAttempt(tx, attempt, decision, attemptedAt);
-  if (decision.status === 'failed' && decision.disableEndpoint) {
-    const reason = `HTTP ${outcome.statusCode} Gone at ${attemptedAt.toISOString()}`;
-    if (await disableWebhookEndpoint(tx, event.merchantId, attemptedAt, reason)) {
-      deps.log?.error({ merchant_id: event.merchantId, event_id: event.id }, 'webhook endpoint answered 410 Gone: disabled until an operator enables it');
+type Attempted = Extract<AttemptResult, { kind: 'attempted' }> & { at: Date };
+
+/** After the POSTs: every attempt and its decision recorded on `tx` in one statement, a 410 disabling the endpoint. */
+async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: readonly Attempted[]): Promise<void> {
+  if (attempted.length === 0) return;
+  await recordAttempts(
+    tx,
+    attempted.map(({ event, url, outcome, decision, at }) => ({
+      attempt: {
+        eventId: event.id,
+        attempt: decision.attempts,
+        url,
+        statusCode: outcome.statusCode,
+        latencyMs: outcome.latencyMs,
+        error: outcome.error === null ? null : truncateError(outcome.error),
+        at,
+      },
+      decision,
+    })),
+  );
+  for (const { event, outcome, decision, at } of attempted) {
+    if (decision.status === 'failed' && decision.disableEndpoint) {
+      const reason = `HTTP ${outcome.statusCode} Gone at ${at.toISOString()}`;
+      if (await disableWebhookEndpoint(tx, event.merchantId, at, reason)) {
+        deps.log?.error({ merchant_id: event.merchantId, event_id: event.id }, 'webhook endpoint answered 410 Gone: disabled until an operator enables it');
+      }
     }
+    const fields = {
+      event_id: event.id,
+      event_type: event.eventType,
+      attempt: decision.attempts,
+      status: decision.status,
+      status_code: outcome.statusCode,
+      latency_ms: outcome.latencyMs,
+      error: outcome.error,
+    };
+    if (decision.status === 'delivered') deps.log?.info(fields, 'webhook delivered');
+    else if (decision.status === 'pending') deps.log?.warn({ ...fields, next_attempt_at: decision.nextAttemptAt }, 'webhook attempt failed; will retry');
+    else deps.log?.error(fields, 'webhook failed; no more retries');
   }
-  const fields = {
-    event_id: event.id,
-    event_type: event.eventType,
-    attempt: decision.attempts,
-    status: decision.status,
-    status_code: outcome.statusCode,
-    latency_ms: outcome.latencyMs,
-    error: outcome.error,
-  };
-  if (decision.status === 'delivered') deps.log?.info(fields, 'webhook delivered');
-  else if (decision.status === 'pending') deps.log?.warn({ ...fields, next_attempt_at: decision.nextAttemptAt }, 'webhook attempt failed; will retry');
-  else deps.log?.error(fields, 'webhook failed; no more retries');
-  return { kind: 'attempted', event, url: ready.shownUrl, outcome, decision };
 }
 
 /**
- * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), each
- * recorded on `tx` as soon as it is answered. Once an endpoint answers 410 Gone, the claim's later events of that
- * merchant are held, not sent. `shouldContinue` is asked before each POST: a stopping worker leaves the rest pending.
- * The caller commits.
+ * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), then
+ * every answer recorded on `tx` in one statement (decision 154). Once an endpoint answers 410 Gone, the claim's later
+ * events of that merchant are held, not sent. `shouldContinue` is asked before each POST: a stopping worker leaves the
+ * rest pending. The caller commits, in a transaction whose idle limit covers `events.length` POSTs.
  */
 export async function attemptDeliveries(
   tx: Queryable,
@@ -233,13 +239,23 @@ export async function attemptDeliveries(
   const secrets = new Map<string, SigningSecrets>();
   const disabled = new Set<string>();
   const results: AttemptResult[] = [];
+  const attempted: Attempted[] = [];
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;
     const prepared = await prepareAttempt(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
-    const result = 'post' in prepared ? await recordOutcome(tx, deps, prepared, await prepared.post()) : prepared;
-    if (result.kind === 'attempted' && result.decision.status === 'failed' && result.decision.disableEndpoint) disabled.add(event.merchantId);
+    if (!('post' in prepared)) {
+      results.push(prepared);
+      continue;
+    }
+    const outcome = await prepared.post();
+    const at = prepared.attemptedAt;
+    const decision = decideAfterAttempt({ attemptsBefore: event.attempts, outcome, attemptedAt: at, firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds });
+    if (decision.status === 'failed' && decision.disableEndpoint) disabled.add(event.merchantId);
+    const result: Attempted = { kind: 'attempted', event, url: prepared.shownUrl, outcome, decision, at };
+    attempted.push(result);
     results.push(result);
   }
+  await recordOutcomes(tx, deps, attempted);
   return results;
 }
 
@@ -291,11 +307,15 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
       claimsLeft -= take;
       let results: AttemptResult[];
       try {
-        results = await inDeliveryTransaction(deps, async (tx) => {
-          const events = await claimDueEvents(tx, now, handled, take);
-          handled.push(...events.map((e) => e.id));
-          return attemptDeliveries(tx, deps, events, shouldContinue);
-        });
+        results = await inDeliveryTransaction(
+          deps,
+          async (tx) => {
+            const events = await claimDueEvents(tx, now, handled, take);
+            handled.push(...events.map((e) => e.id));
+            return attemptDeliveries(tx, deps, events, shouldContinue);
+          },
+          take,
+        );
       } catch (error) {
         claimsLeft = 0; // the other lanes finish what they hold and claim nothing more
         throw error;

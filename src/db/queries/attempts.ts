@@ -80,6 +80,29 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/**
+ * Whether `runId` holds the intent's execution lease, and the intent's live attempt (locked with `forUpdate`), in one
+ * statement. Call with the intent's row lock held: the lease only changes hands under it, so even when the attempt's
+ * lock makes this statement wait, the lease it read is still the lease (decision 154).
+ */
+export async function leaseAndLiveAttempt(
+  db: Queryable,
+  intentId: string,
+  runId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<{ holdsLease: boolean; live: AttemptRow | null }> {
+  const { rows } = await db.query<RawRow & { holds_lease: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM execution_leases WHERE payment_intent_id = $1 AND owner = $3) AS holds_lease, a.*
+       FROM (SELECT 1) AS one
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
+          ORDER BY created_at DESC, id DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}) AS a ON true`,
+    [intentId, LIVE_STATUSES, runId],
+  );
+  const { holds_lease: holdsLease, ...attempt } = rows[0]!;
+  return { holdsLease, live: attempt.id === null ? null : toRow(attempt) };
+}
+
 /** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */
 export async function liveAndLastFailed(db: Queryable, intentId: string): Promise<{ live: AttemptRow | null; lastFailed: AttemptRow | null }> {
   const { rows } = await db.query<RawRow>(

@@ -50,12 +50,6 @@ export async function releaseLease(db: Queryable, intentId: string, owner: strin
   await db.query('DELETE FROM execution_leases WHERE payment_intent_id = $1 AND owner = $2', [intentId, owner]);
 }
 
-/** Whether `owner` holds the intent's lease. Call with the intent's row lock held (ownership only changes under it). */
-export async function holdsLease(tx: Queryable, intentId: string, owner: string): Promise<boolean> {
-  const { rowCount } = await tx.query('SELECT 1 FROM execution_leases WHERE payment_intent_id = $1 AND owner = $2', [intentId, owner]);
-  return rowCount === 1;
-}
-
 export interface TakenLease {
   intentId: string;
   attempt: number;

@@ -172,27 +172,49 @@ export interface DeliveryAttempt {
 }
 
 /**
- * Records a POST in webhook_deliveries and moves its pending event to what the attempt decided, in one statement.
- * Only 'pending' events move (forward-only); the attempt row is written only with the move.
+ * Records POSTs in webhook_deliveries and moves each pending event to what its attempt decided, all in one statement:
+ * delivered (when), pending (the next try), or failed (held when the endpoint was disabled). Only 'pending' events move
+ * (forward-only); an attempt row is written only with its move.
  */
-export async function recordAttempt(tx: Queryable, attempt: DeliveryAttempt, decision: DeliveryDecision, at: Date): Promise<void> {
-  const [set, values]: [string, unknown[]] =
-    decision.status === 'delivered'
-      ? ["status = 'delivered', attempts = $2, delivered_at = $3, last_error = $4", [decision.attempts, decision.deliveredAt, null]]
-      : decision.status === 'pending'
-        ? ['attempts = $2, next_attempt_at = $3, last_error = $4', [decision.attempts, decision.nextAttemptAt, decision.lastError]]
-        : ["status = 'failed', attempts = $2, last_error = $4, held_at = $3", [decision.attempts, decision.disableEndpoint ? at : null, decision.lastError]];
-  const result = await tx.query(
-    `WITH moved AS (
-       UPDATE webhook_events SET ${set} WHERE id = $1 AND status = 'pending' RETURNING id
+export async function recordAttempts(tx: Queryable, records: readonly { attempt: DeliveryAttempt; decision: DeliveryDecision }[]): Promise<void> {
+  if (records.length === 0) return;
+  const of = <V>(pick: (r: { attempt: DeliveryAttempt; decision: DeliveryDecision }) => V) => records.map(pick);
+  const result = await tx.query<{ id: string }>(
+    `WITH d AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[],
+                            $8::text[], $9::int[], $10::int[], $11::text[], $12::timestamptz[])
+         AS d(id, status, attempts, delivered_at, next_attempt_at, last_error, held_at, url, status_code, latency_ms, error, at)
+     ), moved AS (
+       UPDATE webhook_events e
+          SET status = d.status, attempts = d.attempts, last_error = d.last_error,
+              delivered_at = COALESCE(d.delivered_at, e.delivered_at),
+              next_attempt_at = COALESCE(d.next_attempt_at, e.next_attempt_at),
+              held_at = CASE WHEN d.status = 'failed' THEN d.held_at ELSE e.held_at END
+         FROM d
+        WHERE e.id = d.id AND e.status = 'pending'
+        RETURNING e.id
      ), delivery AS (
        INSERT INTO webhook_deliveries (event_id, attempt, url, status_code, latency_ms, error, created_at)
-       SELECT id, $5::int, $6::text, $7::int, $8::int, $9::text, $10::timestamptz FROM moved
+       SELECT d.id, d.attempts, d.url, d.status_code, d.latency_ms, d.error, d.at FROM d JOIN moved ON moved.id = d.id
      )
      SELECT id FROM moved`,
-    [attempt.eventId, ...values, attempt.attempt, attempt.url, attempt.statusCode, attempt.latencyMs, attempt.error, attempt.at],
+    [
+      of((r) => r.attempt.eventId),
+      of((r) => r.decision.status),
+      of((r) => r.decision.attempts),
+      of((r) => (r.decision.status === 'delivered' ? r.decision.deliveredAt : null)),
+      of((r) => (r.decision.status === 'pending' ? r.decision.nextAttemptAt : null)),
+      of((r) => (r.decision.status === 'delivered' ? null : r.decision.lastError)),
+      of((r) => (r.decision.status === 'failed' && r.decision.disableEndpoint ? r.attempt.at : null)),
+      of((r) => r.attempt.url),
+      of((r) => r.attempt.statusCode),
+      of((r) => r.attempt.latencyMs),
+      of((r) => r.attempt.error),
+      of((r) => r.attempt.at),
+    ],
   );
-  assertOneRow(result.rowCount, attempt.eventId, decision.status);
+  const moved = new Set(result.rows.map((r) => r.id));
+  for (const { attempt, decision } of records) if (!moved.has(attempt.eventId)) assertOneRow(0, attempt.eventId, decision.status);
 }
 
 /** The merchant's endpoint is disabled: the event is kept, and queued again when the endpoint is enabled. */
