@@ -1,7 +1,7 @@
 // One webhook POST: the exact body bytes, the signed headers, and a bounded wait. No retries here; the caller
 // records the outcome and the schedule decides what happens next (src/domain/webhook-delivery.ts).
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { PostOutcome } from '../domain/webhook-delivery.js';
@@ -20,6 +20,17 @@ import { signBody, signStandardWebhook } from './signature.js';
 export const USER_AGENT = 'stableroute-webhooks/0.1';
 const ERROR_TEXT_MAX_CHARS = 500;
 const CAUSE_DEPTH_MAX = 4;
+/** A receiver's answer body is read (for the connection's sake) up to this size; past it the connection is dropped. */
+const ANSWER_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Connections kept open between attempts (decision 155). A pool holds connections to one checked address (the request
+ * names the address, not the host, and for https the server name is part of the pool's key too). Every attempt still
+ * resolves and checks its destination first, so a connection is only reused for an address this attempt checked.
+ * Idle connections close after 4 s, before the common 5 s server keep-alive limit.
+ */
+const KEEP_ALIVE = { keepAlive: true, timeout: 4_000, maxSockets: 16, maxFreeSockets: 16, scheduling: 'lifo' } as const;
+const agents = { http: new HttpAgent(KEEP_ALIVE), https: new HttpsAgent(KEEP_ALIVE) };
 
 export interface WebhookMessage {
   id: string;
@@ -96,31 +107,61 @@ class WebhookTimeoutError extends Error {
 
 /**
  * Sends the request to `target` (the checked address) with the URL's Host and, for https, its server name for SNI and
- * certificate checks. Resolves with the status code as soon as the status line arrives; the body is never read.
+ * certificate checks. Resolves with the status code as soon as the status line arrives. The answer's body is then
+ * read and dropped, so the connection can serve the next attempt; one that is too long, or slower than `timeoutMs`,
+ * costs the connection instead. A kept-alive connection that the receiver closed as it was being reused is reset
+ * before anything was answered: the request is sent once more, on a new connection (delivery is at least once, and
+ * receivers deduplicate on webhook-id).
  */
-function send(url: URL, target: ResolvedAddress, body: string, headers: Record<string, string>): { status: Promise<number>; abort(): void } {
+function send(
+  url: URL,
+  target: ResolvedAddress,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): { status: Promise<number>; abort(): void } {
   const secure = url.protocol === 'https:';
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const request = (secure ? httpsRequest : httpRequest)({
-    host: target.address,
-    family: target.family,
-    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-    path: `${url.pathname}${url.search}`,
-    method: 'POST',
-    headers: { ...headers, host: url.host, 'content-length': String(Buffer.byteLength(body)) },
-    // One connection per attempt: a pooled socket could outlive the address check it was made under.
-    agent: false,
-    ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
-  });
-  const status = new Promise<number>((resolve, reject) => {
-    request.once('response', (response) => {
-      resolve(response.statusCode ?? 0);
-      response.destroy(); // frees the connection; the body is not ours to read
+  let answered = false;
+  let current: ReturnType<typeof httpRequest> | undefined;
+  const attempt = (retryOnStaleConnection: boolean) =>
+    new Promise<number>((resolve, reject) => {
+      const request = (secure ? httpsRequest : httpRequest)({
+        host: target.address,
+        family: target.family,
+        port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: { ...headers, host: url.host, 'content-length': String(Buffer.byteLength(body)) },
+        agent: secure ? agents.https : agents.http,
+        ...(secure && isIP(hostname) === 0 ? { servername: hostname } : {}),
+      });
+      current = request;
+      request.once('response', (response) => {
+        answered = true;
+        resolve(response.statusCode ?? 0);
+        drainAnswer(response, timeoutMs);
+      });
+      request.once('error', (error: NodeJS.ErrnoException) => {
+        if (retryOnStaleConnection && request.reusedSocket && !answered && error.code === 'ECONNRESET') resolve(attempt(false));
+        else reject(error);
+      });
+      request.end(body);
     });
-    request.once('error', reject);
+  return { status: attempt(true), abort: () => (answered ? undefined : current?.destroy()) };
+}
+
+/** Reads an answer's body to its end and drops it; a body too long or too slow costs its connection. */
+function drainAnswer(response: IncomingMessage, timeoutMs: number): void {
+  let bytes = 0;
+  const timer = setTimeout(() => response.destroy(), timeoutMs);
+  timer.unref();
+  response.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > ANSWER_BODY_MAX_BYTES) response.destroy();
   });
-  request.end(body);
-  return { status, abort: () => request.destroy() };
+  response.once('close', () => clearTimeout(timer));
+  response.on('error', () => undefined); // a destroyed answer is not an error of the attempt, which already has its status
 }
 
 /**
@@ -150,7 +191,7 @@ export async function postWebhook(
   let attempt: ReturnType<typeof send> | undefined;
   try {
     const target = await Promise.race([resolveDestination(parsed.url, policy, resolver), timedOut]);
-    attempt = send(parsed.url, target, body, headers);
+    attempt = send(parsed.url, target, body, headers, timeoutMs);
     const statusCode = await Promise.race([attempt.status, timedOut]);
     const ok = statusCode >= 200 && statusCode <= 299;
     return { statusCode, latencyMs: latency(), error: ok ? null : `HTTP ${statusCode}` };

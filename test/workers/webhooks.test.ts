@@ -2,7 +2,7 @@
 // Time is a ManualClock: retries are driven by moving it, never by sleeping.
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
@@ -504,6 +504,93 @@ describe('deliverDueEvents', () => {
     expect(oldReceiver.received).toHaveLength(0);
     expect(newReceiver.received).toHaveLength(1);
     expect((await deliveryRows(eventId))[0]!.url).toBe(newReceiver.url);
+  });
+});
+
+describe('connections to a receiver (decision 155)', () => {
+  /**
+   * A receiver written at the TCP level, so the test decides what each connection does: `answer(n, request)` gets the
+   * request's number on its connection (1, 2, ...) and returns the bytes to write back, or null to close the
+   * connection without answering.
+   */
+  async function tcpReceiver(answer: (n: number) => string | null) {
+    const seen = { connections: 0, requests: 0 };
+    const sockets = new Set<Socket>();
+    const server = createTcpServer((socket) => {
+      seen.connections++;
+      sockets.add(socket);
+      let n = 0;
+      let buffered = '';
+      socket.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('latin1');
+        // Each request is headers plus a content-length body; answer once the whole of it is in.
+        for (;;) {
+          const end = buffered.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+          if (buffered.length < end + 4 + length) return;
+          buffered = buffered.slice(end + 4 + length);
+          seen.requests++;
+          const reply = answer(++n);
+          if (reply === null) {
+            socket.destroy();
+            return;
+          }
+          socket.write(reply);
+        }
+      });
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    receivers.push({
+      url: '',
+      received: [],
+      close: async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    });
+    return { url: `http://127.0.0.1:${port}/hooks`, seen };
+  }
+  const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok';
+
+  async function eventsFor(url: string, clock: ManualClock, count: number): Promise<string[]> {
+    const merchantId = await createMerchant(url);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push(await addEvent(clock, merchantId, { n: i }));
+      clock.advance(1);
+    }
+    return ids;
+  }
+
+  it('reuses one connection for attempts one after the other', async () => {
+    const receiver = await tcpReceiver(() => OK);
+    const clock = new ManualClock();
+    await eventsFor(receiver.url, clock, 3);
+    expect(await deliverDueEvents(depsWith(clock), { concurrency: 1 })).toEqual({ ...NOTHING, delivered: 3 });
+    expect(receiver.seen).toEqual({ connections: 1, requests: 3 });
+  });
+
+  it('sends once more, on a new connection, when the receiver closes a kept connection as it is reused', async () => {
+    // Every connection answers its first request and closes at its second, unanswered.
+    const receiver = await tcpReceiver((n) => (n === 1 ? OK : null));
+    const clock = new ManualClock();
+    const ids = await eventsFor(receiver.url, clock, 2);
+    expect(await deliverDueEvents(depsWith(clock), { concurrency: 1 })).toEqual({ ...NOTHING, delivered: 2 });
+    expect(receiver.seen).toEqual({ connections: 2, requests: 3 });
+    for (const id of ids) expect((await deliveryRows(id)).map((r) => r.status_code)).toEqual([200]);
+  });
+
+  it('drops a connection whose answer body is too long, and still records the status it answered', async () => {
+    const big = 'x'.repeat(200 * 1024);
+    const receiver = await tcpReceiver(() => `HTTP/1.1 200 OK\r\nContent-Length: ${big.length}\r\nConnection: keep-alive\r\n\r\n${big}`);
+    const clock = new ManualClock();
+    await eventsFor(receiver.url, clock, 2);
+    expect(await deliverDueEvents(depsWith(clock), { concurrency: 1 })).toEqual({ ...NOTHING, delivered: 2 });
+    expect(receiver.seen).toEqual({ connections: 2, requests: 2 });
   });
 });
 
