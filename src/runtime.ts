@@ -102,19 +102,30 @@ export async function prepareDatabase(
   });
 }
 
+/** Connections of a process that runs one role (`api`, `worker`). */
+const POOL_SIZE = 20;
+/** `serve`: the api's connections and the workers', kept apart (decision 156). */
+const SERVE_API_POOL_SIZE = 12;
+const SERVE_WORKER_POOL_SIZE = 16;
+
 export async function startRuntime(config: Config, roles: Roles, options: { clock?: Clock; log?: Logger } = {}): Promise<Runtime> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const { url, embedded } = await openDatabase(config, log);
-  const pool = createPool(url, 20);
+  // `serve` runs the api and the workers in one process; each gets connections of its own (decision 156), so a request
+  // never queues for a connection behind a backlog of executions and webhook POSTs.
+  const bothRoles = roles.api && roles.workers;
+  const pool = createPool(url, bothRoles ? SERVE_API_POOL_SIZE : POOL_SIZE);
+  const workerPool = bothRoles ? createPool(url, SERVE_WORKER_POOL_SIZE) : pool;
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
   const closers: (() => Promise<void>)[] = [async () => pool.end(), async () => embedded?.stop()];
+  if (workerPool !== pool) closers.unshift(async () => workerPool.end());
   try {
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
     closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: 30_000 }));
     const metrics = createMetrics();
-    const adapters = await createAdapters(config, pool, clock, log, metrics);
+    const adapters = await createAdapters(config, workerPool, clock, log, metrics);
     closers.unshift(async () => {
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
@@ -125,7 +136,9 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     // Workers start before the listeners: a listener that cannot bind (a port in use) must stop them too, or their
     // loops would keep the process alive on a closed pool.
     if (roles.workers) {
-      const workers: Workers = await startWorkers(ctx);
+      // With the api in the same process, the workers get connections of their own (decision 156): a request then
+      // never queues for a connection behind a backlog of executions and webhook POSTs.
+      const workers: Workers = await startWorkers(workerPool === pool ? ctx : { ...ctx, pool: workerPool });
       closers.unshift(async () => workers.stop());
     }
     const readiness: Readiness = { ready: false };
