@@ -27,6 +27,8 @@ export interface Roles {
 
 export interface Runtime {
   ctx: AppContext;
+  /** The connection pools: one shared by both in a process with one role, apart in `serve` (decision 156). */
+  pools: { api: Pool; workers: Pool };
   /** Bound addresses, e.g. { public: 'http://127.0.0.1:3000', admin: ... }. */
   addresses: { public?: string; admin?: string };
   stop(): Promise<void>;
@@ -170,6 +172,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     let stopping: Promise<void> | null = null;
     return {
       ctx,
+      pools: { api: pool, workers: workerPool },
       addresses,
       stop: () =>
         (stopping ??= (async () => {
