@@ -51,7 +51,18 @@ type Reply = number | 'hang' | { status: number; headers?: Record<string, string
 interface Receiver {
   url: string;
   received: Received[];
+  /** While set, every answer waits for it. */
+  hold?: Promise<unknown>;
   close(): Promise<void>;
+}
+
+/** Resolves true as soon as `condition` holds, false once `ms` have passed without it (checked every 5 ms). */
+function waitUntil(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve) => {
+    const check = () => (condition() ? resolve(true) : Date.now() > deadline ? resolve(false) : setTimeout(check, 5));
+    check();
+  });
 }
 
 async function startReceiver(reply: (n: number) => Reply = () => 200): Promise<Receiver> {
@@ -76,7 +87,8 @@ async function startReceiver(reply: (n: number) => Reply = () => 200): Promise<R
       if (answer === 'hang') return;
       const { status, headers, delayMs } = typeof answer === 'number' ? { status: answer, headers: {}, delayMs: 0 } : answer;
       const send = () => res.writeHead(status, headers).end('ok');
-      if (delayMs) setTimeout(send, delayMs);
+      if (receiver.hold) void receiver.hold.then(send);
+      else if (delayMs) setTimeout(send, delayMs);
       else send();
     });
   });
@@ -421,35 +433,52 @@ describe('deliverDueEvents', () => {
   });
 
   it('sends a claim of mixed outcomes in one transaction, each event recorded as its own answer decided', async () => {
-    const ok = await startReceiver();
-    const failing = await startReceiver(() => 500);
-    const gone = await startReceiver(() => 410);
+    // One merchant's endpoint answers 200, then 500, then 410 Gone.
+    const receiver = await startReceiver((n) => [200, 500, 410][n - 1] ?? 200);
     const clock = new ManualClock();
-    const okEvent = await addEvent(clock, await createMerchant(ok.url));
-    clock.advance(1);
-    const retryEvent = await addEvent(clock, await createMerchant(failing.url));
-    clock.advance(1);
-    const removedUrl = await createMerchant(ok.url);
-    const storedEvent = await addEvent(clock, removedUrl);
-    await db.pool.query('UPDATE merchants SET webhook_url = NULL WHERE id = $1', [removedUrl]);
-    const goneMerchant = await createMerchant(gone.url);
-    clock.advance(1);
-    const goneEvent = await addEvent(clock, goneMerchant, { n: 1 });
-    clock.advance(1);
-    const heldEvent = await addEvent(clock, goneMerchant, { n: 2 });
+    const merchantId = await createMerchant(receiver.url);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(await addEvent(clock, merchantId, { n: i }));
+      clock.advance(1); // claimed oldest first
+    }
 
     // One lane, a batch of five: a single claim.
     expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 1, failed: 1, stored: 2 });
-    expect(await eventRow(okEvent)).toMatchObject({ status: 'delivered', attempts: 1 });
-    expect(await eventRow(retryEvent)).toMatchObject({ status: 'pending', attempts: 1 });
-    expect(await eventRow(storedEvent)).toMatchObject({ status: 'stored', attempts: 0 });
-    expect(await eventRow(goneEvent)).toMatchObject({ status: 'failed', attempts: 1 });
-    // The claim's later event of the merchant whose endpoint answered 410 is held, not sent.
-    expect(await eventRow(heldEvent)).toMatchObject({ status: 'stored', attempts: 0 });
-    expect([ok.received.length, failing.received.length, gone.received.length]).toEqual([1, 1, 1]);
+    const rows = await Promise.all(ids.map(eventRow));
+    expect(rows.map((r) => [r.status, r.attempts])).toEqual([
+      ['delivered', 1],
+      ['pending', 1],
+      ['failed', 1],
+      // The claim's later events of the merchant whose endpoint answered 410 are held, not sent.
+      ['stored', 0],
+      ['stored', 0],
+    ]);
+    expect(receiver.received).toHaveLength(3);
     // Every row the claim changed was written by the same transaction.
-    const { rows } = await db.pool.query<{ writers: number }>('SELECT count(DISTINCT xmin::text)::int AS writers FROM webhook_events');
-    expect(rows[0]!.writers).toBe(1);
+    const { rows: writers } = await db.pool.query<{ n: number }>('SELECT count(DISTINCT xmin::text)::int AS n FROM webhook_events');
+    expect(writers[0]!.n).toBe(1);
+  });
+
+  it("claims one merchant's events at a time: an endpoint that does not answer holds up only its own", async () => {
+    const fast = await startReceiver();
+    // The slow endpoint answers only once the fast one has had all its events, or after 10 s (then the test fails).
+    const slow = await startReceiver();
+    const clock = new ManualClock();
+    const slowMerchant = await createMerchant(slow.url);
+    const fastMerchant = await createMerchant(fast.url);
+    // Interleaved, the slow merchant's first: claims in the order of the outbox alone would mix the two.
+    for (let i = 0; i < 4; i++) {
+      await addEvent(clock, slowMerchant, { n: i });
+      clock.advance(1);
+      await addEvent(clock, fastMerchant, { n: i });
+      clock.advance(1);
+    }
+    const gate = waitUntil(() => fast.received.length === 4, 10_000);
+    slow.hold = gate;
+
+    expect(await deliverDueEvents(depsWith(clock), { batchSize: 8, concurrency: 2 })).toEqual({ ...NOTHING, delivered: 8 });
+    expect(await gate).toBe(true); // the fast endpoint had its four while the slow one held its first
   });
 
   it('leaves the rest of a claim pending, and free to claim, when the worker stops between POSTs', async () => {

@@ -131,17 +131,30 @@ function toClaimed(row: ClaimedRow | undefined): ClaimedEvent | null {
 }
 
 /**
- * Locks the oldest due pending events (at most `limit`) that no other transaction holds (SKIP LOCKED), leaving out `excludeIds`
- * (events this batch already handled, so a zero retry delay cannot make one batch hammer the same event).
- * Only the event row is locked (FOR UPDATE OF e): events of one merchant are still claimed in parallel.
+ * Locks the oldest due pending event that no other transaction holds (SKIP LOCKED) and up to `limit - 1` more due
+ * events of the same merchant, oldest first: a claim is one merchant's, so a slow endpoint holds up only its own
+ * events (decision 157). `excludeIds`: events this batch already handled, so a zero retry delay cannot make one batch
+ * hammer the same event. Only event rows are locked (FOR UPDATE OF e); SKIP LOCKED never waits, so both parts read
+ * the same snapshot.
  */
 export async function claimDueEvents(tx: Queryable, now: Date, excludeIds: readonly string[], limit: number): Promise<ClaimedEvent[]> {
   const { rows } = await tx.query<ClaimedRow>(
-    `${CLAIM_SELECT}
-      WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND NOT (e.id = ANY ($2::text[]))
-      ORDER BY e.next_attempt_at, e.created_at, e.id
-      LIMIT $3
-        FOR UPDATE OF e SKIP LOCKED`,
+    `WITH first AS (
+       SELECT e.id, e.merchant_id FROM webhook_events e
+        WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND NOT (e.id = ANY ($2::text[]))
+        ORDER BY e.next_attempt_at, e.created_at, e.id
+        LIMIT 1
+          FOR UPDATE OF e SKIP LOCKED
+     ), more AS (
+       SELECT e.id FROM webhook_events e JOIN first f ON e.merchant_id = f.merchant_id
+        WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND e.id <> f.id AND NOT (e.id = ANY ($2::text[]))
+        ORDER BY e.next_attempt_at, e.created_at, e.id
+        LIMIT $3 - 1
+          FOR UPDATE OF e SKIP LOCKED
+     )
+     ${CLAIM_SELECT}
+      WHERE e.id IN (SELECT id FROM first UNION ALL SELECT id FROM more)
+      ORDER BY e.next_attempt_at, e.created_at, e.id`,
     [now, excludeIds, limit],
   );
   return rows.map((row) => toClaimed(row)!);
