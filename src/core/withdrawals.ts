@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
 import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
-import { findIntentsByKeys, insertIntents, recordCreations, type PaymentIntentRow } from '../db/queries/intents.js';
+import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
 import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
 import { isChain, type Chain } from '../domain/chain.js';
@@ -114,8 +114,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       kind: 'withdrawal',
     };
     await insertQuotes(tx, [quote]);
-    await insertIntents(tx, [intent]);
-    await recordCreations(tx, [intent], now);
+    await insertCreatedIntents(tx, [intent], now);
     await post(tx, movements.reserve(chain, amountMicros), { paymentIntentId: intent.id, at: now });
     await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     return { intent, replayed: false };

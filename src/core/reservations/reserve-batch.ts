@@ -4,10 +4,9 @@
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
 // that cannot be served gets its refusal; the others commit.
 import { advisoryXactLocksText, withTransaction } from '../../db/pool.js';
-import { findIntentsByKeys, insertIntents, recordCreations, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
 import { findQuotes, type QuoteRow } from '../../db/queries/quotes.js';
-import { insertEvents } from '../../db/queries/webhook-events.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { paymentEventOf } from '../lifecycle/events.js';
@@ -101,20 +100,23 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
         kind: 'payout',
       });
     }
-    await insertIntents(tx, created);
-    await recordCreations(tx, created, now);
     // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
     // operator's approval, in the approving transaction (decision 79).
-    const approvals = new Map<string, ApprovalRow>();
+    const awaitingApproval = new Map<string, bigint>();
     for (const decision of decisions) {
-      if (decision.kind !== 'reserve' || decision.approvalAboveMicros === null) continue;
-      const intent = created[decision.position]!;
-      approvals.set(intent.id, await insertApproval(tx, intent.id, decision.approvalAboveMicros, now));
+      if (decision.kind === 'reserve' && decision.approvalAboveMicros !== null) awaitingApproval.set(created[decision.position]!.id, decision.approvalAboveMicros);
     }
-    await insertEvents(
+    // The intents, their history and their payment.created events in one statement (decision 158).
+    await insertCreatedIntents(
       tx,
-      created.flatMap((intent) => paymentEventOf(intent, 'payment.created', now, approvals.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? []),
+      created,
+      now,
+      created.flatMap(
+        (intent) => paymentEventOf(intent, 'payment.created', now, awaitingApproval.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? [],
+      ),
     );
+    const approvals = new Map<string, ApprovalRow>();
+    for (const [intentId, aboveMicros] of awaitingApproval) approvals.set(intentId, await insertApproval(tx, intentId, aboveMicros, now));
     await enqueueExecutions(
       deps.boss,
       tx,

@@ -49,17 +49,30 @@ const COLUMNS =
 type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string };
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });
 
-/** Several new intents in one statement (a reservation batch); each is announced on INTENT_CHANNEL after commit. */
-export async function insertIntents(db: Queryable, rows: readonly PaymentIntentRow[]): Promise<void> {
+/**
+ * New intents with their creation history (created -> quoted -> route_selected) and the events telling their merchants,
+ * all in one statement (a reservation batch, decision 158). Each intent is announced on INTENT_CHANNEL after commit,
+ * and the events wake the webhook workers then.
+ */
+export async function insertCreatedIntents(db: Queryable, rows: readonly PaymentIntentRow[], at: Date, events: readonly NewEvent[] = []): Promise<void> {
   if (rows.length === 0) return;
-  const { rows: notices } = await db.query<{ notice: string }>(
+  const eventIds = events.map(() => newId('evt'));
+  const { rows: written } = await db.query<{ notices: string[]; first_event: string | null }>(
     `WITH r AS (
        INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
          destination_address, created_at, updated_at, kind)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
                             $9::timestamptz[], $10::timestamptz[], $11::text[])
-       RETURNING id, status, selected_chain, merchant_id, updated_at)
-     SELECT ${NOTICE_SQL('NULL')} AS notice FROM r`,
+       RETURNING id, status, selected_chain, merchant_id, updated_at
+     ), history AS (
+       INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
+       SELECT i.id, s.from_status, s.to_status, CASE s.n WHEN 2 THEN i.quote_id WHEN 3 THEN i.chain END, $12
+         FROM unnest($1::text[], $3::text[], $7::text[]) WITH ORDINALITY AS i(id, quote_id, chain, k)
+        CROSS JOIN (VALUES (1, NULL, 'created'), (2, 'created', 'quoted'), (3, 'quoted', 'route_selected')) AS s(n, from_status, to_status)
+        ORDER BY i.k, s.n
+     )${events.length > 0 ? `, event AS (${eventsInsertSql(13)})` : ''}
+     SELECT (SELECT array_agg(${NOTICE_SQL('NULL')}) FROM r) AS notices,
+            ${events.length > 0 ? '(SELECT MIN(id) FROM event)' : 'NULL'} AS first_event`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.merchant_id),
@@ -72,9 +85,13 @@ export async function insertIntents(db: Queryable, rows: readonly PaymentIntentR
       rows.map((r) => r.created_at),
       rows.map((r) => r.updated_at),
       rows.map((r) => r.kind),
+      at,
+      ...(events.length > 0 ? eventsInsertParams(eventIds, events) : []),
     ],
   );
-  await notifyAfterCommit(db, INTENT_CHANNEL, notices.map((n) => n.notice));
+  const { notices, first_event: firstEvent } = written[0]!;
+  await notifyAfterCommit(db, INTENT_CHANNEL, notices);
+  if (firstEvent !== null) await notifyAfterCommit(db, WEBHOOK_CHANNEL, [firstEvent]);
 }
 
 /** The intents of these (merchant, idempotency key) pairs that exist. */
@@ -135,19 +152,6 @@ export async function recentIntents(db: Queryable, limit: number): Promise<Payme
     [limit],
   );
   return rows.map(toRow);
-}
-
-/** The creation history (created -> quoted -> route_selected) of several new intents, in one statement. */
-export async function recordCreations(db: Queryable, intents: readonly PaymentIntentRow[], at: Date): Promise<void> {
-  if (intents.length === 0) return;
-  await db.query(
-    `INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
-     SELECT i.id, s.from_status, s.to_status, CASE s.n WHEN 2 THEN i.quote_id WHEN 3 THEN i.chain END, $4
-       FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS i(id, quote_id, chain, k)
-      CROSS JOIN (VALUES (1, NULL, 'created'), (2, 'created', 'quoted'), (3, 'quoted', 'route_selected')) AS s(n, from_status, to_status)
-      ORDER BY i.k, s.n`,
-    [intents.map((i) => i.id), intents.map((i) => i.quote_id), intents.map((i) => i.selected_chain), at],
-  );
 }
 
 /** How many times the intent entered `to` (e.g. 'retrying': the execution attempts already failed). */
