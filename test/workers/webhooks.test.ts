@@ -140,6 +140,21 @@ async function addEvent(clock: ManualClock, merchantId: string, payload: Record<
   return insertEvent(db.pool, { merchantId, paymentIntentId: 'pi_test', type: 'payment.settled', payload, at: clock.now() });
 }
 
+/** `count` events of one merchant, a millisecond apart (claims take the oldest first); their ids, in order. */
+async function eventsOf(clock: ManualClock, merchantId: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    ids.push(await addEvent(clock, merchantId, { n: i }));
+    clock.advance(1);
+  }
+  return ids;
+}
+
+/** A new merchant whose endpoint is `url`, and `count` events of it (eventsOf). */
+async function eventsFor(url: string, clock: ManualClock, count: number): Promise<string[]> {
+  return eventsOf(clock, await createMerchant(url), count);
+}
+
 interface EventRow {
   status: string;
   attempts: number;
@@ -436,12 +451,7 @@ describe('deliverDueEvents', () => {
     // One merchant's endpoint answers 200, then 500, then 410 Gone.
     const receiver = await startReceiver((n) => [200, 500, 410][n - 1] ?? 200);
     const clock = new ManualClock();
-    const merchantId = await createMerchant(receiver.url);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(await addEvent(clock, merchantId, { n: i }));
-      clock.advance(1); // claimed oldest first
-    }
+    const ids = await eventsFor(receiver.url, clock, 5);
 
     // One lane, a batch of five: a single claim.
     expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 1, failed: 1, stored: 2 });
@@ -484,12 +494,7 @@ describe('deliverDueEvents', () => {
   it('leaves the rest of a claim pending, and free to claim, when the worker stops between POSTs', async () => {
     const receiver = await startReceiver();
     const clock = new ManualClock();
-    const merchantId = await createMerchant(receiver.url);
-    const eventIds: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      eventIds.push(await addEvent(clock, merchantId, { n: i }));
-      clock.advance(1); // claimed oldest first
-    }
+    const eventIds = await eventsFor(receiver.url, clock, 3);
     const deps = depsWith(clock);
 
     let posts = 0;
@@ -584,16 +589,6 @@ describe('connections to a receiver (decision 155)', () => {
     return { url: `http://127.0.0.1:${port}/hooks`, seen };
   }
   const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok';
-
-  async function eventsFor(url: string, clock: ManualClock, count: number): Promise<string[]> {
-    const merchantId = await createMerchant(url);
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      ids.push(await addEvent(clock, merchantId, { n: i }));
-      clock.advance(1);
-    }
-    return ids;
-  }
 
   it('reuses one connection for attempts one after the other', async () => {
     const receiver = await tcpReceiver(() => OK);
