@@ -138,8 +138,6 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     // Workers start before the listeners: a listener that cannot bind (a port in use) must stop them too, or their
     // loops would keep the process alive on a closed pool.
     if (roles.workers) {
-      // With the api in the same process, the workers get connections of their own (decision 156): a request then
-      // never queues for a connection behind a backlog of executions and webhook POSTs.
       const workers: Workers = await startWorkers(workerPool === pool ? ctx : { ...ctx, pool: workerPool });
       closers.unshift(async () => workers.stop());
     }

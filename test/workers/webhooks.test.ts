@@ -6,7 +6,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { insertEvent, requeueEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvent, recordAttempts, requeueEvent } from '../../src/db/queries/webhook-events.js';
 import { enableWebhookEndpoint } from '../../src/core/webhooks/endpoint.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
@@ -468,6 +468,28 @@ describe('deliverDueEvents', () => {
     // Every row the claim changed was written by the same transaction.
     const { rows: writers } = await db.pool.query<{ n: number }>('SELECT count(DISTINCT xmin::text)::int AS n FROM webhook_events');
     expect(writers[0]!.n).toBe(1);
+  });
+
+  it('records attempts only over pending events: one that left pending fails the whole record, which its transaction rolls back', async () => {
+    const clock = new ManualClock();
+    const [pendingId, deliveredId] = await eventsFor('http://127.0.0.1:9/hooks', clock, 2);
+    await db.pool.query("UPDATE webhook_events SET status = 'delivered', attempts = 1, delivered_at = now() WHERE id = $1", [deliveredId]);
+    const at = clock.now();
+    const record = (eventId: string) => ({
+      attempt: { eventId, attempt: 1, url: 'http://127.0.0.1:9/hooks', statusCode: 200, latencyMs: 1, error: null, at },
+      decision: { status: 'delivered' as const, attempts: 1, deliveredAt: at },
+    });
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await expect(recordAttempts(client, [record(pendingId!), record(deliveredId!)])).rejects.toThrow(`webhook event ${deliveredId}: illegal transition pending -> delivered`);
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    expect(await eventRow(pendingId!)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await deliveryRows(pendingId!)).toEqual([]);
+    expect(await deliveryRows(deliveredId!)).toEqual([]);
   });
 
   it("claims one merchant's events at a time: an endpoint that does not answer holds up only its own", async () => {

@@ -124,26 +124,19 @@ export async function inDeliveryTransaction<T>(
 
 type SigningSecrets = Awaited<ReturnType<typeof signingSecretsOf>> | SealedSecretError;
 
-/** An event ready for its POST: where, what, and when its attempt started. */
-interface ReadyAttempt {
-  event: ClaimedEvent;
-  /** The URL as delivery records and answers show it. */
-  shownUrl: string;
-  attemptedAt: Date;
-  post: () => Promise<PostOutcome>;
-}
+type Attempted = Extract<AttemptResult, { kind: 'attempted' }> & { at: Date };
 
 /**
- * Before the POST: an event whose merchant has no URL is stored, one whose endpoint is disabled is held (both done
- * here, no POST); any other gets its body and signatures. `secrets` keeps each merchant's signing secrets for the
- * rest of the claim.
+ * One event of a claim, nothing recorded yet: an event whose merchant has no URL is stored, one whose endpoint is
+ * disabled is held (both written here, no POST); any other is signed, POSTed and decided. `secrets` keeps each
+ * merchant's signing secrets for the rest of the claim.
  */
-async function prepareAttempt(
+async function attemptOne(
   tx: Queryable,
   deps: WebhookDeps,
   event: ClaimedEvent,
   secrets: Map<string, SigningSecrets>,
-): Promise<AttemptResult | ReadyAttempt> {
+): Promise<Extract<AttemptResult, { kind: 'stored' }> | Attempted> {
   if (event.webhookUrl === null) {
     await markStored(tx, event.id);
     deps.log?.info({ event_id: event.id, event_type: event.eventType }, 'webhook url removed; event stored, not sent');
@@ -155,34 +148,32 @@ async function prepareAttempt(
     return { kind: 'stored', event };
   }
   const url = event.webhookUrl;
-  const attemptedAt = deps.clock.now();
+  const at = deps.clock.now();
   const body = buildWebhookBody(event);
-  let signing = secrets.get(event.merchantId);
-  if (signing === undefined) {
-    signing = await signingSecretsOf(tx, deps.config, event.merchantId, attemptedAt).catch((error: unknown) => {
+  let keys = secrets.get(event.merchantId);
+  if (keys === undefined) {
+    keys = await signingSecretsOf(tx, deps.config, event.merchantId, at).catch((error: unknown) => {
       if (error instanceof SealedSecretError) return error;
       throw error;
     });
-    secrets.set(event.merchantId, signing);
+    secrets.set(event.merchantId, keys);
   }
-  const keys = signing;
-  const post = async (): Promise<PostOutcome> =>
+  const outcome: PostOutcome =
     keys instanceof SealedSecretError
       ? // Nothing we could sign with: sending unsigned (or with another key) would teach the receiver to accept forgeries.
         { statusCode: null, latencyMs: 0, error: `refused: ${keys.message}; rotate the merchant's webhook secret`, refused: true }
-      : postWebhook(
+      : await postWebhook(
           url,
           body,
-          buildWebhookHeaders(keys, event.id, Math.floor(attemptedAt.getTime() / 1000), body),
+          buildWebhookHeaders(keys, event.id, Math.floor(at.getTime() / 1000), body),
           Math.round(deps.config.webhookTimeoutSeconds * 1000),
           destinationPolicy(deps.config),
           deps.resolver,
         );
+  const decision = decideAfterAttempt({ attemptsBefore: event.attempts, outcome, attemptedAt: at, firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds });
   // A URL stored before credentials were refused must not copy its password into delivery records or answers.
-  return { event, shownUrl: redactWebhookUrl(url), attemptedAt, post };
+  return { kind: 'attempted', event, url: redactWebhookUrl(url), outcome, decision, at };
 }
-
-type Attempted = Extract<AttemptResult, { kind: 'attempted' }> & { at: Date };
 
 /** After the POSTs: every attempt and its decision recorded on `tx` in one statement, a 410 disabling the endpoint. */
 async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: readonly Attempted[]): Promise<void> {
@@ -242,18 +233,11 @@ export async function attemptDeliveries(
   const attempted: Attempted[] = [];
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;
-    const prepared = await prepareAttempt(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
-    if (!('post' in prepared)) {
-      results.push(prepared);
-      continue;
-    }
-    const outcome = await prepared.post();
-    const at = prepared.attemptedAt;
-    const decision = decideAfterAttempt({ attemptsBefore: event.attempts, outcome, attemptedAt: at, firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds });
-    if (decision.status === 'failed' && decision.disableEndpoint) disabled.add(event.merchantId);
-    const result: Attempted = { kind: 'attempted', event, url: prepared.shownUrl, outcome, decision, at };
-    attempted.push(result);
+    const result = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
     results.push(result);
+    if (result.kind !== 'attempted') continue;
+    attempted.push(result);
+    if (result.decision.status === 'failed' && result.decision.disableEndpoint) disabled.add(event.merchantId);
   }
   await recordOutcomes(tx, deps, attempted);
   return results;

@@ -169,9 +169,13 @@ export async function lockPendingEvent(tx: Queryable, eventId: string): Promise<
 }
 
 
+/** The row lock is held, so a pending event that did not move left 'pending' under us: a bug, not a race to paper over. */
+function illegalMove(eventId: string, to: string): Error {
+  return new Error(`webhook event ${eventId}: illegal transition pending -> ${to}`);
+}
+
 function assertOneRow(rowCount: number | null, eventId: string, to: string): void {
-  // The row lock is held, so a miss means the event left 'pending' under us: a bug, not a race to paper over.
-  if (rowCount !== 1) throw new Error(`webhook event ${eventId}: illegal transition pending -> ${to}`);
+  if (rowCount !== 1) throw illegalMove(eventId, to);
 }
 
 export interface DeliveryAttempt {
@@ -227,7 +231,8 @@ export async function recordAttempts(tx: Queryable, records: readonly { attempt:
     ],
   );
   const moved = new Set(result.rows.map((r) => r.id));
-  for (const { attempt, decision } of records) if (!moved.has(attempt.eventId)) assertOneRow(0, attempt.eventId, decision.status);
+  const stray = records.find((r) => !moved.has(r.attempt.eventId));
+  if (stray) throw illegalMove(stray.attempt.eventId, stray.decision.status);
 }
 
 /** The merchant's endpoint is disabled: the event is kept, and queued again when the endpoint is enabled. */
