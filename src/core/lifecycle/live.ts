@@ -1,8 +1,8 @@
 // The locked re-check every execution step makes before it writes: the intent is still being broadcast, this run
 // still holds its lease, and its live attempt is the one the run asked the chain about.
 import type { Queryable } from '../../db/pool.js';
-import { leaseAndLiveAttempt } from '../../db/queries/attempts.js';
-import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { leaseAndLiveAttempt, leasesAndLive } from '../../db/queries/attempts.js';
+import { findIntent, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { CHANGED } from './deps.js';
 
 /**
@@ -17,4 +17,22 @@ export async function lockLive(tx: Queryable, runId: string, intentId: string, l
   if (!holdsLease) return CHANGED;
   if ((live?.id ?? null) !== liveId || (live && live.status !== 'signed')) return CHANGED;
   return intent;
+}
+
+/**
+ * lockLive for many runs that have no live attempt yet (about to sign), in two statements: the intents locked in id
+ * order, then, in a statement of its own (one that waited for those locks would read the other tables as they were
+ * before the wait), the leases and live attempts. In input order, CHANGED where lockLive would answer it.
+ */
+export async function lockLiveToSign(
+  tx: Queryable,
+  requests: readonly { runId: string; intentId: string }[],
+): Promise<(PaymentIntentRow | typeof CHANGED)[]> {
+  const intents = await lockIntents(tx, requests.map((r) => r.intentId));
+  const facts = await leasesAndLive(tx, requests);
+  return requests.map((r, i) => {
+    const intent = intents.get(r.intentId);
+    const { holdsLease, hasLive } = facts[i]!;
+    return !intent || intent.status !== 'broadcasting' || !holdsLease || hasLive ? CHANGED : intent;
+  });
 }

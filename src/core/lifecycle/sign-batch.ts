@@ -8,13 +8,14 @@
 import type { PreparedTransfer } from '../../chains/port.js';
 import { GroupCommit, perPool, type ItemOutcome } from '../../db/group-commit.js';
 import { withTransaction } from '../../db/pool.js';
+import { insertAttempt, insertAttempts, type NewAttempt } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import type { Chain, SignedTransfer } from '../../domain/chain.js';
 import { movements } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../ledger/store.js';
 import { CHANGED, type LifecycleDeps } from './deps.js';
-import { lockLive } from './live.js';
-import { signAttempt } from './sign.js';
+import { lockLiveToSign } from './live.js';
+import { signNewAttempt } from './sign.js';
 
 /** Most signatures in one transaction: bounds how long the chain's nonce stays locked. */
 const MAX_SIGN_BATCH = 32;
@@ -49,9 +50,7 @@ async function signBatch(deps: LifecycleDeps, chain: Chain, requests: readonly S
   return withTransaction(deps.pool, async (tx) => {
     const now = deps.clock.now();
     // 1. Each payment under its lock, in id order (two batches lock shared rows in the same order), as its run left it.
-    const order = requests.map((_, i) => i).sort((a, b) => (requests[a]!.intentId < requests[b]!.intentId ? -1 : 1));
-    const locked: (PaymentIntentRow | typeof CHANGED)[] = new Array(requests.length);
-    for (const i of order) locked[i] = await lockLive(tx, requests[i]!.runId, requests[i]!.intentId, null);
+    const locked = await lockLiveToSign(tx, requests);
     // 2. One debit per intent, at its first signed transfer (later attempts move the same funds), all in one posting.
     const signing = locked.filter((intent): intent is PaymentIntentRow => intent !== CHANGED);
     const debited = await intentsWithDebit(tx, signing.map((intent) => intent.id));
@@ -61,16 +60,22 @@ async function signBatch(deps: LifecycleDeps, chain: Chain, requests: readonly S
         .filter((intent) => !debited.has(intent.id))
         .map((intent) => ({ movement: movements.debit(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
     );
-    // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit.
+    // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit. Their attempts are
+    // written together at the end, except on chains with nonces: the next allocation reads the attempts before it.
     const outcomes: ItemOutcome<SignOutcome>[] = [];
+    const unstored: NewAttempt[] = [];
     for (const [i, intent] of locked.entries()) {
       if (intent === CHANGED) {
         outcomes.push({ ok: true, value: CHANGED });
         continue;
       }
-      const { attemptId, signed } = await signAttempt(tx, adapter, intent, requests[i]!.prepared, now);
-      outcomes.push({ ok: true, value: { intent, attemptId, signed } });
+      const prepared = requests[i]!.prepared;
+      const attempt = await signNewAttempt(tx, adapter, intent, prepared, now);
+      if (prepared.pendingNonce === undefined) unstored.push(attempt);
+      else await insertAttempt(tx, attempt);
+      outcomes.push({ ok: true, value: { intent, attemptId: attempt.id, signed: attempt.signed } });
     }
+    await insertAttempts(tx, unstored);
     return outcomes;
   });
 }

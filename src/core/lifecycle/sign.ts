@@ -2,7 +2,7 @@
 // have them), the signed bytes and the attempt row commit together, before anything is sent.
 import type { ChainAdapter, PreparedTransfer } from '../../chains/port.js';
 import type { Queryable } from '../../db/pool.js';
-import { insertAttempt } from '../../db/queries/attempts.js';
+import { insertAttempt, type NewAttempt } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { allocateNonce } from '../../db/queries/nonces.js';
 import type { SignedTransfer } from '../../domain/chain.js';
@@ -15,6 +15,18 @@ export async function signPrepared(tx: Queryable, adapter: ChainAdapter, prepare
   return prepared.sign(tx, nonce);
 }
 
+/** Signs a prepared transfer of the intent as a new attempt row, not stored yet. Nothing is sent. */
+export async function signNewAttempt(
+  tx: Queryable,
+  adapter: ChainAdapter,
+  intent: PaymentIntentRow,
+  prepared: PreparedTransfer,
+  at: Date,
+): Promise<NewAttempt> {
+  const signed = await signPrepared(tx, adapter, prepared);
+  return { id: newId('att'), payment_intent_id: intent.id, chain: intent.selected_chain, estimated_fee_usd: prepared.feeEstimate.feeUsd, created_at: at, signed };
+}
+
 /** Signs a prepared transfer of the intent and stores it as a new attempt. Nothing is sent. */
 export async function signAttempt(
   tx: Queryable,
@@ -23,17 +35,9 @@ export async function signAttempt(
   prepared: PreparedTransfer,
   at: Date,
 ): Promise<{ attemptId: string; signed: SignedTransfer }> {
-  const signed = await signPrepared(tx, adapter, prepared);
-  const attemptId = newId('att');
-  await insertAttempt(tx, {
-    id: attemptId,
-    payment_intent_id: intent.id,
-    chain: intent.selected_chain,
-    estimated_fee_usd: prepared.feeEstimate.feeUsd,
-    created_at: at,
-    signed,
-  });
-  return { attemptId, signed };
+  const attempt = await signNewAttempt(tx, adapter, intent, prepared, at);
+  await insertAttempt(tx, attempt);
+  return { attemptId: attempt.id, signed: attempt.signed };
 }
 
 export function transferRequestOf(intent: PaymentIntentRow) {

@@ -41,14 +41,30 @@ export function signedOf(attempt: Pick<AttemptRow, 'tx_id' | 'signed_tx' | 'chai
   return { txId: attempt.tx_id, rawTx: attempt.signed_tx, meta: attempt.chain_meta };
 }
 
-export async function insertAttempt(
-  db: Queryable,
-  row: Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at'> & { signed: SignedTransfer },
-): Promise<void> {
+export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at'> & { signed: SignedTransfer };
+
+export async function insertAttempt(db: Queryable, row: NewAttempt): Promise<void> {
+  await insertAttempts(db, [row]);
+}
+
+/** Signed attempts, none sent yet, in one INSERT. */
+export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[]): Promise<void> {
+  if (rows.length === 0) return;
   await db.query(
     `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
-     VALUES ($1, $2, $3, $4, 'signed', $5, $6, $7, $8)`,
-    [row.id, row.payment_intent_id, row.chain, row.signed.txId, row.signed.rawTx, row.signed.meta, row.estimated_fee_usd, row.created_at],
+     SELECT id, intent, chain, tx, 'signed', raw, meta, fee, at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::float8[], $8::timestamptz[])
+         AS r(id, intent, chain, tx, raw, meta, fee, at)`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.payment_intent_id),
+      rows.map((r) => r.chain),
+      rows.map((r) => r.signed.txId),
+      rows.map((r) => r.signed.rawTx),
+      rows.map((r) => JSON.stringify(r.signed.meta)),
+      rows.map((r) => r.estimated_fee_usd),
+      rows.map((r) => r.created_at),
+    ],
   );
 }
 
@@ -101,6 +117,24 @@ export async function leaseAndLiveAttempt(
   );
   const { holds_lease: holdsLease, ...attempt } = rows[0]!;
   return { holdsLease, live: attempt.id === null ? null : toRow(attempt) };
+}
+
+/**
+ * For each (intent, run): whether the run holds the intent's execution lease, and whether the intent has a live
+ * attempt (leaseAndLiveAttempt's answers, many at once, unlocked: callers hold the intents' locks). In input order.
+ */
+export async function leasesAndLive(
+  db: Queryable,
+  pairs: readonly { intentId: string; runId: string }[],
+): Promise<{ holdsLease: boolean; hasLive: boolean }[]> {
+  const { rows } = await db.query<{ holds_lease: boolean; has_live: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM execution_leases l WHERE l.payment_intent_id = p.intent AND l.owner = p.run) AS holds_lease,
+            EXISTS (SELECT 1 FROM payment_attempts a WHERE a.payment_intent_id = p.intent AND a.status = ANY($3::text[])) AS has_live
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(intent, run, k)
+      ORDER BY p.k`,
+    [pairs.map((p) => p.intentId), pairs.map((p) => p.runId), LIVE_STATUSES],
+  );
+  return rows.map((r) => ({ holdsLease: r.holds_lease, hasLive: r.has_live }));
 }
 
 /** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */

@@ -113,6 +113,12 @@ export async function findIntent(db: Queryable, id: string, options: { forUpdate
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/** The intents `ids`, each locked, in id order (concurrent batches lock shared rows in the same order); gone ones absent. */
+export async function lockIntents(db: Queryable, ids: readonly string[]): Promise<Map<string, PaymentIntentRow>> {
+  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids]);
+  return new Map(rows.map((r) => [r.id, toRow(r)]));
+}
+
 /**
  * What an execution's claim reads about an intent besides the intent, in one statement: how many times it went to
  * `retrying` (the attempt number is one more) and whether it waits for an operator approval. Read after the intent's

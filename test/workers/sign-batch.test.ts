@@ -1,0 +1,77 @@
+// The locked re-check of a signature batch, in two statements for the whole batch (live.ts lockLiveToSign): each
+// payment is answered as its run left it (still broadcasting, the run holding its lease, nothing signed yet), or
+// CHANGED, in the order the runs asked; and the batch's attempts are written in one INSERT, each signed once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHANGED } from '../../src/core/lifecycle/deps.js';
+import { lockLiveToSign } from '../../src/core/lifecycle/live.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { insertAttempts } from '../../src/db/queries/attempts.js';
+import { grantLease } from '../../src/db/queries/leases.js';
+import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
+
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+});
+afterAll(async () => t.close());
+
+/** A payment some run is executing: broadcasting, its lease held by `owner`. */
+async function executing(owner: string): Promise<string> {
+  const id = await createPayment(t.app, 2);
+  await t.db.pool.query("UPDATE payment_intents SET status = 'broadcasting' WHERE id = $1", [id]);
+  await grantLease(t.db.pool, { intentId: id, owner, attempt: 1, seconds: 30, takeovers: 0 });
+  return id;
+}
+
+const attempt = (id: string, intent: string) => ({
+  id,
+  payment_intent_id: intent,
+  chain: 'solana' as const,
+  estimated_fee_usd: 0.01,
+  created_at: new Date(),
+  signed: { txId: `tx-${id}`, rawTx: `raw-${id}`, meta: { slot: 1 } },
+});
+
+describe('a signature batch', () => {
+  it('answers each run as it left its payment, or CHANGED, in the order asked', async () => {
+    const ready = await executing('run-ready');
+    const takenOver = await executing('run-other');
+    const signed = await executing('run-signed');
+    await insertAttempts(t.db.pool, [attempt('att_signed', signed)]);
+    const notBroadcasting = await createPayment(t.app, 2); // still route_selected
+    await grantLease(t.db.pool, { intentId: notBroadcasting, owner: 'run-early', attempt: 1, seconds: 30, takeovers: 0 });
+
+    const answers = await withTransaction(t.db.pool, (tx) =>
+      lockLiveToSign(tx, [
+        { runId: 'run-signed', intentId: signed },
+        { runId: 'run-ready', intentId: ready },
+        { runId: 'run-presumed-dead', intentId: takenOver },
+        { runId: 'run-early', intentId: notBroadcasting },
+        { runId: 'run-ghost', intentId: 'pi_does_not_exist' },
+      ]),
+    );
+    expect(answers.map((a) => (a === CHANGED ? CHANGED : a.id))).toEqual([CHANGED, ready, CHANGED, CHANGED, CHANGED]);
+  });
+
+  it('writes its attempts in one statement, each as signed, with its bytes and metadata', async () => {
+    const a = await executing('run-a');
+    const b = await executing('run-b');
+    await insertAttempts(t.db.pool, [attempt('att_a', a), attempt('att_b', b)]);
+    const { rows } = await t.db.pool.query(
+      'SELECT id, payment_intent_id, status, tx_id, signed_tx, chain_meta, estimated_fee_usd FROM payment_attempts WHERE id = ANY($1) ORDER BY id',
+      [['att_a', 'att_b']],
+    );
+    expect(rows).toEqual([
+      { id: 'att_a', payment_intent_id: a, status: 'signed', tx_id: 'tx-att_a', signed_tx: 'raw-att_a', chain_meta: { slot: 1 }, estimated_fee_usd: 0.01 },
+      { id: 'att_b', payment_intent_id: b, status: 'signed', tx_id: 'tx-att_b', signed_tx: 'raw-att_b', chain_meta: { slot: 1 }, estimated_fee_usd: 0.01 },
+    ]);
+    // The batch re-check now finds both signed: a second signature of either would be refused.
+    const answers = await withTransaction(t.db.pool, (tx) =>
+      lockLiveToSign(tx, [
+        { runId: 'run-a', intentId: a },
+        { runId: 'run-b', intentId: b },
+      ]),
+    );
+    expect(answers).toEqual([CHANGED, CHANGED]);
+  });
+});
