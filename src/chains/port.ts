@@ -109,6 +109,11 @@ export interface ChainAdapter {
    * `sign` takes no nonce: the stuck one is reused.
    */
   prepareReplacement?(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer>;
+  /**
+   * Signs transfers this adapter prepared without a nonce, in the caller's transaction and in order, as their `sign`
+   * called one after the other would, in fewer round trips. Optional: without it each is signed on its own.
+   */
+  signAll?(db: Queryable, prepared: readonly PreparedTransfer[]): Promise<SignedTransfer[]>;
   /** Sends the signed bytes. Throws ChainError. Sending bytes the chain already has is a success. */
   broadcast(signed: SignedTransfer): Promise<void>;
   getStatus(signed: SignedTransfer): Promise<TxStatus>;

@@ -153,6 +153,37 @@ describe('a simulated run replays', () => {
     expect(sequenceOf(solana)).toBe(1); // one sequence per chain
     expect(new Set([kept.txId, next.txId]).size).toBe(2); // the same request signed twice: two distinct transactions
   });
+
+  it('signs a batch in order, numbered as one-by-one signatures would be, and a rolled-back batch gives its numbers back', async () => {
+    const t = await context({ SIM_SEED: 'batch' });
+    const adapter = t.ctx.adapters.solana;
+    const sequenceOf = (signed: SignedTransfer) => (JSON.parse(signed.rawTx) as { chain_sequence: number; ref: string });
+    const prepare = (ref: string) => adapter.prepareTransfer({ paymentIntentId: ref, to: SOL_ADDRESS, amountMicros: 5n });
+
+    const first = await signTransfer(adapter, t.db.pool, { paymentIntentId: 'pi_one', to: SOL_ADDRESS, amountMicros: 5n });
+    await expect(
+      withTransaction(t.db.pool, async (tx) => {
+        await adapter.signAll!(tx, [await prepare('pi_lost_a'), await prepare('pi_lost_b')]);
+        throw new Error('the caller rolls back');
+      }),
+    ).rejects.toThrow('the caller rolls back');
+    const batch = await withTransaction(t.db.pool, async (tx) => adapter.signAll!(tx, [await prepare('pi_a'), await prepare('pi_b'), await prepare('pi_c')]));
+    const after = await signTransfer(adapter, t.db.pool, { paymentIntentId: 'pi_after', to: SOL_ADDRESS, amountMicros: 5n });
+
+    expect([first, ...batch, after].map(sequenceOf)).toEqual([
+      { ...sequenceOf(first), chain_sequence: 1, ref: 'pi_one' },
+      { ...sequenceOf(batch[0]!), chain_sequence: 2, ref: 'pi_a' },
+      { ...sequenceOf(batch[1]!), chain_sequence: 3, ref: 'pi_b' },
+      { ...sequenceOf(batch[2]!), chain_sequence: 4, ref: 'pi_c' },
+      { ...sequenceOf(after), chain_sequence: 5, ref: 'pi_after' },
+    ]);
+    // A batch signs what a one-by-one signature at the same number would: the same bytes.
+    const alone = await withTransaction(t.db.pool, async (tx) => {
+      await tx.query('UPDATE sim_wallets SET last_sequence = 1 WHERE chain = $1', ['solana']);
+      return (await prepare('pi_a')).sign(tx, null);
+    });
+    expect(alone).toEqual(batch[0]);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -116,6 +116,55 @@ describe('the confirmation worker', () => {
     expect(await statusOf(id)).toBe('settled');
   });
 
+  it('one round writes mixed verdicts: settlements and inclusions together, a failure on its own, a held payment skipped', async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+    const [final, included, reverted, held, pending] = [await pay(1), await pay(2), await pay(3), await pay(4), await pay(5)];
+    await drainExecution(t);
+    const txOf = async (id: string) =>
+      (await t!.db.pool.query<{ tx_id: string }>('SELECT tx_id FROM payment_attempts WHERE payment_intent_id = $1', [id])).rows[0]!.tx_id;
+    const said = new Map<string, TxStatus>([
+      [await txOf(final), { state: 'final', feeNative: 5000n }],
+      [await txOf(held), { state: 'final', feeNative: 5000n }],
+      [await txOf(included), { state: 'included', confirmations: 1 }],
+      [await txOf(reverted), { state: 'failed', reason: 'reverted', feeNative: 4000n }],
+      [await txOf(pending), { state: 'pending' }],
+    ]);
+    const chain = { ...t.ctx.adapters.solana, getStatuses: async (signed: readonly SignedTransfer[]) => signed.map((s) => said.get(s.txId)!) };
+    const operator = await t.db.pool.connect();
+    try {
+      await operator.query('BEGIN');
+      await operator.query('SELECT 1 FROM payment_intents WHERE id = $1 FOR UPDATE', [held]);
+      const round = await confirmRound({ ...t.ctx, adapters: { ...t.ctx.adapters, solana: chain }, log: pino({ level: 'silent' }) });
+      expect(round).toMatchObject({ seen: 5, settled: 1, failed: 1, checked: 3 });
+    } finally {
+      await operator.query('ROLLBACK');
+      operator.release();
+    }
+    expect(await Promise.all([final, included, reverted, held, pending].map(statusOf))).toEqual([
+      'settled',
+      'pending_confirmation',
+      'failed',
+      'broadcasted',
+      'broadcasted',
+    ]);
+    const { rows: events } = await t.db.pool.query<{ payment_intent_id: string; event_type: string }>(
+      "SELECT payment_intent_id, event_type FROM webhook_events WHERE event_type IN ('payment.settled', 'payment.failed') ORDER BY event_type",
+    );
+    expect(events).toEqual([
+      { payment_intent_id: reverted, event_type: 'payment.failed' },
+      { payment_intent_id: final, event_type: 'payment.settled' },
+    ]);
+    const { rows: attempts } = await t.db.pool.query<{ payment_intent_id: string; status: string; included: boolean; fee: string | null }>(
+      'SELECT payment_intent_id, status, included_at IS NOT NULL AS included, actual_fee_native::text AS fee FROM payment_attempts WHERE payment_intent_id = ANY($1)',
+      [[final, included]],
+    );
+    expect(attempts.sort((a, b) => (a.payment_intent_id === final ? -1 : b.payment_intent_id === final ? 1 : 0))).toEqual([
+      { payment_intent_id: final, status: 'confirmed', included: false, fee: '5000' },
+      { payment_intent_id: included, status: 'broadcasted', included: true, fee: null },
+    ]);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+
   it('two concurrent polls settle each payment once', async () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
     const ids: string[] = [];

@@ -120,6 +120,9 @@ interface StatusRow {
   refused_reason: string | null;
 }
 
+/** What each prepared transfer pays, for its signature (any adapter of the process may sign a batch, sign-batch.ts). */
+const requests = new WeakMap<PreparedTransfer, TransferRequest>();
+
 export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {
   const { chain, db, clock, seed } = options;
   const profile = PROFILES[chain];
@@ -193,29 +196,17 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     },
 
     async prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
-      return {
+      const prepared: PreparedTransfer = {
         feeEstimate: await this.estimateFee(),
         async sign(tx: Queryable): Promise<SignedTransfer> {
-          // Numbered under the wallet row's lock in the caller's transaction: signatures of one chain are ordered, and
-          // a refused or rolled-back signature gives its number back, so a replay numbers its transfers the same way.
-          const { rows } = await tx.query<{ last_sequence: string }>(
-            'UPDATE sim_wallets SET last_sequence = last_sequence + 1 WHERE chain = $1 RETURNING last_sequence::text',
-            [chain],
-          );
-          if (!rows[0]) throw new Error(`no simulated ${chain} wallet: createAdapters runs its genesis at start-up`);
-          const body: SimulatedTx = {
-            chain,
-            from: address,
-            to: request.to,
-            amount: request.amountMicros.toString(),
-            ref: request.paymentIntentId,
-            chain_sequence: Number(rows[0].last_sequence),
-          };
-          const rawTx = JSON.stringify(body);
-          return { txId: txIdFor(rawTx), rawTx, meta: {} };
+          return (await signAll(tx, [prepared]))[0]!;
         },
       };
+      requests.set(prepared, request);
+      return prepared;
     },
+
+    signAll: (tx, prepared) => signAll(tx, prepared),
 
     async broadcast(signed: SignedTransfer): Promise<void> {
       const sent = await withTransaction(db, async (tx): Promise<{ outcome: SendOutcome; tries: number }> => {
@@ -356,6 +347,35 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       [chain, clock.now(), address],
     );
     return { usdcMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
+  }
+
+  /**
+   * Numbers the transfers under the wallet row's lock in the caller's transaction, one statement for all: signatures
+   * of one chain are ordered, and a refused or rolled-back signature gives its number back, so a replay numbers its
+   * transfers the same way.
+   */
+  async function signAll(tx: Queryable, prepared: readonly PreparedTransfer[]): Promise<SignedTransfer[]> {
+    if (prepared.length === 0) return [];
+    const { rows } = await tx.query<{ last_sequence: string }>(
+      'UPDATE sim_wallets SET last_sequence = last_sequence + $2 WHERE chain = $1 RETURNING last_sequence::text',
+      [chain, prepared.length],
+    );
+    if (!rows[0]) throw new Error(`no simulated ${chain} wallet: createAdapters runs its genesis at start-up`);
+    const first = Number(rows[0].last_sequence) - prepared.length + 1;
+    return prepared.map((p, i) => {
+      const request = requests.get(p);
+      if (!request) throw new Error(`a transfer no simulated adapter prepared`);
+      const body: SimulatedTx = {
+        chain,
+        from: address,
+        to: request.to,
+        amount: request.amountMicros.toString(),
+        ref: request.paymentIntentId,
+        chain_sequence: first + i,
+      };
+      const rawTx = JSON.stringify(body);
+      return { txId: txIdFor(rawTx), rawTx, meta: {} };
+    });
   }
 
   async function isRecorded(q: Queryable, txId: string): Promise<boolean> {

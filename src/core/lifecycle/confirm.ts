@@ -7,16 +7,19 @@ import type { ChainAdapter } from '../../chains/port.js';
 import { withSessionLockIfFree, withTransaction } from '../../db/pool.js';
 import {
   findAttemptForUpdate,
+  lockAttemptsIfFree,
   markConfirmed,
+  markConfirmedMany,
   markFailed,
   markIncluded,
+  markIncludedMany,
   openAttempts,
   replacedAttempts,
   signedOf,
   type AttemptRow,
   type OpenAttempt,
 } from '../../db/queries/attempts.js';
-import { changeStatus, findIntentIfFree } from '../../db/queries/intents.js';
+import { changeStatus, changeStatuses, findIntentIfFree, lockIntents, type StatusChange } from '../../db/queries/intents.js';
 import { CHAINS, type Chain } from '../../domain/chain.js';
 import { decideConfirmation, type ConfirmationAction } from '../../domain/confirmation.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
@@ -24,7 +27,8 @@ import { transferVerdict, type TransferVerdict } from '../../domain/transfer-ver
 import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
-import { failOnChain, postFee, settleIntent } from './outcomes.js';
+import { failOnChain, postFee, settleIntent, settlementOf } from './outcomes.js';
+import { postMany } from '../../ledger/store.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds'>;
@@ -36,8 +40,12 @@ export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters'
 export const WATCHED: readonly PaymentStatus[] = ['broadcasted', 'pending_confirmation', 'manual_review'];
 /** Open attempts loaded, and asked about, per page of a round. */
 export const ROUND_PAGE = 1000;
-/** Attempts persisted at once (each its own short transaction). */
+/** Attempts persisted at once, each in its own short transaction (the verdicts not written in batches). */
 const PARALLEL_WRITES = 8;
+/** The verdicts written for many attempts in one transaction, and how many at most in one. */
+const BATCHED: readonly ConfirmationAction['kind'][] = ['settle', 'pending_confirmation', 'wait'];
+const WRITE_BATCH = 64;
+const PARALLEL_BATCHES = 2;
 /** One round at a time across processes: a second worker skips a round another is running. */
 const ROUND_LOCK = 7_340_213_001;
 
@@ -71,7 +79,7 @@ export async function confirmRound(deps: ConfirmationDeps): Promise<Confirmation
 }
 
 async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[], summary: ConfirmationSummary): Promise<void> {
-  const work: { attempt: OpenAttempt; verdict: TransferVerdict }[] = [];
+  const work: Work[] = [];
   for (const chain of CHAINS) {
     const attempts = page.filter((a) => a.chain === chain);
     if (attempts.length === 0) continue;
@@ -84,22 +92,50 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
     }
     attempts.forEach((attempt, i) => work.push({ attempt, verdict: transferVerdict(statuses[i]!, { chain }) }));
   }
-  // Decided once without a lock: only an attempt whose verdict changes something is locked and written.
+  // Decided once without a lock: only an attempt whose verdict changes something is locked and written. The common
+  // writes (settled, pending_confirmation, included) are made for many attempts in one transaction; the rest (a
+  // failure, a stuck transfer, a re-send) each in its own, as is anything a batch finds decided otherwise under lock.
   const now = deps.clock.now();
-  const queue = work.filter(({ attempt, verdict }) => needsWrite(deps, attempt, verdict, now));
-  const writers = Array.from({ length: Math.min(PARALLEL_WRITES, queue.length) }, async () => {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      try {
-        count(summary, await applyVerdict(deps, next.attempt, next.verdict));
-      } catch (error) {
-        deps.log.error({ err: error, attempt_id: next.attempt.id }, 'confirmation: check failed; will retry next round');
-      }
+  const batched: Work[] = [];
+  const alone: Work[] = [];
+  for (const item of work) {
+    const kind = expectedAction(deps, item.attempt, item.verdict, now);
+    if (kind === null) continue;
+    (BATCHED.includes(kind) && item.verdict.kind !== 'cannot_land' ? batched : alone).push(item);
+  }
+  const chunks = Array.from({ length: Math.ceil(batched.length / WRITE_BATCH) }, (_, i) => batched.slice(i * WRITE_BATCH, (i + 1) * WRITE_BATCH));
+  await drainWith(PARALLEL_BATCHES, chunks, async (chunk) => {
+    try {
+      const done = await applyVerdicts(deps, chunk);
+      done.outcomes.forEach((outcome) => count(summary, outcome));
+      alone.push(...done.alone);
+    } catch (error) {
+      deps.log.error({ err: error, size: chunk.length }, 'confirmation: batch failed; its attempts are checked one by one');
+      alone.push(...chunk);
     }
   });
-  await Promise.all(writers);
+  await drainWith(PARALLEL_WRITES, alone, async (next) => {
+    try {
+      count(summary, await applyVerdict(deps, next.attempt, next.verdict));
+    } catch (error) {
+      deps.log.error({ err: error, attempt_id: next.attempt.id }, 'confirmation: check failed; will retry next round');
+    }
+  });
 }
 
-function needsWrite(deps: ConfirmationDeps, attempt: OpenAttempt, verdict: TransferVerdict, now: Date): boolean {
+/** Runs `fn` over `items` (taken from the front as they go), `n` at a time. */
+async function drainWith<T>(n: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      for (let next = items.shift(); next !== undefined; next = items.shift()) await fn(next);
+    }),
+  );
+}
+
+type Work = { attempt: OpenAttempt; verdict: TransferVerdict };
+
+/** What a verdict would do to its attempt as read without a lock; null when it writes nothing. */
+function expectedAction(deps: ConfirmationDeps, attempt: OpenAttempt, verdict: TransferVerdict, now: Date): ConfirmationAction['kind'] | null {
   const action = decideConfirmation({
     intentStatus: attempt.intent_status,
     verdict,
@@ -107,7 +143,76 @@ function needsWrite(deps: ConfirmationDeps, attempt: OpenAttempt, verdict: Trans
     now,
     stuckAfterSeconds: deps.config.stuckAfterSeconds,
   });
-  return action.kind !== 'wait' || (verdict.kind === 'included' && attempt.included_at === null);
+  return action.kind !== 'wait' || (verdict.kind === 'included' && attempt.included_at === null) ? action.kind : null;
+}
+
+/**
+ * The common verdicts of many attempts in one transaction: the intents and attempts no one else holds are locked
+ * (skipped otherwise, as applyVerdict does, so a batch never waits), re-checked and decided as applyVerdict would; the
+ * settlements, inclusions and status changes written in a fixed number of statements. An attempt decided otherwise
+ * under the lock is handed back (`alone`) for applyVerdict.
+ */
+async function applyVerdicts(deps: ConfirmationDeps, items: readonly Work[]): Promise<{ outcomes: Outcome[]; alone: Work[] }> {
+  const settlements: { chain: Chain; createdAt: Date; at: Date; finalAt: Date | undefined }[] = [];
+  const result = await withTransaction(deps.pool, async (tx) => {
+    settlements.length = 0;
+    const intents = await lockIntents(tx, items.map((i) => i.attempt.payment_intent_id), { skipLocked: true });
+    const attempts = await lockAttemptsIfFree(
+      tx,
+      items.filter((i) => intents.has(i.attempt.payment_intent_id)).map((i) => i.attempt.id),
+    );
+    const now = deps.clock.now();
+    const confirmed: { attemptId: string; feeNative: bigint }[] = [];
+    const included: string[] = [];
+    const changes: StatusChange[] = [];
+    const entries: Parameters<typeof postMany>[1][number][] = [];
+    const outcomes: Outcome[] = [];
+    const alone: Work[] = [];
+    const seen = new Set<string>();
+    for (const item of items) {
+      const intent = intents.get(item.attempt.payment_intent_id);
+      const attempt = attempts.get(item.attempt.id);
+      if (!intent || !WATCHED.includes(intent.status)) continue; // held by another transaction, or it moved on
+      if (!attempt || attempt.status !== 'broadcasted' || attempt.payment_intent_id !== intent.id) continue;
+      if (seen.has(intent.id)) {
+        alone.push(item);
+        continue;
+      }
+      seen.add(intent.id);
+      const { verdict } = item;
+      const decided = decideConfirmation({
+        intentStatus: intent.status,
+        verdict,
+        broadcastAt: attempt.broadcast_at ?? attempt.created_at,
+        now,
+        stuckAfterSeconds: deps.config.stuckAfterSeconds,
+      });
+      if (decided.kind === 'settle') {
+        const settlement = settlementOf(intent, attempt, decided.feeNative, now);
+        confirmed.push({ attemptId: attempt.id, feeNative: decided.feeNative });
+        changes.push(settlement.change);
+        entries.push(...settlement.entries);
+        settlements.push({ chain: attempt.chain, createdAt: intent.created_at, at: now, finalAt: verdict.kind === 'final' ? verdict.finalAt : undefined });
+      } else if (decided.kind === 'pending_confirmation') {
+        included.push(attempt.id);
+        changes.push({ intent, to: 'pending_confirmation' });
+      } else if (decided.kind === 'wait') {
+        if (verdict.kind === 'included') included.push(attempt.id);
+      } else {
+        alone.push(item);
+        continue;
+      }
+      outcomes.push(decided.kind);
+    }
+    await markConfirmedMany(tx, confirmed, now);
+    await markIncludedMany(tx, included, now);
+    await changeStatuses(tx, changes, now);
+    await postMany(tx, entries);
+    return { outcomes, alone };
+  });
+  for (const s of settlements) observeSettlement(deps, s.chain, s);
+  if (settlements.length > 0) deps.log.info({ settled: settlements.length }, 'confirmation: settled');
+  return result;
 }
 
 function count(summary: ConfirmationSummary, outcome: Outcome): void {

@@ -2,13 +2,13 @@
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
 import type { Queryable } from '../../db/pool.js';
 import { markFailed } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
 import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { movements, type Movement } from '../../ledger/movements.js';
-import { hasDebit, post, postMany } from '../../ledger/store.js';
+import { hasDebit, post, postMany, type PostingContext } from '../../ledger/store.js';
 import { unitsToNumber } from '../../money.js';
-import { moveAndTell } from './events.js';
+import { moveAndTell, paymentEventOf } from './events.js';
 
 /** The movement booking a native fee the chain charged; none for a transfer that paid nothing. */
 function feeMovements(intent: PaymentIntentRow, feeNative: bigint): Movement[] {
@@ -48,16 +48,15 @@ export async function failOnChain(
   await failIntent(tx, intent, verdict.reason, at);
 }
 
-/** settled: the in-flight amount leaves the treasury, the actual fee is booked, payment.settled is sent. */
-export async function settleIntent(
-  tx: Queryable,
+/** What settling an intent writes: its change to settled telling the merchant, and the posting of the amount and fee. */
+export function settlementOf(
   intent: PaymentIntentRow,
   attempt: { tx_id: string },
   feeNative: bigint,
   at: Date,
-): Promise<void> {
+): { change: StatusChange; entries: { movement: Movement; context: PostingContext }[] } {
   const currency = NATIVE_CURRENCY[intent.selected_chain];
-  await moveAndTell(tx, intent, 'settled', 'payment.settled', at, {
+  const event = paymentEventOf({ ...intent, status: 'settled' }, 'payment.settled', at, {
     tx_id: attempt.tx_id,
     confirmed_at: at.toISOString(),
     actual_fee_native: unitsToNumber(feeNative, decimalsOf(currency)),
@@ -66,8 +65,20 @@ export async function settleIntent(
   // The amount leaving and the fee, in one posting.
   const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
   const context = { paymentIntentId: intent.id, at };
-  await postMany(
-    tx,
-    [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(intent, feeNative)].map((movement) => ({ movement, context })),
-  );
+  const entries = [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(intent, feeNative)].map((movement) => ({ movement, context }));
+  return { change: { intent, to: 'settled', event }, entries };
+}
+
+/** settled: the in-flight amount leaves the treasury, the actual fee is booked, payment.settled is sent. */
+export async function settleIntent(
+  tx: Queryable,
+  intent: PaymentIntentRow,
+  attempt: { tx_id: string },
+  feeNative: bigint,
+  at: Date,
+): Promise<void> {
+  const { change, entries } = settlementOf(intent, attempt, feeNative, at);
+  await changeStatuses(tx, [change], at);
+  intent.status = 'settled';
+  await postMany(tx, entries);
 }

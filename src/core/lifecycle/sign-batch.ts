@@ -15,7 +15,7 @@ import { movements } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../ledger/store.js';
 import { CHANGED, type LifecycleDeps } from './deps.js';
 import { lockLiveToSign } from './live.js';
-import { signNewAttempt } from './sign.js';
+import { newAttempt, signNewAttempt } from './sign.js';
 
 /** Most signatures in one transaction: bounds how long the chain's nonce stays locked. */
 const MAX_SIGN_BATCH = 32;
@@ -60,22 +60,22 @@ async function signBatch(deps: LifecycleDeps, chain: Chain, requests: readonly S
         .filter((intent) => !debited.has(intent.id))
         .map((intent) => ({ movement: movements.debit(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
     );
-    // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit. Their attempts are
-    // written together at the end, except on chains with nonces: the next allocation reads the attempts before it.
-    const outcomes: ItemOutcome<SignOutcome>[] = [];
-    const unstored: NewAttempt[] = [];
-    for (const [i, intent] of locked.entries()) {
-      if (intent === CHANGED) {
-        outcomes.push({ ok: true, value: CHANGED });
-        continue;
-      }
-      const prepared = requests[i]!.prepared;
-      const attempt = await signNewAttempt(tx, adapter, intent, prepared, now);
-      if (prepared.pendingNonce === undefined) unstored.push(attempt);
-      else await insertAttempt(tx, attempt);
-      outcomes.push({ ok: true, value: { intent, attemptId: attempt.id, signed: attempt.signed } });
+    // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit. The adapter signs
+    // them all at once when it can. On a chain with nonces each attempt is stored before the next signature (the next
+    // allocation reads them); the others are written together in one INSERT.
+    const ready = locked.flatMap((intent, i) => (intent === CHANGED ? [] : [{ i, intent, prepared: requests[i]!.prepared }]));
+    const unnumbered = (r: (typeof ready)[number]) => r.prepared.pendingNonce === undefined;
+    const signedAll = adapter.signAll && ready.every(unnumbered) ? await adapter.signAll(tx, ready.map((r) => r.prepared)) : null;
+    const attempts: NewAttempt[] = new Array(requests.length);
+    for (const [k, { i, intent, prepared }] of ready.entries()) {
+      attempts[i] = signedAll ? newAttempt(intent, prepared, signedAll[k]!, now) : await signNewAttempt(tx, adapter, intent, prepared, now);
+      if (!unnumbered(ready[k]!)) await insertAttempt(tx, attempts[i]);
     }
-    await insertAttempts(tx, unstored);
+    await insertAttempts(tx, ready.filter(unnumbered).map((r) => attempts[r.i]!));
+    const outcomes = locked.map((intent, i): ItemOutcome<SignOutcome> => {
+      const attempt = attempts[i];
+      return { ok: true, value: intent === CHANGED || !attempt ? CHANGED : { intent, attemptId: attempt.id, signed: attempt.signed } };
+    });
     return outcomes;
   });
 }

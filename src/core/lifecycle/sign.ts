@@ -23,7 +23,11 @@ export async function signNewAttempt(
   prepared: PreparedTransfer,
   at: Date,
 ): Promise<NewAttempt> {
-  const signed = await signPrepared(tx, adapter, prepared);
+  return newAttempt(intent, prepared, await signPrepared(tx, adapter, prepared), at);
+}
+
+/** The attempt row of a transfer signed for the intent. */
+export function newAttempt(intent: PaymentIntentRow, prepared: PreparedTransfer, signed: SignedTransfer, at: Date): NewAttempt {
   return { id: newId('att'), payment_intent_id: intent.id, chain: intent.selected_chain, estimated_fee_usd: prepared.feeEstimate.feeUsd, created_at: at, signed };
 }
 

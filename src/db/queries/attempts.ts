@@ -200,6 +200,12 @@ export async function findAttemptForUpdate(db: Queryable, attemptId: string, ski
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+/** The attempts `ids` that no other transaction holds, locked, in id order. */
+export async function lockAttemptsIfFree(db: Queryable, ids: readonly string[]): Promise<Map<string, AttemptRow>> {
+  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_attempts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED`, [ids]);
+  return new Map(rows.map((r) => [r.id, toRow(r)]));
+}
+
 /** A broadcast attempt the confirmation worker watches, with its intent's status as read (not locked). */
 export type OpenAttempt = AttemptRow & { intent_status: PaymentStatus };
 
@@ -231,14 +237,27 @@ export async function markBroadcasted(db: Queryable, attemptId: string, at: Date
 }
 
 export async function markIncluded(db: Queryable, attemptId: string, at: Date): Promise<void> {
-  await db.query('UPDATE payment_attempts SET included_at = COALESCE(included_at, $2) WHERE id = $1', [attemptId, at]);
+  await markIncludedMany(db, [attemptId], at);
+}
+
+/** The chain has included these attempts' transactions (the first time seen is kept). */
+export async function markIncludedMany(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
+  if (attemptIds.length === 0) return;
+  await db.query('UPDATE payment_attempts SET included_at = COALESCE(included_at, $2) WHERE id = ANY($1::text[])', [attemptIds, at]);
 }
 
 export async function markConfirmed(db: Queryable, attemptId: string, feeNative: bigint, at: Date): Promise<void> {
+  await markConfirmedMany(db, [{ attemptId, feeNative }], at);
+}
+
+/** Final on chain, each with the fee it paid. */
+export async function markConfirmedMany(db: Queryable, confirmed: readonly { attemptId: string; feeNative: bigint }[], at: Date): Promise<void> {
+  if (confirmed.length === 0) return;
   await db.query(
-    `UPDATE payment_attempts SET status = 'confirmed', actual_fee_native = $2, confirmed_at = $3,
-       broadcast_at = COALESCE(broadcast_at, $3) WHERE id = $1`,
-    [attemptId, feeNative.toString(), at],
+    `UPDATE payment_attempts a SET status = 'confirmed', actual_fee_native = c.fee, confirmed_at = $3,
+       broadcast_at = COALESCE(a.broadcast_at, $3)
+       FROM unnest($1::text[], $2::numeric[]) AS c(id, fee) WHERE a.id = c.id`,
+    [confirmed.map((c) => c.attemptId), confirmed.map((c) => c.feeNative.toString()), at],
   );
 }
 

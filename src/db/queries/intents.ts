@@ -113,9 +113,15 @@ export async function findIntent(db: Queryable, id: string, options: { forUpdate
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-/** The intents `ids`, each locked, in id order (concurrent batches lock shared rows in the same order); gone ones absent. */
-export async function lockIntents(db: Queryable, ids: readonly string[]): Promise<Map<string, PaymentIntentRow>> {
-  const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids]);
+/**
+ * The intents `ids`, each locked, in id order (concurrent batches lock shared rows in the same order); gone ones
+ * absent, and with `skipLocked` also those another transaction holds.
+ */
+export async function lockIntents(db: Queryable, ids: readonly string[], options: { skipLocked?: boolean } = {}): Promise<Map<string, PaymentIntentRow>> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_intents WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE${options.skipLocked ? ' SKIP LOCKED' : ''}`,
+    [ids],
+  );
   return new Map(rows.map((r) => [r.id, toRow(r)]));
 }
 
@@ -185,26 +191,56 @@ export async function changeStatus(
   reason: string | null = null,
   event: NewEvent | null = null,
 ): Promise<PaymentStatus> {
-  transition(intent.status, to);
-  // The status, its history row and (given one) the event telling the merchant, in one statement: the rows are written
-  // only when the update matched.
-  const eventId = event ? newId('evt') : null;
-  const result = await db.query<{ notice: string; event_id: string | null }>(
-    `WITH r AS (
-       UPDATE payment_intents SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2
-       RETURNING id, status, selected_chain, merchant_id, updated_at
+  await changeStatuses(db, [{ intent, to, reason, event }], at);
+  return to;
+}
+
+/** One checked status change: the intent as the caller read it under its lock, and the event telling its merchant. */
+export interface StatusChange {
+  intent: Pick<PaymentIntentRow, 'id' | 'status'>;
+  to: PaymentStatus;
+  reason?: string | null;
+  event?: NewEvent | null;
+}
+
+/**
+ * Moves each intent to its `to` (checked), with its history row and its event, all in one statement: the rows are
+ * written only for the intents whose update matched, and unless every one matched, it throws (the caller's transaction
+ * rolls back). Distinct intents only.
+ */
+export async function changeStatuses(db: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
+  if (changes.length === 0) return;
+  for (const change of changes) transition(change.intent.status, change.to);
+  const events = changes.flatMap((c) => (c.event ? [c.event] : []));
+  const result = await db.query<{ id: string; notice: string; first_event: string | null }>(
+    `WITH c AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS c(id, from_status, to_status, reason, k)
+     ), r AS (
+       UPDATE payment_intents p SET status = c.to_status, updated_at = $5 FROM c WHERE p.id = c.id AND p.status = c.from_status
+       RETURNING p.id, p.status, p.selected_chain, p.merchant_id, p.updated_at, c.from_status, c.reason, c.k
      ), history AS (
        INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
-       SELECT id, $2::text, $3::text, $5::text, $4::timestamptz FROM r
-     )${event ? `, event AS (${eventsInsertSql(6, 'EXISTS (SELECT 1 FROM r)')})` : ''}
-     SELECT ${NOTICE_SQL('$2::text')} AS notice, ${event ? '(SELECT MIN(id) FROM event)' : 'NULL'} AS event_id FROM r`,
-    [intent.id, intent.status, to, at, reason, ...(event ? eventsInsertParams([eventId!], [event]) : [])],
+       SELECT id, from_status, status, reason, $5::timestamptz FROM r ORDER BY k
+     )${events.length > 0 ? `, event AS (${eventsInsertSql(6, 'e.payment_intent_id IN (SELECT id FROM r)')})` : ''}
+     SELECT r.id, ${NOTICE_SQL('r.from_status')} AS notice, ${events.length > 0 ? '(SELECT MIN(id) FROM event)' : 'NULL'} AS first_event
+       FROM r ORDER BY r.k`,
+    [
+      changes.map((c) => c.intent.id),
+      changes.map((c) => c.intent.status),
+      changes.map((c) => c.to),
+      changes.map((c) => c.reason ?? null),
+      at,
+      ...(events.length > 0 ? eventsInsertParams(events.map(() => newId('evt')), events) : []),
+    ],
   );
-  if (result.rowCount !== 1) throw new ConcurrentTransitionError(`${intent.id} is no longer ${intent.status}`);
-  await notifyAfterCommit(db, INTENT_CHANNEL, [result.rows[0]!.notice]);
-  const written = result.rows[0]!.event_id;
-  if (written !== null) await notifyAfterCommit(db, WEBHOOK_CHANNEL, [written]);
-  return to;
+  if (result.rows.length !== changes.length) {
+    const moved = new Set(result.rows.map((r) => r.id));
+    const stale = changes.find((c) => !moved.has(c.intent.id)) ?? changes[0]!;
+    throw new ConcurrentTransitionError(`${stale.intent.id} is no longer ${stale.intent.status}`);
+  }
+  await notifyAfterCommit(db, INTENT_CHANNEL, result.rows.map((r) => r.notice));
+  const first = result.rows[0]!.first_event;
+  if (first !== null) await notifyAfterCommit(db, WEBHOOK_CHANNEL, [first]);
 }
 
 export interface PaymentCounts {
