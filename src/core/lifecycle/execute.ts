@@ -7,23 +7,21 @@
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import {
-  leaseAndLiveAttempt,
-  liveAndLastFailed,
   markBroadcasted,
   markFailed,
-  recordSendError,
   signedOf,
   type AttemptRow,
 } from '../../db/queries/attempts.js';
-import { changeStatus, executionFacts, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { grantLease, lockLease, releaseLease, renewLease } from '../../db/queries/leases.js';
-import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { releaseLease, renewLease } from '../../db/queries/leases.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
 import { newId } from '../../ids.js';
-import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside, type ExecutionJob } from '../../jobs/queue.js';
+import type { ExecutionJob } from '../../jobs/queue.js';
+import { claim, type Done, type Run } from './claim.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { recordFinalOutcome } from './record.js';
 import { moveAndTell } from './events.js';
-import { failIntent, failOnChain } from './outcomes.js';
+import { failOnChain } from './outcomes.js';
 import { lockLive } from './live.js';
 import { signerOf } from './sign-batch.js';
 import { transferRequestOf } from './sign.js';
@@ -32,7 +30,6 @@ export type ExecutionDeps = LifecycleDeps;
 
 type Sendable = Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'>;
 
-type Done = { kind: 'done'; why: string };
 
 type Step =
   | Done
@@ -45,23 +42,6 @@ type Step =
     }
   | { kind: 'unsigned'; error: ChainError } // the chain refused to even build the transfer
   | typeof CHANGED;
-
-/** What the claim found, for the steps that follow it outside any lock. */
-interface Claimed {
-  intent: PaymentIntentRow;
-  /** A transfer signed by an earlier run whose send had an unknown outcome (timeout, crash). */
-  live: AttemptRow | null;
-  /** The intent's last refused transfer: its nonce is re-signed with a higher fee. */
-  previous: AttemptRow | null;
-}
-
-/** One run of an execution: the job, and the id under which it holds the payment's execution lease. */
-interface Run {
-  job: ExecutionJob;
-  runId: string;
-  /** The run's last transaction gave its lease back with its outcome: nothing left to release. */
-  released?: boolean;
-}
 
 export interface ExecuteOptions {
   /** The lease owner this run is: a sweeper that took over an expired lease passes the owner it took it for. */
@@ -145,11 +125,11 @@ async function execute(deps: ExecutionDeps, run: Run): Promise<void> {
 
 /** One round: claim, ask the chain about a transfer an earlier run left, then sign or settle on what it said. */
 async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
-  const claim = await withTransaction(deps.pool, (tx) => claimIntent(deps, tx, run));
-  if ('kind' in claim) return claim;
-  const { intent, live } = claim;
+  const claimed = await claim(deps, run);
+  if ('kind' in claimed) return claimed;
+  const { intent, live } = claimed;
   const adapter = deps.adapters[intent.selected_chain];
-  let previous = claim.previous;
+  let previous = claimed.previous;
   if (live) {
     // Ask the chain, outside any lock; a node that cannot be asked fails the run (the job is retried).
     const verdict = transferVerdict(await adapter.getStatus(signedOf(live)), { chain: intent.selected_chain });
@@ -198,43 +178,6 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
   };
 }
 
-/** Takes the intent for this run: route_selected or retrying -> broadcasting, and loads what the next steps need. */
-async function claimIntent(deps: ExecutionDeps, tx: Queryable, run: Run): Promise<Claimed | Done> {
-  const { job } = run;
-  const now = deps.clock.now();
-  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
-  if (!intent) return { kind: 'done', why: 'unknown intent' };
-  const found = await executionFacts(tx, intent.id);
-  // The attempt number comes from the intent's history, not from the job: a job whose run crashed after its outcome
-  // committed is re-run by pg-boss while the next attempt's job already waits. That stale run must do nothing.
-  const attempt = 1 + found.retries;
-  if (job.attempt !== attempt) return { kind: 'done', why: `job of attempt ${job.attempt}; the intent is at attempt ${attempt}` };
-  // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
-  if (intent.status !== 'route_selected' && intent.status !== 'retrying' && intent.status !== 'broadcasting') {
-    return { kind: 'done', why: `intent is ${intent.status}` };
-  }
-  if (intent.status === 'route_selected' && found.awaitsApproval) {
-    // Only an approval queues this payment's job; a stray one must not send it (decision 79).
-    return { kind: 'done', why: 'the payment waits for an operator approval' };
-  }
-  // The lease: only a run of this attempt that is still working ('broadcasting') and alive holds the payment back.
-  const lease = await lockLease(tx, intent.id);
-  const current = lease !== null && lease.attempt === attempt && intent.status === 'broadcasting';
-  if (current && lease.owner !== run.runId && !lease.expired) return { kind: 'done', why: 'another run holds the execution lease' };
-  // Taking over an expired lease of this attempt counts the run that died holding it.
-  const takeovers = !current ? 0 : lease.owner === run.runId ? lease.takeovers : lease.takeovers + 1;
-  await grantLease(tx, { intentId: intent.id, owner: run.runId, attempt, seconds: deps.config.executionLeaseSeconds, takeovers });
-  if (intent.status !== 'broadcasting') {
-    await moveAndTell(tx, intent, 'broadcasting', 'payment.broadcasting', now);
-  }
-  const { live, lastFailed } = await liveAndLastFailed(tx, intent.id);
-  if (live?.status === 'broadcasted') {
-    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live.tx_id });
-    return { kind: 'done', why: 'already broadcast' };
-  }
-  return { intent, live, previous: lastFailed };
-}
-
 /** Runs `act` in a transaction if lockLive finds the payment as this run left it (live.ts); CHANGED otherwise. */
 async function withLiveAttempt<T>(
   deps: ExecutionDeps,
@@ -257,57 +200,3 @@ async function markSent(deps: ExecutionDeps, tx: Queryable, intent: PaymentInten
   return { kind: 'done', why: 'earlier send had landed' };
 }
 
-/** The run's outcome, and its lease given back in the same transaction (the run ends with it). */
-async function recordFinalOutcome(deps: ExecutionDeps, run: Run, attemptId: string | null, error: ChainError | null): Promise<void> {
-  await withTransaction(deps.pool, async (tx) => {
-    await recordOutcome(deps, tx, run, attemptId, error);
-    await releaseLease(tx, run.job.payment_intent_id, run.runId);
-  });
-  run.released = true;
-}
-
-async function recordOutcome(
-  deps: ExecutionDeps,
-  tx: Queryable,
-  run: Run,
-  attemptId: string | null,
-  error: ChainError | null,
-): Promise<void> {
-  const { job } = run;
-  const now = deps.clock.now();
-  const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
-  if (!intent || intent.status !== 'broadcasting') return; // someone else moved it on; nothing of ours to record
-  const { holdsLease, live } = await leaseAndLiveAttempt(tx, intent.id, run.runId);
-  // Taken over: the new run asks the chain about what we sent (the same bytes) and records it.
-  if (!holdsLease) return;
-  if (attemptId && live?.id !== attemptId) return; // an overlapping run took over
-  if (!error && attemptId) {
-    await markBroadcasted(tx, attemptId, now);
-    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
-    return;
-  }
-  // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
-  // the next run asks the chain and re-sends the same bytes.
-  if (!error) return;
-  if (!attemptId) {
-    const detail = error.details ?? error.shortMessage;
-    await recordSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });
-  } else if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
-  else await recordSendError(tx, attemptId, error.reason, error.shortMessage);
-
-  if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
-    intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
-    const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
-    return;
-  }
-  if (error.outcome === 'unknown' && attemptId) {
-    // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
-    // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
-    await markBroadcasted(tx, attemptId, now);
-    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' }, error.reason);
-    return;
-  }
-  await failIntent(tx, intent, error.reason, now);
-  await setAside(deps.boss, tx, { ...job, reason: error.reason });
-}

@@ -32,7 +32,7 @@ export async function lockLiveToSign(
   const facts = await leasesAndLive(tx, requests);
   return requests.map((r, i) => {
     const intent = intents.get(r.intentId);
-    const { holdsLease, hasLive } = facts[i]!;
-    return !intent || intent.status !== 'broadcasting' || !holdsLease || hasLive ? CHANGED : intent;
+    const { holdsLease, live } = facts[i]!;
+    return !intent || intent.status !== 'broadcasting' || !holdsLease || live !== null ? CHANGED : intent;
   });
 }

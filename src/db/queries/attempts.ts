@@ -120,33 +120,48 @@ export async function leaseAndLiveAttempt(
 }
 
 /**
- * For each (intent, run): whether the run holds the intent's execution lease, and whether the intent has a live
- * attempt (leaseAndLiveAttempt's answers, many at once, unlocked: callers hold the intents' locks). In input order.
+ * For each (intent, run): whether the run holds the intent's execution lease, and the intent's live attempt
+ * (leaseAndLiveAttempt's answers, many at once, unlocked: callers hold the intents' locks). In input order.
  */
 export async function leasesAndLive(
   db: Queryable,
   pairs: readonly { intentId: string; runId: string }[],
-): Promise<{ holdsLease: boolean; hasLive: boolean }[]> {
-  const { rows } = await db.query<{ holds_lease: boolean; has_live: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM execution_leases l WHERE l.payment_intent_id = p.intent AND l.owner = p.run) AS holds_lease,
-            EXISTS (SELECT 1 FROM payment_attempts a WHERE a.payment_intent_id = p.intent AND a.status = ANY($3::text[])) AS has_live
+): Promise<{ holdsLease: boolean; live: AttemptRow | null }[]> {
+  const { rows } = await db.query<RawRow & { holds_lease: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM execution_leases l WHERE l.payment_intent_id = p.intent AND l.owner = p.run) AS holds_lease, a.*
        FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(intent, run, k)
+       LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = p.intent AND status = ANY($3::text[])
+          ORDER BY created_at DESC, id DESC LIMIT 1) AS a ON true
       ORDER BY p.k`,
     [pairs.map((p) => p.intentId), pairs.map((p) => p.runId), LIVE_STATUSES],
   );
-  return rows.map((r) => ({ holdsLease: r.holds_lease, hasLive: r.has_live }));
+  return rows.map(({ holds_lease: holdsLease, ...attempt }) => ({ holdsLease, live: attempt.id === null ? null : toRow(attempt) }));
 }
 
 /** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */
 export async function liveAndLastFailed(db: Queryable, intentId: string): Promise<{ live: AttemptRow | null; lastFailed: AttemptRow | null }> {
+  return (await liveAndLastFailedOf(db, [intentId])).get(intentId)!;
+}
+
+/** liveAndLastFailed of several intents in one statement; every intent asked is in the answer. */
+export async function liveAndLastFailedOf(
+  db: Queryable,
+  intentIds: readonly string[],
+): Promise<Map<string, { live: AttemptRow | null; lastFailed: AttemptRow | null }>> {
   const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1::text[]) AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC`,
-    [intentId, [...LIVE_STATUSES, 'failed']],
+    [intentIds, [...LIVE_STATUSES, 'failed']],
   );
-  const live = rows.find((r) => LIVE_STATUSES.includes(r.status));
-  const lastFailed = rows.find((r) => r.status === 'failed');
-  return { live: live ? toRow(live) : null, lastFailed: lastFailed ? toRow(lastFailed) : null };
+  return new Map(
+    intentIds.map((id) => {
+      const own = rows.filter((r) => r.payment_intent_id === id);
+      const live = own.find((r) => LIVE_STATUSES.includes(r.status));
+      const lastFailed = own.find((r) => r.status === 'failed');
+      return [id, { live: live ? toRow(live) : null, lastFailed: lastFailed ? toRow(lastFailed) : null }];
+    }),
+  );
 }
 
 /**
@@ -230,9 +245,15 @@ export async function openAttempts(
 }
 
 export async function markBroadcasted(db: Queryable, attemptId: string, at: Date): Promise<void> {
+  await markBroadcastedMany(db, [attemptId], at);
+}
+
+/** Sent: each attempt still 'signed' becomes 'broadcasted'. */
+export async function markBroadcastedMany(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
+  if (attemptIds.length === 0) return;
   await db.query(
-    `UPDATE payment_attempts SET status = 'broadcasted', broadcast_at = COALESCE(broadcast_at, $2) WHERE id = $1 AND status = 'signed'`,
-    [attemptId, at],
+    `UPDATE payment_attempts SET status = 'broadcasted', broadcast_at = COALESCE(broadcast_at, $2) WHERE id = ANY($1::text[]) AND status = 'signed'`,
+    [attemptIds, at],
   );
 }
 

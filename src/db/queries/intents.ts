@@ -132,12 +132,19 @@ export async function lockIntents(db: Queryable, ids: readonly string[], options
  * as they were before the wait.
  */
 export async function executionFacts(db: Queryable, id: string): Promise<{ retries: number; awaitsApproval: boolean }> {
-  const { rows } = await db.query<{ retries: number; awaits_approval: boolean }>(
-    `SELECT (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = $1 AND t.to_status = 'retrying') AS retries,
-            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = $1 AND a.status <> 'approved') AS awaits_approval`,
-    [id],
+  return (await executionFactsOf(db, [id])).get(id)!;
+}
+
+/** executionFacts of several intents in one statement. */
+export async function executionFactsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { retries: number; awaitsApproval: boolean }>> {
+  const { rows } = await db.query<{ id: string; retries: number; awaits_approval: boolean }>(
+    `SELECT i.id,
+            (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
+            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = i.id AND a.status <> 'approved') AS awaits_approval
+       FROM unnest($1::text[]) AS i(id)`,
+    [ids],
   );
-  return { retries: rows[0]!.retries, awaitsApproval: rows[0]!.awaits_approval };
+  return new Map(rows.map((r) => [r.id, { retries: r.retries, awaitsApproval: r.awaits_approval }]));
 }
 
 /** The intent, locked, unless another transaction holds it: null when it is held (or gone). */

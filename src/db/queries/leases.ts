@@ -23,16 +23,28 @@ export async function lockLease(tx: Queryable, intentId: string): Promise<LeaseR
  * Gives the lease to `owner` for `seconds`. `takeovers` is what the row should count: the caller knows whether it
  * takes over from a dead run. Call with the intent's row lock held.
  */
-export async function grantLease(
-  tx: Queryable,
-  lease: { intentId: string; owner: string; attempt: number; seconds: number; takeovers: number },
-): Promise<void> {
+export async function grantLease(tx: Queryable, lease: NewLease): Promise<void> {
+  await grantLeases(tx, [lease]);
+}
+
+export interface NewLease {
+  intentId: string;
+  owner: string;
+  attempt: number;
+  seconds: number;
+  takeovers: number;
+}
+
+/** grantLease for several intents (distinct), in one statement. */
+export async function grantLeases(tx: Queryable, leases: readonly NewLease[]): Promise<void> {
+  if (leases.length === 0) return;
   await tx.query(
     `INSERT INTO execution_leases (payment_intent_id, owner, attempt, expires_at, takeovers)
-     VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5)
+     SELECT intent, owner, attempt, now() + make_interval(secs => seconds), takeovers
+       FROM unnest($1::text[], $2::text[], $3::int[], $4::float8[], $5::int[]) AS l(intent, owner, attempt, seconds, takeovers)
      ON CONFLICT (payment_intent_id) DO UPDATE
        SET owner = EXCLUDED.owner, attempt = EXCLUDED.attempt, expires_at = EXCLUDED.expires_at, takeovers = EXCLUDED.takeovers`,
-    [lease.intentId, lease.owner, lease.attempt, lease.seconds, lease.takeovers],
+    [leases.map((l) => l.intentId), leases.map((l) => l.owner), leases.map((l) => l.attempt), leases.map((l) => l.seconds), leases.map((l) => l.takeovers)],
   );
 }
 
@@ -47,7 +59,17 @@ export async function renewLease(db: Queryable, intentId: string, owner: string,
 
 /** Lets go of the lease, if `owner` still holds it. */
 export async function releaseLease(db: Queryable, intentId: string, owner: string): Promise<void> {
-  await db.query('DELETE FROM execution_leases WHERE payment_intent_id = $1 AND owner = $2', [intentId, owner]);
+  await releaseLeases(db, [{ intentId, owner }]);
+}
+
+/** Each lease given back by its owner; a lease another owner holds now stays. */
+export async function releaseLeases(db: Queryable, leases: readonly { intentId: string; owner: string }[]): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `DELETE FROM execution_leases e USING unnest($1::text[], $2::text[]) AS l(intent, owner)
+      WHERE e.payment_intent_id = l.intent AND e.owner = l.owner`,
+    [leases.map((l) => l.intentId), leases.map((l) => l.owner)],
+  );
 }
 
 export interface TakenLease {

@@ -1,7 +1,10 @@
-// The locked re-check of a signature batch, in two statements for the whole batch (live.ts lockLiveToSign): each
-// payment is answered as its run left it (still broadcasting, the run holding its lease, nothing signed yet), or
-// CHANGED, in the order the runs asked; and the batch's attempts are written in one INSERT, each signed once.
+// Execution steps in batches. The locked re-check of a signature batch, in two statements for the whole batch
+// (live.ts lockLiveToSign): each payment is answered as its run left it (still broadcasting, the run holding its
+// lease, nothing signed yet), or CHANGED, in the order the runs asked; the batch's attempts are written in one INSERT.
+// A claim batch (claim.ts) claims the plain payments together and every other run as alone.
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claim } from '../../src/core/lifecycle/claim.js';
 import { CHANGED } from '../../src/core/lifecycle/deps.js';
 import { lockLiveToSign } from '../../src/core/lifecycle/live.js';
 import { withTransaction } from '../../src/db/pool.js';
@@ -73,5 +76,44 @@ describe('a signature batch', () => {
       ]),
     );
     expect(answers).toEqual([CHANGED, CHANGED]);
+  });
+});
+
+describe('a claim batch', () => {
+  it('claims plain payments together and answers every other run as a claim alone would', async () => {
+    const [a, b, twice, stale] = [await createPayment(t.app, 1), await createPayment(t.app, 1), await createPayment(t.app, 1), await createPayment(t.app, 1)];
+    const deps = { ...t.ctx, log: pino({ level: 'silent' }) };
+    const run = (id: string, runId: string, attempt = 1) => claim(deps, { job: { payment_intent_id: id, attempt }, runId });
+    // The first claim is written at once, alone; the others arrive while it is, and share the next transaction.
+    const answers = await Promise.all([
+      run(a, 'run-a'),
+      run(b, 'run-b'),
+      run(twice, 'run-first'),
+      run(twice, 'run-second'),
+      run(stale, 'run-stale', 2),
+      run('pi_does_not_exist', 'run-ghost'),
+    ]);
+    const summary = answers.map((x) => ('kind' in x ? x.why : `${x.intent.id} ${x.intent.status} live=${x.live?.id ?? null}`));
+    expect(summary).toEqual([
+      `${a} broadcasting live=null`,
+      `${b} broadcasting live=null`,
+      `${twice} broadcasting live=null`,
+      'another run holds the execution lease',
+      'job of attempt 2; the intent is at attempt 1',
+      'unknown intent',
+    ]);
+    const { rows } = await t.db.pool.query(
+      `SELECT i.id, i.status, l.owner,
+              (SELECT COUNT(*)::int FROM webhook_events e WHERE e.payment_intent_id = i.id AND e.event_type = 'payment.broadcasting') AS events,
+              (SELECT COUNT(*)::int FROM payment_intent_transitions h WHERE h.payment_intent_id = i.id AND h.to_status = 'broadcasting') AS moves
+         FROM payment_intents i LEFT JOIN execution_leases l ON l.payment_intent_id = i.id WHERE i.id = ANY($1) ORDER BY i.created_at`,
+      [[a, b, twice, stale]],
+    );
+    expect(rows).toEqual([
+      { id: a, status: 'broadcasting', owner: 'run-a', events: 1, moves: 1 },
+      { id: b, status: 'broadcasting', owner: 'run-b', events: 1, moves: 1 },
+      { id: twice, status: 'broadcasting', owner: 'run-first', events: 1, moves: 1 },
+      { id: stale, status: 'route_selected', owner: null, events: 0, moves: 0 },
+    ]);
   });
 });
