@@ -448,26 +448,49 @@ describe('deliverDueEvents', () => {
   });
 
   it('sends a claim of mixed outcomes in one transaction, each event recorded as its own answer decided', async () => {
-    // One merchant's endpoint answers 200, then 500, then 410 Gone.
-    const receiver = await startReceiver((n) => [200, 500, 410][n - 1] ?? 200);
+    // One merchant's endpoint answers 200, then 410 Gone.
+    const receiver = await startReceiver((n) => [200, 410][n - 1] ?? 200);
     const clock = new ManualClock();
     const ids = await eventsFor(receiver.url, clock, 5);
 
     // One lane, a batch of five: a single claim.
-    expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 1, failed: 1, stored: 2 });
+    expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 0, failed: 1, stored: 3 });
     const rows = await Promise.all(ids.map(eventRow));
     expect(rows.map((r) => [r.status, r.attempts])).toEqual([
       ['delivered', 1],
-      ['pending', 1],
       ['failed', 1],
       // The claim's later events of the merchant whose endpoint answered 410 are held, not sent.
       ['stored', 0],
       ['stored', 0],
+      ['stored', 0],
     ]);
-    expect(receiver.received).toHaveLength(3);
+    expect(receiver.received).toHaveLength(2);
     // Every row the claim changed was written by the same transaction.
     const { rows: writers } = await db.pool.query<{ n: number }>('SELECT count(DISTINCT xmin::text)::int AS n FROM webhook_events');
     expect(writers[0]!.n).toBe(1);
+  });
+
+  it("stops a claim's POSTs to an endpoint at its first failure: the rest stay pending and due, for the next claim", async () => {
+    // The endpoint answers 200, then 500, then 200 to everything.
+    const receiver = await startReceiver((n) => (n === 2 ? 500 : 200));
+    const clock = new ManualClock();
+    const ids = await eventsFor(receiver.url, clock, 5);
+
+    expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 1, retried: 1, failed: 0, stored: 0 });
+    expect((await Promise.all(ids.map(eventRow))).map((r) => [r.status, r.attempts])).toEqual([
+      ['delivered', 1],
+      ['pending', 1], // its retry is scheduled
+      ['pending', 0], // not sent: untouched, still due
+      ['pending', 0],
+      ['pending', 0],
+    ]);
+    expect(receiver.received).toHaveLength(2);
+    expect(await deliveryRows(ids[2]!)).toEqual([]);
+
+    // The next batch sends the three that were left; the retried one waits for its time.
+    expect(await deliverDueEvents(depsWith(clock), { batchSize: 5, concurrency: 1 })).toEqual({ delivered: 3, retried: 0, failed: 0, stored: 0 });
+    expect((await Promise.all(ids.map(eventRow))).map((r) => r.status)).toEqual(['delivered', 'pending', 'delivered', 'delivered', 'delivered']);
+    expect(receiver.received).toHaveLength(5);
   });
 
   it('records attempts only over pending events: one that left pending fails the whole record, which its transaction rolls back', async () => {

@@ -96,7 +96,8 @@ export interface DeliveryCounts {
   stored: number;
 }
 
-export const DEFAULT_BATCH_SIZE = 20;
+/** Events per batch; each of the DEFAULT_CONCURRENCY lanes claims its share at once (decisions 152, 162). */
+export const DEFAULT_BATCH_SIZE = 64;
 export const DEFAULT_CONCURRENCY = 4;
 // Margin over the POSTs' timeouts for the idle-in-transaction limit: the transaction sits idle while they run.
 const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
@@ -218,7 +219,9 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
 /**
  * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), then
  * every answer recorded on `tx` in one statement (decision 154). Once an endpoint answers 410 Gone, the claim's later
- * events of that merchant are held, not sent. `shouldContinue` is asked before each POST: a stopping worker leaves the
+ * events of that merchant are held, not sent. Once a POST to it fails otherwise (a timeout, a refusal, an error
+ * answer), the claim's later events of that merchant are not sent: they stay pending and due, untouched, so a slow
+ * endpoint costs a claim one timeout, not one per event (decision 162). `shouldContinue` is asked before each POST: a stopping worker leaves the
  * rest pending. The caller commits, in a transaction whose idle limit covers `events.length` POSTs.
  */
 export async function attemptDeliveries(
@@ -229,15 +232,18 @@ export async function attemptDeliveries(
 ): Promise<AttemptResult[]> {
   const secrets = new Map<string, SigningSecrets>();
   const disabled = new Set<string>();
+  const failing = new Set<string>();
   const results: AttemptResult[] = [];
   const attempted: Attempted[] = [];
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;
+    if (failing.has(event.merchantId)) continue; // left pending and due: a later claim tries again
     const result = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
     results.push(result);
     if (result.kind !== 'attempted') continue;
     attempted.push(result);
     if (result.decision.status === 'failed' && result.decision.disableEndpoint) disabled.add(event.merchantId);
+    else if (result.decision.status !== 'delivered') failing.add(event.merchantId);
   }
   await recordOutcomes(tx, deps, attempted);
   return results;

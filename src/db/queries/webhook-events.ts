@@ -135,7 +135,8 @@ function toClaimed(row: ClaimedRow | undefined): ClaimedEvent | null {
  * events of the same merchant, oldest first: a claim is one merchant's, so a slow endpoint holds up only its own
  * events (decision 157). `excludeIds`: events this batch already handled, so a zero retry delay cannot make one batch
  * hammer the same event. Only event rows are locked (FOR UPDATE OF e); SKIP LOCKED never waits, so both parts read
- * the same snapshot.
+ * the same snapshot. The merchant is a value in the second part, not a join: the index then yields the merchant's due
+ * events in order and the scan stops at the limit, where a join sorted all of them for every claim (decision 162).
  */
 export async function claimDueEvents(tx: Queryable, now: Date, excludeIds: readonly string[], limit: number): Promise<ClaimedEvent[]> {
   const { rows } = await tx.query<ClaimedRow>(
@@ -146,8 +147,9 @@ export async function claimDueEvents(tx: Queryable, now: Date, excludeIds: reado
         LIMIT 1
           FOR UPDATE OF e SKIP LOCKED
      ), more AS (
-       SELECT e.id FROM webhook_events e JOIN first f ON e.merchant_id = f.merchant_id
-        WHERE e.status = 'pending' AND e.next_attempt_at <= $1 AND e.id <> f.id AND NOT (e.id = ANY ($2::text[]))
+       SELECT e.id FROM webhook_events e
+        WHERE e.merchant_id = (SELECT merchant_id FROM first) AND e.status = 'pending' AND e.next_attempt_at <= $1
+          AND e.id <> (SELECT id FROM first) AND NOT (e.id = ANY ($2::text[]))
         ORDER BY e.next_attempt_at, e.created_at, e.id
         LIMIT $3 - 1
           FOR UPDATE OF e SKIP LOCKED
