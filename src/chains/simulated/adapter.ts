@@ -120,6 +120,9 @@ interface StatusRow {
   refused_reason: string | null;
 }
 
+const RECORD_SQL =
+  'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)';
+
 /** What each prepared transfer pays, for its signature (any adapter of the process may sign a batch, sign-batch.ts). */
 const requests = new WeakMap<PreparedTransfer, TransferRequest>();
 
@@ -209,23 +212,37 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     signAll: (tx, prepared) => signAll(tx, prepared),
 
     async broadcast(signed: SignedTransfer): Promise<void> {
+      const key = rollKey(signed);
+      // A first send (nearly every send) is decided before it reaches the database, from its try number 1, and one
+      // statement writes its tries row with the decision (the refusal, or the chain's record).
+      const first = decideSend(key, 1);
+      const lands = (outcome: SendOutcome) => outcome.kind === 'accepted' || (outcome.kind === 'timeout' && outcome.landed);
       const sent = await withTransaction(db, async (tx): Promise<{ outcome: SendOutcome; tries: number }> => {
         // The tries row's lock orders concurrent sends of the same bytes, and the decision commits with what it
         // decided (refusal or record): a send never sees an earlier one half done, and getStatus never sees it at all.
         const { rows } = await tx.query<{ tries: number; refused_reason: FailureReason | null }>(
-          `INSERT INTO sim_broadcast_tries (tx_id, tries) VALUES ($1, 1)
-           ON CONFLICT (tx_id) DO UPDATE SET tries = sim_broadcast_tries.tries + 1 RETURNING tries, refused_reason`,
-          [signed.txId],
+          `WITH t AS (
+             INSERT INTO sim_broadcast_tries (tx_id, tries, refused_reason) VALUES ($1, 1, $11::text)
+             ON CONFLICT (tx_id) DO UPDATE SET tries = sim_broadcast_tries.tries + 1 RETURNING tries, refused_reason
+           ), recorded AS (
+             ${RECORD_SQL} SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::boolean, $8::timestamptz, $9::timestamptz, $10::timestamptz
+              WHERE $12::boolean AND (SELECT tries FROM t) = 1
+             ON CONFLICT (tx_id) DO NOTHING
+           )
+           SELECT tries, refused_reason FROM t`,
+          [...recordParams(signed), first.kind === 'refused' ? first.reason : null, lands(first)],
         );
         const { tries, refused_reason: refusedBefore } = rows[0]!;
+        if (tries === 1) return { outcome: first, tries };
+        // Sent again (after a timeout or a refusal): decided from what the earlier sends left, read under the lock.
         if (refusedBefore) return { outcome: { kind: 'refused', reason: refusedBefore }, tries };
         // The chain already has these bytes: resending them is harmless.
         if (await isRecorded(tx, signed.txId)) return { outcome: { kind: 'accepted' }, tries };
-        const outcome = decideSend(rollKey(signed), tries);
+        const outcome = decideSend(key, tries);
         if (outcome.kind === 'refused') {
           await tx.query('UPDATE sim_broadcast_tries SET refused_reason = $2 WHERE tx_id = $1', [signed.txId, outcome.reason]);
-        } else if (outcome.kind === 'accepted' || outcome.landed) {
-          await record(tx, signed);
+        } else if (lands(outcome)) {
+          await tx.query(`${RECORD_SQL} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`, recordParams(signed));
         }
         return { outcome, tries };
       });
@@ -382,25 +399,22 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     return ((await q.query('SELECT 1 FROM sim_transactions WHERE tx_id = $1', [txId])).rowCount ?? 0) > 0;
   }
 
-  async function record(q: Queryable, signed: SignedTransfer): Promise<void> {
+  /** The chain's record of a transfer it took: when it was sent, when it is included and final. */
+  function recordParams(signed: SignedTransfer): unknown[] {
     const body = JSON.parse(signed.rawTx) as SimulatedTx;
     const key = rollKey(signed);
     const now = clock.now();
-    await q.query(
-      `INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`,
-      [
-        signed.txId,
-        chain,
-        signed.rawTx,
-        body.to,
-        body.amount,
-        feeFor(key).toString(),
-        roll(seed, ...key, 'stick') < options.stuckRate,
-        now,
-        new Date(now.getTime() + includedAfter * 1000),
-        new Date(now.getTime() + finalAfter * 1000),
-      ],
-    );
+    return [
+      signed.txId,
+      chain,
+      signed.rawTx,
+      body.to,
+      body.amount,
+      feeFor(key).toString(),
+      roll(seed, ...key, 'stick') < options.stuckRate,
+      now,
+      new Date(now.getTime() + includedAfter * 1000),
+      new Date(now.getTime() + finalAfter * 1000),
+    ];
   }
 }
