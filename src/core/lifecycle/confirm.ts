@@ -134,15 +134,15 @@ async function drainWith<T>(n: number, items: T[], fn: (item: T) => Promise<void
 
 type Work = { attempt: OpenAttempt; verdict: TransferVerdict };
 
+/** What the chain's verdict means for an attempt of an intent in `intentStatus` (decideConfirmation, pure). */
+function decide(deps: ConfirmationDeps, intentStatus: PaymentStatus, attempt: AttemptRow, verdict: TransferVerdict, now: Date): ConfirmationAction {
+  const broadcastAt = attempt.broadcast_at ?? attempt.created_at;
+  return decideConfirmation({ intentStatus, verdict, broadcastAt, now, stuckAfterSeconds: deps.config.stuckAfterSeconds });
+}
+
 /** What a verdict would do to its attempt as read without a lock; null when it writes nothing. */
 function expectedAction(deps: ConfirmationDeps, attempt: OpenAttempt, verdict: TransferVerdict, now: Date): ConfirmationAction['kind'] | null {
-  const action = decideConfirmation({
-    intentStatus: attempt.intent_status,
-    verdict,
-    broadcastAt: attempt.broadcast_at ?? attempt.created_at,
-    now,
-    stuckAfterSeconds: deps.config.stuckAfterSeconds,
-  });
+  const action = decide(deps, attempt.intent_status, attempt, verdict, now);
   return action.kind !== 'wait' || (verdict.kind === 'included' && attempt.included_at === null) ? action.kind : null;
 }
 
@@ -180,13 +180,7 @@ async function applyVerdicts(deps: ConfirmationDeps, items: readonly Work[]): Pr
       }
       seen.add(intent.id);
       const { verdict } = item;
-      const decided = decideConfirmation({
-        intentStatus: intent.status,
-        verdict,
-        broadcastAt: attempt.broadcast_at ?? attempt.created_at,
-        now,
-        stuckAfterSeconds: deps.config.stuckAfterSeconds,
-      });
+      const decided = decide(deps, intent.status, attempt, verdict, now);
       if (decided.kind === 'settle') {
         const settlement = settlementOf(intent, attempt, decided.feeNative, now);
         confirmed.push({ attemptId: attempt.id, feeNative: decided.feeNative });
@@ -259,13 +253,7 @@ async function applyVerdict(deps: ConfirmationDeps, seen: AttemptRow, verdict: T
     // A replacement by an operator turns this attempt 'replaced': then what the chain said is about another transfer.
     if (!attempt || attempt.status !== 'broadcasted' || attempt.payment_intent_id !== intent.id) return null;
     const now = deps.clock.now();
-    const decided = decideConfirmation({
-      intentStatus: intent.status,
-      verdict,
-      broadcastAt: attempt.broadcast_at ?? attempt.created_at,
-      now,
-      stuckAfterSeconds: deps.config.stuckAfterSeconds,
-    });
+    const decided = decide(deps, intent.status, attempt, verdict, now);
     switch (decided.kind) {
       case 'settle':
         await markConfirmed(tx, attempt.id, decided.feeNative, now);
