@@ -104,7 +104,7 @@ async function claimBatch(pool: Pool, requests: readonly ClaimRequest[]): Promis
       } else answers[i] = { intent, live, previous: lastFailed };
     }
     // Anything else (a stale job, a crashed run's payment, one waiting for approval, a second run of one payment) is
-    // claimed as alone, in id order after the plain ones; it finds the intent already locked by this transaction.
+    // claimed as alone, after the plain ones; its intent is already locked by this transaction.
     for (const [i, { deps: own, run }] of requests.entries()) answers[i] ??= await claimIntent(own, tx, run);
     return answers.map((value) => ({ ok: true as const, value: value! }));
   });
