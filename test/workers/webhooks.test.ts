@@ -536,6 +536,33 @@ describe('deliverDueEvents', () => {
     expect(await gate).toBe(true); // the fast endpoint had its four while the slow one held its first
   });
 
+  it('opens a lane only when the one before it claimed something: a few due events cost no empty transactions', async () => {
+    const receiver = await startReceiver();
+    const clock = new ManualClock();
+    const one = await eventsFor(receiver.url, clock, 3);
+    const connections = () => {
+      let n = 0;
+      const pool = new Proxy(db.pool, {
+        get: (target, key) => (key === 'connect' ? () => (n++, target.connect()) : Reflect.get(target, key, target)),
+      });
+      return { deps: { ...depsWith(clock), pool }, count: () => n };
+    };
+    // One merchant's three events: the first lane takes them all; the second finds nothing; no more lanes open.
+    let probe = connections();
+    expect(await deliverDueEvents(probe.deps, { batchSize: 64, concurrency: 4 })).toEqual({ ...NOTHING, delivered: 3 });
+    expect(probe.count()).toBe(2);
+    // Three merchants with events due: a lane each, and one more that finds nothing.
+    const more = [...(await eventsFor(receiver.url, clock, 2)), ...(await eventsFor(receiver.url, clock, 2)), ...(await eventsFor(receiver.url, clock, 2))];
+    probe = connections();
+    expect(await deliverDueEvents(probe.deps, { batchSize: 64, concurrency: 4 })).toEqual({ ...NOTHING, delivered: 6 });
+    expect(probe.count()).toBe(4);
+    // Nothing due: one look.
+    probe = connections();
+    expect(await deliverDueEvents(probe.deps, { batchSize: 64, concurrency: 4 })).toEqual(NOTHING);
+    expect(probe.count()).toBe(1);
+    expect(receiver.received.map((r) => String(r.headers['webhook-id'])).sort()).toEqual([...one, ...more].sort());
+  });
+
   it('leaves the rest of a claim pending, and free to claim, when the worker stops between POSTs', async () => {
     const receiver = await startReceiver();
     const clock = new ManualClock();

@@ -289,8 +289,14 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
   const counts: DeliveryCounts = { delivered: 0, failed: 0, retried: 0, stored: 0 };
   let claimsLeft = batchSize;
 
-  // Each lane claims its share of the batch at once and sends it in one transaction (decision 152).
+  // Each lane claims its share of the batch at once and sends it in one transaction (decision 152). Lanes start one
+  // after the other, each once the one before it claimed something (before its POSTs): with few events due, the
+  // lanes that would find nothing never open a transaction (decision 164).
   const perClaim = Math.ceil(batchSize / concurrency);
+  const running: Promise<void>[] = [];
+  const startLane = (): void => {
+    if (running.length < concurrency && claimsLeft > 0) running.push(lane());
+  };
   const lane = async (): Promise<void> => {
     while (claimsLeft > 0 && shouldContinue()) {
       const take = Math.min(perClaim, claimsLeft);
@@ -302,6 +308,7 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
           async (tx) => {
             const events = await claimDueEvents(tx, now, handled, take);
             handled.push(...events.map((e) => e.id));
+            if (events.length > 0) startLane();
             return attemptDeliveries(tx, deps, events, shouldContinue);
           },
           take,
@@ -318,7 +325,9 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
     }
   };
 
-  const lanes = await Promise.allSettled(Array.from({ length: concurrency }, lane));
+  startLane();
+  const lanes: PromiseSettledResult<void>[] = [];
+  for (let i = 0; i < running.length; i++) lanes.push(...(await Promise.allSettled([running[i]!])));
   const rejected = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
   if (rejected !== undefined) throw rejected.reason;
   return counts;
