@@ -19,7 +19,8 @@ export class GroupCommit<T, R> {
   constructor(
     private readonly write: (items: T[]) => Promise<ItemOutcome<R>[]>,
     private readonly maxBatch: number,
-    private readonly onBatchError?: (error: unknown, size: number) => void,
+    /** Told of a batch that failed as a whole, before its items are written again one by one. */
+    private readonly onBatchError?: (error: unknown, items: readonly T[]) => void,
   ) {}
 
   submit(item: T): Promise<R> {
@@ -47,7 +48,7 @@ export class GroupCommit<T, R> {
         for (const pending of batch) pending.reject(error);
         return;
       }
-      this.onBatchError?.(error, batch.length);
+      this.onBatchError?.(error, batch.map((p) => p.item));
       for (const pending of batch) await this.run([pending]);
     }
   }

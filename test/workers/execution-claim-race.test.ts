@@ -1,7 +1,8 @@
 // A stale execution run whose claim had to wait for the intent's row lock. In READ COMMITTED, a statement that waited
 // for a row lock re-reads that row but sees every other table as it was before the wait, so the claim must read the
 // intent's history (the attempt number) in a statement of its own, after the lock (decision 151). Here the attempt-1
-// run records a retry while the stale job of attempt 1 waits: the stale run must then do nothing.
+// run records a retry while the stale job of attempt 1 waits (in its claim batch's lock, claim.ts): the stale run must
+// then do nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executePayment } from '../../src/core/lifecycle/execute.js';
 import { changeStatus, findIntent } from '../../src/db/queries/intents.js';
@@ -30,7 +31,7 @@ describe('an execution claim that waited for the intent lock', () => {
         'the stale claim waiting for the intent lock',
         async () => {
           const { rows } = await t.db.pool.query(
-            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM payment_intents WHERE id = $1 FOR UPDATE%'",
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FROM payment_intents WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE%'",
           );
           return rows.length > 0;
         },

@@ -3,7 +3,6 @@
 // is being written share the next one (group commit, src/db/group-commit.ts): the intents locked in id order and their
 // facts read in one statement each, and the plain case (a payment waiting for its first run of this attempt) written
 // for all of them in a fixed number of statements; any other case is claimed in the same transaction as alone.
-import type { Logger } from 'pino';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { liveAndLastFailed, liveAndLastFailedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatuses, executionFacts, executionFactsOf, findIntent, lockIntents, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
@@ -41,25 +40,21 @@ interface ClaimRequest {
   run: Run;
 }
 
-const claimersOf = perPool((pool) => {
-  const slot: { log?: Logger; claims?: GroupCommit<ClaimRequest, Claimed | Done> } = {};
-  slot.claims = new GroupCommit<ClaimRequest, Claimed | Done>((requests) => claimBatch(pool as Pool, requests), MAX_CLAIM_BATCH, (error, size) =>
-    slot.log?.warn({ err: error, size }, 'claim batch failed; claiming its payments one by one'),
-  );
-  return slot as Required<typeof slot>;
-});
+const claimersOf = perPool(
+  (pool) =>
+    new GroupCommit<ClaimRequest, Claimed | Done>((requests) => claimBatch(pool as Pool, requests), MAX_CLAIM_BATCH, (error, requests) =>
+      requests[0]!.deps.log.warn({ err: error, size: requests.length }, 'claim batch failed; claiming its payments one by one'),
+    ),
+);
 
 /** Claims the run's payment, in a batch with the other claims of the process that arrive meanwhile. */
 export function claim(deps: LifecycleDeps, run: Run): Promise<Claimed | Done> {
-  const slot = claimersOf(deps.pool);
-  slot.log = deps.log;
-  return slot.claims.submit({ deps, run });
+  return claimersOf(deps.pool).submit({ deps, run });
 }
 
 async function claimBatch(pool: Pool, requests: readonly ClaimRequest[]): Promise<ItemOutcome<Claimed | Done>[]> {
   const { deps } = requests[0]!;
   const runs = requests.map((r) => r.run);
-  if (runs.length === 1) return [{ ok: true, value: await withTransaction(pool, (tx) => claimIntent(deps, tx, runs[0]!)) }];
   return withTransaction(pool, async (tx) => {
     const now = deps.clock.now();
     const ids = runs.map((r) => r.job.payment_intent_id);

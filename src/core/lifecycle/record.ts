@@ -1,8 +1,7 @@
 // The end of an execution run: its outcome recorded and its lease given back in one transaction. The outcomes of a
-// process that arrive while a batch is being written share the next one (group commit): the plain case (the bytes
-// went out, the payment is still this run's) is written for all of them in a fixed number of statements; a refusal,
-// an unknown outcome or a run that lost its payment is recorded as alone in the same transaction.
-import type { Logger } from 'pino';
+// process that arrive while a batch is being written share the next one (group commit): the sent transfers are
+// written for all of them in a fixed number of statements (recordSent); a refusal or an unknown outcome is recorded
+// on its own in the same transaction (recordFailure).
 import type { ChainError } from '../../chains/port.js';
 import { GroupCommit, perPool, type ItemOutcome } from '../../db/group-commit.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
@@ -28,29 +27,25 @@ interface Outcome {
 /** Most outcomes in one transaction. */
 const MAX_OUTCOME_BATCH = 32;
 
-const recordersOf = perPool((pool) => {
-  const slot: { log?: Logger; outcomes?: GroupCommit<Outcome, void> } = {};
-  slot.outcomes = new GroupCommit<Outcome, void>((outcomes) => recordBatch(pool as Pool, outcomes), MAX_OUTCOME_BATCH, (error, size) =>
-    slot.log?.warn({ err: error, size }, 'outcome batch failed; recording its runs one by one'),
-  );
-  return slot as Required<typeof slot>;
-});
+const recordersOf = perPool(
+  (pool) =>
+    new GroupCommit<Outcome, void>((outcomes) => recordBatch(pool as Pool, outcomes), MAX_OUTCOME_BATCH, (error, outcomes) =>
+      outcomes[0]!.deps.log.warn({ err: error, size: outcomes.length }, 'outcome batch failed; recording its runs one by one'),
+    ),
+);
 
 /** The run's outcome, and its lease given back in the same transaction (the run ends with it). */
 export async function recordFinalOutcome(deps: LifecycleDeps, run: Run, attemptId: string | null, error: ChainError | null): Promise<void> {
-  const slot = recordersOf(deps.pool);
-  slot.log = deps.log;
-  await slot.outcomes.submit({ deps, run, attemptId, error });
+  await recordersOf(deps.pool).submit({ deps, run, attemptId, error });
   run.released = true;
 }
 
 async function recordBatch(pool: Pool, outcomes: readonly Outcome[]): Promise<ItemOutcome<void>[]> {
   await withTransaction(pool, async (tx) => {
-    const sent = outcomes.filter((o) => o.error === null && o.attemptId !== null);
-    if (sent.length > 1) await recordSent(outcomes[0]!.deps, tx, sent);
+    const sent = outcomes.filter((o): o is Outcome & { attemptId: string } => o.error === null && o.attemptId !== null);
+    if (sent.length > 0) await recordSent(outcomes[0]!.deps, tx, sent);
     for (const outcome of outcomes) {
-      if (sent.length > 1 && sent.includes(outcome)) continue;
-      await recordOutcome(outcome.deps, tx, outcome.run, outcome.attemptId, outcome.error);
+      if (outcome.error !== null) await recordFailure(outcome.deps, tx, outcome.run, outcome.attemptId, outcome.error);
     }
     await releaseLeases(tx, outcomes.map((o) => ({ intentId: o.run.job.payment_intent_id, owner: o.run.runId })));
   });
@@ -62,7 +57,7 @@ async function recordBatch(pool: Pool, outcomes: readonly Outcome[]): Promise<It
  * the run's lease with the sent attempt live, the attempt and the payment become broadcasted (recordOutcome's plain
  * case). A payment another run or an operator moved on is left as it is, as recordOutcome leaves it.
  */
-async function recordSent(deps: LifecycleDeps, tx: Queryable, sent: readonly Outcome[]): Promise<void> {
+async function recordSent(deps: LifecycleDeps, tx: Queryable, sent: readonly (Outcome & { attemptId: string })[]): Promise<void> {
   const now = deps.clock.now();
   const intents = await lockIntents(tx, sent.map((o) => o.run.job.payment_intent_id));
   const facts = await leasesAndLive(tx, sent.map((o) => ({ intentId: o.run.job.payment_intent_id, runId: o.run.runId })));
@@ -82,13 +77,12 @@ async function recordSent(deps: LifecycleDeps, tx: Queryable, sent: readonly Out
   await changeStatuses(tx, changes, now);
 }
 
-async function recordOutcome(
-  deps: LifecycleDeps,
-  tx: Queryable,
-  run: Run,
-  attemptId: string | null,
-  error: ChainError | null,
-): Promise<void> {
+/**
+ * A run that could not sign (`attemptId` null) or whose send failed: a rejection means these bytes can never land, so
+ * the attempt is over; an unknown outcome keeps the attempt live so the next run asks the chain and re-sends the same
+ * bytes. Then the payment is retried, or failed once out of attempts. Nothing when the run lost its payment.
+ */
+async function recordFailure(deps: LifecycleDeps, tx: Queryable, run: Run, attemptId: string | null, error: ChainError): Promise<void> {
   const { job } = run;
   const now = deps.clock.now();
   const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
@@ -97,14 +91,6 @@ async function recordOutcome(
   // Taken over: the new run asks the chain about what we sent (the same bytes) and records it.
   if (!holdsLease) return;
   if (attemptId && live?.id !== attemptId) return; // an overlapping run took over
-  if (!error && attemptId) {
-    await markBroadcasted(tx, attemptId, now);
-    await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
-    return;
-  }
-  // A rejection means these bytes can never land: the attempt is over. An unknown outcome keeps the attempt live so
-  // the next run asks the chain and re-sends the same bytes.
-  if (!error) return;
   if (!attemptId) {
     const detail = error.details ?? error.shortMessage;
     await recordSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });

@@ -37,8 +37,8 @@ export function signerOf(deps: LifecycleDeps, chain: Chain): GroupCommit<SignReq
   const signers = signersOf(deps.pool);
   let signer = signers.get(chain);
   if (!signer) {
-    signer = new GroupCommit<SignRequest, SignOutcome>((requests) => signBatch(deps, chain, requests), MAX_SIGN_BATCH, (error, size) =>
-      deps.log.warn({ err: error, size, chain }, 'signature batch failed; signing its payments one by one'),
+    signer = new GroupCommit<SignRequest, SignOutcome>((requests) => signBatch(deps, chain, requests), MAX_SIGN_BATCH, (error, items) =>
+      deps.log.warn({ err: error, size: items.length, chain }, 'signature batch failed; signing its payments one by one'),
     );
     signers.set(chain, signer);
   }

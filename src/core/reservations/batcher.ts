@@ -19,7 +19,7 @@ export function reservationsOf(deps: Deps): GroupCommit<ReservationRequest, Crea
   slot.batcher ??= new GroupCommit(
     async (requests) => (await reserveBatch(deps, requests)).map((o) => (o.ok ? { ok: true, value: o.result } : { ok: false, error: o.error })),
     MAX_BATCH,
-    (error, size) => deps.log.warn({ err: error, size }, 'reservation batch failed; retrying its requests one by one'),
+    (error, items) => deps.log.warn({ err: error, size: items.length }, 'reservation batch failed; retrying its requests one by one'),
   );
   return slot.batcher;
 }

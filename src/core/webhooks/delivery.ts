@@ -221,8 +221,9 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
  * every answer recorded on `tx` in one statement (decision 154). Once an endpoint answers 410 Gone, the claim's later
  * events of that merchant are held, not sent. Once a POST to it fails otherwise (a timeout, a refusal, an error
  * answer), the claim's later events of that merchant are not sent: they stay pending and due, untouched, so a slow
- * endpoint costs a claim one timeout, not one per event (decision 162). `shouldContinue` is asked before each POST: a stopping worker leaves the
- * rest pending. The caller commits, in a transaction whose idle limit covers `events.length` POSTs.
+ * endpoint costs a claim one timeout, not one per event (decision 162). `shouldContinue` is asked before each POST:
+ * a stopping worker leaves the rest pending. The caller commits, in a transaction whose idle limit covers
+ * `events.length` POSTs.
  */
 export async function attemptDeliveries(
   tx: Queryable,

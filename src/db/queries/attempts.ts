@@ -149,6 +149,7 @@ export async function liveAndLastFailedOf(
   db: Queryable,
   intentIds: readonly string[],
 ): Promise<Map<string, { live: AttemptRow | null; lastFailed: AttemptRow | null }>> {
+  if (intentIds.length === 0) return new Map();
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1::text[]) AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC`,
