@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { waitFor } from '../helpers/process.js';
 
 const KEY = { 'content-type': 'application/json', 'x-api-key': 'serve-pools' };
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -49,13 +50,15 @@ describe('serve with its workers', () => {
     } finally {
       for (const client of held) client.release();
     }
-    const deadline = Date.now() + 30_000;
-    let status = '';
-    while (Date.now() < deadline && status !== 'settled') {
-      const res = await fetch(`${runtime.addresses.public}/payment_intents/${intentId}`, { headers: KEY });
-      status = String(((await res.json()) as { status: string }).status);
-      if (status !== 'settled') await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const status = await waitFor(
+      'the payment made while the workers had no connection to settle',
+      async () => {
+        const res = await fetch(`${runtime.addresses.public}/payment_intents/${intentId}`, { headers: KEY });
+        const { status } = (await res.json()) as { status: string };
+        return status === 'settled' && status;
+      },
+      30_000,
+    );
     expect(status).toBe('settled');
   });
 });

@@ -15,6 +15,7 @@ import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook }
 import { sendTestWebhook } from '../../src/core/webhooks/test-event.js';
 import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { waitFor } from '../helpers/process.js';
 
 const SECRET = 'whk-test-secret';
 const RETRY_DELAY_SECONDS = 10;
@@ -54,15 +55,6 @@ interface Receiver {
   /** While set, every answer waits for it. */
   hold?: Promise<unknown>;
   close(): Promise<void>;
-}
-
-/** Resolves true as soon as `condition` holds, false once `ms` have passed without it (checked every 5 ms). */
-function waitUntil(condition: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  return new Promise((resolve) => {
-    const check = () => (condition() ? resolve(true) : Date.now() > deadline ? resolve(false) : setTimeout(check, 5));
-    check();
-  });
 }
 
 async function startReceiver(reply: (n: number) => Reply = () => 200): Promise<Receiver> {
@@ -529,7 +521,10 @@ describe('deliverDueEvents', () => {
       await addEvent(clock, fastMerchant, { n: i });
       clock.advance(1);
     }
-    const gate = waitUntil(() => fast.received.length === 4, 10_000);
+    const gate = waitFor('the fast endpoint to have its four events', async () => fast.received.length === 4, 10_000, 5).then(
+      () => true,
+      () => false,
+    );
     slow.hold = gate;
 
     expect(await deliverDueEvents(depsWith(clock), { batchSize: 8, concurrency: 2 })).toEqual({ ...NOTHING, delivered: 8 });
