@@ -70,6 +70,25 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
 }
 
 /**
+ * Runs fn in one read-only transaction on one snapshot (REPEATABLE READ): reads that must agree with one another,
+ * such as the checks of a ledger verification, see the same committed state even while the service writes.
+ */
+export async function withReadSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Runs fn in one transaction that is never retried (fn has an outside effect, such as a POST, that a blind re-run
  * would repeat). The transaction may sit idle while fn waits on the outside world, up to `idleTimeoutMs`.
  */
