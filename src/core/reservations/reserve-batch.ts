@@ -6,7 +6,7 @@
 import { advisoryXactLocksText, withTransaction } from '../../db/pool.js';
 import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
-import { findQuotes, type QuoteRow } from '../../db/queries/quotes.js';
+import { findQuoteTerms, type QuoteTerms } from '../../db/queries/quotes.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { paymentEventOf } from '../lifecycle/events.js';
@@ -32,8 +32,8 @@ export type ReservationOutcome = { ok: true; result: CreateIntentResult } | { ok
 
 type Deps = Pick<AppContext, 'pool' | 'clock' | 'boss' | 'config'>;
 
-function quoteFacts(quote: QuoteRow): QuoteFacts {
-  const destination = quote.destinations[quote.recommended_route];
+function quoteFacts(quote: QuoteTerms): QuoteFacts {
+  const destination = quote.destination;
   if (!destination) throw new Error(`quote ${quote.id} recommends ${quote.recommended_route} without a destination`);
   return {
     id: quote.id,
@@ -50,7 +50,7 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
     // 1. Load, under the locks: same (merchant, key) requests of other batches and processes queue up here.
     await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
     const stored = await findIntentsByKeys(tx, requests);
-    const quotes = await findQuotes(tx, [...new Set(requests.map((r) => r.quoteId))]);
+    const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
     const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));
     const now = deps.clock.now();
     // The spending policies of the merchants whose requests may be reserved (their rows locked when a daily limit

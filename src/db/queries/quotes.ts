@@ -93,11 +93,26 @@ export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], o
   );
 }
 
-export async function findQuotes(db: Queryable, ids: readonly string[]): Promise<QuoteRow[]> {
+/** What a reservation decides from: a quote's terms, not the scoring it was chosen by. */
+export interface QuoteTerms {
+  id: string;
+  merchant_id: string;
+  amount_micros: bigint;
+  expires_at: Date;
+  recommended_route: Chain;
+  /** The destination on the recommended chain; null only for a quote stored without one (never written so). */
+  destination: string | null;
+}
+
+/**
+ * The terms of several quotes, for the reservation batch: only the columns it uses, so the scoring, health and
+ * balance records (most of a quote row) are neither sent nor parsed.
+ */
+export async function findQuoteTerms(db: Queryable, ids: readonly string[]): Promise<QuoteTerms[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query<Omit<QuoteRow, 'amount_micros'> & { amount_micros: string }>(
-    `SELECT id, merchant_id, amount_micros::text, priority, destinations, candidate_routes, recommended_route,
-            scoring_details, chain_health, treasury_balances, created_at, expires_at FROM quotes WHERE id = ANY($1)`,
+  const { rows } = await db.query<Omit<QuoteTerms, 'amount_micros'> & { amount_micros: string }>(
+    `SELECT id, merchant_id, amount_micros::text, expires_at, recommended_route, destinations ->> recommended_route AS destination
+       FROM quotes WHERE id = ANY($1)`,
     [ids],
   );
   return rows.map((row) => ({ ...row, amount_micros: BigInt(row.amount_micros) }));
