@@ -74,18 +74,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
  * such as the checks of a ledger verification, see the same committed state even while the service writes.
  */
 export async function withReadSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  return once(pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
 }
 
 /**
@@ -93,12 +82,17 @@ export async function withReadSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient)
  * would repeat). The transaction may sit idle while fn waits on the outside world, up to `idleTimeoutMs`.
  */
 export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  // One round trip: the timeout is a whole number of milliseconds, never text from outside.
+  return once(pool, `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(0, Math.trunc(options.idleTimeoutMs))}`, fn);
+}
+
+/** fn in one transaction opened by `begin` (our own text, never a client's), not retried. */
+async function once<T>(pool: pg.Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   let committed = false;
   try {
-    // One round trip: the timeout is a whole number of milliseconds, never text from outside.
-    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(0, Math.trunc(options.idleTimeoutMs))}`);
+    await client.query(begin);
     collectNotices(client);
     const result = await fn(client);
     await client.query('COMMIT');
