@@ -226,6 +226,8 @@ async function main(): Promise<void> {
       `settled ${service.sustained.settledPerSecond}/s`,
       `drained in ${service.sustained.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s (target <= 10 s)`,
     );
+    // The same half load from no backlog: the creations' own latency when nothing is left over from the bursts.
+    line('creations during the sustained run', `p50 ${service.sustained.p50Ms} ms  p99 ${service.sustained.p99Ms} ms`);
     line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
     line(
       'reserved -> broadcasted (job path, all runs)',
