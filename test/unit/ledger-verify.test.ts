@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
 import { scanDeposits } from '../../src/core/deposits/scan.js';
+import type { Pool } from '../../src/db/pool.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
@@ -70,5 +71,35 @@ describe('ledger verify', () => {
     const cli = await runCommand(['ledger', 'verify', '--json'], { DATABASE_URL: t.db.url });
     expect(cli.code).toBe(1);
     expect(cli.stdout).toContain('inbound_transfer_booked_once');
+  });
+  it('reads one snapshot: a change committed while it runs is neither half-seen nor reported', async () => {
+    // The pool verify uses, with one difference: as soon as its first check has run, another connection commits a
+    // tampered balance. Checks on one snapshot (decision 165) all still see the books from before it.
+    const tamper = "UPDATE ledger_accounts SET balance = balance + 1 WHERE chain = 'solana' AND kind = 'treasury_available' AND currency = 'USDC'";
+    let tampered = false;
+    const racing = {
+      connect: async () => {
+        const client = await t.db.pool.connect();
+        const { query, release } = client;
+        client.query = (async (...args: unknown[]) => {
+          const result = await (query as (...a: unknown[]) => Promise<unknown>).apply(client, args);
+          if (!tampered && typeof args[0] === 'string' && args[0].includes('HAVING SUM(amount) <> 0')) {
+            tampered = true;
+            await t.db.pool.query(tamper);
+          }
+          return result;
+        }) as typeof client.query;
+        client.release = (error?: Error | boolean) => {
+          client.query = query;
+          client.release = release;
+          release.call(client, error);
+        };
+        return client;
+      },
+    } as unknown as Pool;
+    expect((await verifyLedger(racing)).problems).toEqual([]);
+    expect(tampered).toBe(true);
+    // The change was committed: the next verification reports it.
+    expect(await checksFailing()).toEqual(['account_balance_equals_postings']);
   });
 });
