@@ -72,6 +72,7 @@ describe('ledger verify', () => {
     expect(cli.code).toBe(1);
     expect(cli.stdout).toContain('inbound_transfer_booked_once');
   });
+
   it('reads one snapshot: a change committed while it runs is neither half-seen nor reported', async () => {
     // The pool verify uses, with one difference: as soon as its first check has run, another connection commits a
     // tampered balance. Checks on one snapshot (decision 165) all still see the books from before it.
