@@ -15,6 +15,7 @@ import { getAddress } from 'viem';
 import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/domain/addresses.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
+import { cpuPerPayment, cpuSnapshot } from './lib/cpu.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
@@ -81,6 +82,7 @@ async function throughput(serverUrl: string, reservationTps: number) {
     // Sustained: half the measured creation rate, settlement on 1 s finality; the backlog sampled every second.
     const backlog: { second: number; open: number }[] = [];
     const settledBefore = await settledCount(pool);
+    const cpuBefore = await cpuSnapshot(service.pid);
     const started = performance.now();
     const sustained = await openLoop(`sustained ${halfRate}/s`, halfRate, SUSTAINED_SECONDS, intentCreator(service, backing, 'sustained'), (second) => {
       void openIntents(pool).then((open) => backlog.push({ second, open }));
@@ -88,6 +90,9 @@ async function throughput(serverUrl: string, reservationTps: number) {
     const runSeconds = (performance.now() - started) / 1000;
     const settledDuring = (await settledCount(pool)) - settledBefore;
     const drainSeconds = await drain(pool);
+    // Every payment of the run created, settled and told to its merchant: the CPU each cost, by process.
+    const cpuAfter = await cpuSnapshot(service.pid);
+    const cpu = cpuBefore && cpuAfter ? cpuPerPayment(cpuBefore, cpuAfter, sustained.requests) : null;
     // The job path: from the reservation's commit to the transfer sent, through the pg-boss queue and the execution.
     const { rows: toBroadcast } = await pool.query<{ ms: number }>(
       `SELECT EXTRACT(EPOCH FROM (b.created_at - r.created_at)) * 1000 AS ms
@@ -107,6 +112,7 @@ async function throughput(serverUrl: string, reservationTps: number) {
         settledPerSecond: round(settledDuring / runSeconds, 0),
         backlog: backlog.sort((a, b) => a.second - b.second),
         drainSeconds,
+        cpuPerPayment: cpu,
         createdToBroadcastMs: ms(toBroadcast.map((r) => Number(r.ms))),
       },
       rssMiB: service.maxRssMiB,
@@ -228,6 +234,14 @@ async function main(): Promise<void> {
     );
     // The same half load from no backlog: the creations' own latency when nothing is left over from the bursts.
     line('creations during the sustained run', `p50 ${service.sustained.p50Ms} ms  p99 ${service.sustained.p99Ms} ms`);
+    const cpu = service.sustained.cpuPerPayment;
+    if (cpu) {
+      line(
+        'CPU per payment, sustained run to drained',
+        `${cpu.machineMs} ms: service ${cpu.serviceMs}, PostgreSQL ${cpu.postgresMs}, load+receiver ${cpu.benchMs}`,
+        `the cores carry at most ${cpu.ceilingPerSecond} payments/s at this cost`,
+      );
+    }
     line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
     line(
       'reserved -> broadcasted (job path, all runs)',
