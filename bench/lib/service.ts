@@ -97,6 +97,13 @@ export async function startService(role: 'serve' | 'api', env: Record<string, st
   child.stdout!.on('data', (c) => (output = (output + c).slice(-20_000)));
   child.stderr!.on('data', (c) => (output = (output + c).slice(-20_000)));
   const url = `http://127.0.0.1:${port}`;
+  // A bench that dies (an uncaught error) must not leave its service running, busy on a dropped database and
+  // skewing the next run's figures.
+  const orphaned = () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.on('exit', orphaned);
+  child.once('exit', () => process.removeListener('exit', orphaned));
   await waitReady(url, child, () => output);
   const service: Service = {
     url,
