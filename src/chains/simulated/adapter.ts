@@ -112,6 +112,11 @@ interface SimulatedTx {
 /** What the node does with one send of bytes it has not taken yet. */
 type SendOutcome = { kind: 'accepted' } | { kind: 'refused'; reason: FailureReason } | { kind: 'timeout'; landed: boolean };
 
+/** The send puts the bytes on the chain: taken, or timed out after the node took them. */
+function lands(outcome: SendOutcome): boolean {
+  return outcome.kind === 'accepted' || (outcome.kind === 'timeout' && outcome.landed);
+}
+
 interface StatusRow {
   will_stick: boolean | null;
   included_at: Date | null;
@@ -212,9 +217,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     signAll: (tx, prepared) => signAll(tx, prepared),
 
     async broadcast(signed: SignedTransfer): Promise<void> {
-      const key = rollKey(signed);
-      const first = decideSend(key, 1);
-      const lands = (outcome: SendOutcome) => outcome.kind === 'accepted' || (outcome.kind === 'timeout' && outcome.landed);
+      const first = decideSend(rollKey(signed), 1);
       // A first send (nearly every send) is decided before it reaches the database, from its try number 1, and one
       // statement, a transaction of its own, writes its tries row with the decision (the refusal, or the chain's
       // record): a send that finds no tries row costs one round trip, not three (decision 166).
@@ -230,31 +233,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
          SELECT COUNT(*)::int AS inserted FROM t`,
         [...recordParams(signed), first.kind === 'refused' ? first.reason : null, lands(first)],
       );
-      const sent =
-        firstSend[0]!.inserted === 1
-          ? { outcome: first, tries: 1 }
-          : // Sent again (after a timeout or a refusal, or at the same time as another send of the same bytes, which
-            // committed first): decided under the tries row's lock from what the earlier sends left. The lock orders
-            // concurrent resends, and each decision commits with what it decided (refusal or record): a send never
-            // sees an earlier one half done, and getStatus never sees it at all.
-            await withTransaction(db, async (tx): Promise<{ outcome: SendOutcome; tries: number }> => {
-              const { rows } = await tx.query<{ tries: number; refused_reason: FailureReason | null }>(
-                `UPDATE sim_broadcast_tries SET tries = tries + 1 WHERE tx_id = $1 RETURNING tries, refused_reason`,
-                [signed.txId],
-              );
-              const { tries, refused_reason: refusedBefore } = rows[0]!;
-              if (refusedBefore) return { outcome: { kind: 'refused', reason: refusedBefore }, tries };
-              // The chain already has these bytes: resending them is harmless.
-              if (await isRecorded(tx, signed.txId)) return { outcome: { kind: 'accepted' }, tries };
-              const outcome = decideSend(key, tries);
-              if (outcome.kind === 'refused') {
-                await tx.query('UPDATE sim_broadcast_tries SET refused_reason = $2 WHERE tx_id = $1', [signed.txId, outcome.reason]);
-              } else if (lands(outcome)) {
-                await tx.query(`${RECORD_SQL} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`, recordParams(signed));
-              }
-              return { outcome, tries };
-            });
-      const { outcome, tries } = sent;
+      const { outcome, tries } = firstSend[0]!.inserted === 1 ? { outcome: first, tries: 1 } : await resend(signed);
       if (outcome.kind === 'timeout') {
         throw new ChainError('rpc_timeout', 'unknown', 'simulated RPC timed out', { details: `try ${tries}` });
       }
@@ -400,6 +379,32 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       };
       const rawTx = JSON.stringify(body);
       return { txId: txIdFor(rawTx), rawTx, meta: {} };
+    });
+  }
+
+  /**
+   * A send of bytes sent before (after a timeout or a refusal, or at the same time as another send of them, which
+   * committed first): decided under the tries row's lock from what the earlier sends left. The lock orders concurrent
+   * resends, and each decision commits with what it decided (refusal or record): a send never sees an earlier one half
+   * done, and getStatus never sees it at all.
+   */
+  async function resend(signed: SignedTransfer): Promise<{ outcome: SendOutcome; tries: number }> {
+    return withTransaction(db, async (tx) => {
+      const { rows } = await tx.query<{ tries: number; refused_reason: FailureReason | null }>(
+        'UPDATE sim_broadcast_tries SET tries = tries + 1 WHERE tx_id = $1 RETURNING tries, refused_reason',
+        [signed.txId],
+      );
+      const { tries, refused_reason: refusedBefore } = rows[0]!;
+      if (refusedBefore) return { outcome: { kind: 'refused', reason: refusedBefore }, tries };
+      // The chain already has these bytes: resending them is harmless.
+      if (await isRecorded(tx, signed.txId)) return { outcome: { kind: 'accepted' }, tries };
+      const outcome = decideSend(rollKey(signed), tries);
+      if (outcome.kind === 'refused') {
+        await tx.query('UPDATE sim_broadcast_tries SET refused_reason = $2 WHERE tx_id = $1', [signed.txId, outcome.reason]);
+      } else if (lands(outcome)) {
+        await tx.query(`${RECORD_SQL} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`, recordParams(signed));
+      }
+      return { outcome, tries };
     });
   }
 
