@@ -16,6 +16,7 @@ import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/d
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { cpuPerPayment, cpuSnapshot } from './lib/cpu.js';
+import { startDevnet, watchHeads } from './lib/devnet.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
@@ -179,6 +180,51 @@ async function latencies(serverUrl: string) {
   }
 }
 
+/**
+ * Finality -> settled on the local real chains (`stableroute devnet`: 1 s Ethereum blocks, 400 ms Solana slots) at
+ * default settings: payments on each chain, a few a second, each transfer's finality read from the chains themselves.
+ */
+async function devnetLatency(serverUrl: string) {
+  const devnet = await startDevnet();
+  const db = await createBenchDatabase(serverUrl);
+  const watcher = watchHeads(devnet.env.ETHEREUM_RPC_URL!, devnet.env.SOLANA_RPC_URL!);
+  let service: Service | undefined;
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  try {
+    service = await startService('serve', { ...devnet.env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' });
+    const quoteFor = async (destination: object) => {
+      const res = await send('POST', `${service!.url}/quotes`, { amount_usd: 1.25, destination, priority: 'fast' }, KEY);
+      if (res.status !== 201) throw new Error(`quote refused on the devnet: ${res.body}`);
+      return (JSON.parse(res.body) as { quote_id: string }).quote_id;
+    };
+    const backing = [await quoteFor({ ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) }), await quoteFor({ solana_address: SOL })];
+    const created = await openLoop('devnet payments', 2, 10, intentCreator(service, backing, 'devnet'));
+    const deadline = performance.now() + 120_000;
+    while ((await openIntents(pool)) > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    const { rows } = await pool.query<{ chain: 'ethereum' | 'solana'; tx_id: string; confirmed_at: Date }>(
+      "SELECT chain, tx_id, confirmed_at FROM payment_attempts WHERE status = 'confirmed'",
+    );
+    const confirmations = Number(devnet.env.ETHEREUM_CONFIRMATIONS);
+    const byChain: Record<'ethereum' | 'solana', number[]> = { ethereum: [], solana: [] };
+    for (const row of rows) {
+      const finalAt = row.chain === 'ethereum' ? await watcher.ethereumFinalAt(row.tx_id, confirmations) : await watcher.solanaFinalAt(row.tx_id);
+      if (finalAt !== null) byChain[row.chain].push(row.confirmed_at.getTime() - finalAt);
+    }
+    return {
+      payments: created.requests,
+      settled: rows.length,
+      timed: byChain.ethereum.length + byChain.solana.length,
+      finalityToSettledMs: { ethereum: ms(byChain.ethereum), solana: ms(byChain.solana), all: ms([...byChain.ethereum, ...byChain.solana]) },
+    };
+  } finally {
+    await watcher.stop();
+    await pool.end();
+    await service?.stop();
+    await db.drop();
+    await devnet.stop();
+  }
+}
+
 function line(label: string, value: string, ratio?: string): void {
   console.log(`${label.padEnd(44)} ${value.padEnd(30)} ${ratio ?? ''}`);
 }
@@ -217,6 +263,7 @@ async function main(): Promise<void> {
     const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
     const service = await throughput(serverUrl, reservation.tps);
     const latency = await latencies(serverUrl);
+    const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
     const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
 
@@ -250,6 +297,11 @@ async function main(): Promise<void> {
     line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
     line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');
     line('finality -> settled', `p50 ${latency.finalityToSettledMs.p50} ms p99 ${latency.finalityToSettledMs.p99} ms`, 'target p50 < 1 s, p99 < 2 s');
+    line(
+      'finality -> settled on the devnet',
+      `p50 ${devnet.finalityToSettledMs.all.p50} ms p99 ${devnet.finalityToSettledMs.all.p99} ms (ethereum p50 ${devnet.finalityToSettledMs.ethereum.p50}, solana p50 ${devnet.finalityToSettledMs.solana.p50}; ${devnet.timed} of ${devnet.payments} payments timed)`,
+      'target p50 < 1 s, p99 < 2 s',
+    );
     line('settled -> payment.settled webhook', `p50 ${latency.settledToWebhookMs.p50} ms p99 ${latency.settledToWebhookMs.p99} ms`);
     line('service RSS under load', `${service.rssMiB} MiB`, 'target < 250 MB');
     line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
@@ -261,6 +313,7 @@ async function main(): Promise<void> {
       baselines: { reservation, hello },
       service,
       latency,
+      devnet,
       addresses,
     };
     const dir = new URL('./results/', import.meta.url);
