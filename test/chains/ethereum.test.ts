@@ -185,6 +185,16 @@ async function receiptFee(txId: string): Promise<bigint> {
   return receipt.gasUsed * receipt.effectiveGasPrice;
 }
 
+/**
+ * The final status the node's own records give: the fee the receipt says was paid, and the timestamp of the block
+ * that gave the transfer its last confirmation.
+ */
+async function finalStatus(txId: string): Promise<{ state: 'final'; feeNative: bigint; finalAt: Date }> {
+  const receipt = await reader.getTransactionReceipt({ hash: txId as Hex });
+  const finalBlock = await reader.getBlock({ blockNumber: receipt.blockNumber + BigInt(CONFIRMATIONS - 1) });
+  return { state: 'final', feeNative: receipt.gasUsed * receipt.effectiveGasPrice, finalAt: new Date(Number(finalBlock.timestamp) * 1000) };
+}
+
 describe('ethereum adapter: identity and validation', () => {
   it('exposes the checksummed treasury address and chain facts', () => {
     expect(adapter.treasuryAddress()).toBe(devnet.treasuryAddress);
@@ -308,8 +318,11 @@ describe('ethereum adapter: transfers', () => {
     await mineBlocks(devnet.rpcUrl, 1);
 
     const status = await adapter.getStatus(signed);
-    expect(status).toEqual({ state: 'final', feeNative: await receiptFee(signed.txId) });
+    // Final, with the fee paid and when: the timestamp of the block that brought it to CONFIRMATIONS.
+    expect(status).toEqual(await finalStatus(signed.txId));
     expect((status as { feeNative: bigint }).feeNative).toBeGreaterThan(0n);
+    const included = await reader.getBlock({ blockNumber: (await reader.getTransactionReceipt({ hash: signed.txId as Hex })).blockNumber });
+    expect((status as { finalAt: Date }).finalAt.getTime()).toBeGreaterThanOrEqual(Number(included.timestamp) * 1000);
     expect(await usdcBalance(recipient)).toBe(12_345_678n);
     expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - 12_345_678n);
   });
@@ -355,7 +368,7 @@ describe('ethereum adapter: transfers', () => {
     );
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
     for (const signed of signedAll) {
-      expect(await adapter.getStatus(signed)).toEqual({ state: 'final', feeNative: await receiptFee(signed.txId) });
+      expect(await adapter.getStatus(signed)).toEqual(await finalStatus(signed.txId));
     }
     expect(await usdcBalance(recipient)).toBe(amounts.reduce((sum, a) => sum + a, 0n));
   });
@@ -405,7 +418,7 @@ describe('ethereum adapter: transfers', () => {
     expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' });
 
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
-    expect(await adapter.getStatus(replacement)).toEqual({ state: 'final', feeNative: await receiptFee(replacement.txId) });
+    expect(await adapter.getStatus(replacement)).toEqual(await finalStatus(replacement.txId));
     expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
     expect(await usdcBalance(recipient)).toBe(7_000_000n);
     // Re-sending the evicted original now is a rejection: its nonce belongs to the replacement.
@@ -421,7 +434,7 @@ describe('ethereum adapter: transfers', () => {
     const status = await adapter.getStatus(signed);
 
     const receipt = await reader.getTransactionReceipt({ hash: signed.txId as Hex });
-    expect(status).toEqual({ state: 'final', feeNative: receipt.gasUsed * receipt.effectiveGasPrice });
+    expect(status).toEqual({ ...(await finalStatus(signed.txId)), feeNative: receipt.gasUsed * receipt.effectiveGasPrice });
     // The price from EIP-1559's rule, with the block's base fee and the fee caps the transaction was signed with.
     const block = await reader.getBlock({ blockNumber: receipt.blockNumber });
     const baseFee = block.baseFeePerGas!;

@@ -75,5 +75,10 @@ describe('block-driven confirmation', () => {
     for (const id of [...ethIds, ...solIds]) {
       await vi.waitFor(async () => expect(await statusOf(id)).toBe('settled'), { timeout: 60_000, interval: 100 });
     }
+    // Ethereum tells when each transfer became final (the block of its last confirmation): every settlement is timed.
+    const timed = (await t.ctx.metrics!.finalityToSettlement.get()).values.find(
+      (v) => v.metricName === 'stableroute_payment_finality_to_settlement_seconds_count' && v.labels.chain === 'ethereum',
+    );
+    expect(timed?.value).toBe(ethIds.length);
   });
 });

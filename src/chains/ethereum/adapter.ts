@@ -193,7 +193,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       for (let i = 0; i < signed.length; i += STATUS_BATCH_SIZE) {
         const page = signed.slice(i, i + STATUS_BATCH_SIZE);
         try {
-          const input = { rpc: statusRpc, from, confirmations: options.confirmations };
+          const input = { rpc: statusRpc, from, confirmations: options.confirmations, finalities: new Map() };
           statuses.push(...(await within(() => Promise.all(page.map((transfer) => readTransferStatus(input, transfer))))));
         } catch (error) {
           throw toChainError(error, { operation: 'transaction statuses' });

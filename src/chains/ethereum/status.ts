@@ -12,6 +12,8 @@ export interface StatusInput {
   rpc: EthereumRpc;
   from: Address;
   confirmations: number;
+  /** Finality instants already asked for by the reads sharing this input (a round's page), by block. */
+  finalities?: Map<bigint, Promise<{ finalAt?: Date }>>;
 }
 
 export async function readTransferStatus(input: StatusInput, signed: SignedTransfer): Promise<TxStatus> {
@@ -43,7 +45,23 @@ async function statusFromReceipt(input: StatusInput, receipt: TransactionReceipt
   if (receipt.status === 'reverted') {
     return { state: 'failed', reason: 'reverted', feeNative, details: `reverted in block ${receipt.blockNumber}` };
   }
-  return { state: 'final', feeNative };
+  return { state: 'final', feeNative, ...(await finality(input, receipt.blockNumber + BigInt(input.confirmations - 1))) };
+}
+
+/**
+ * When the transfer became final by our rule: the timestamp of the block that gave it its last confirmation (whole
+ * seconds, as Ethereum keeps them), for the finality -> settlement metric. Omitted when the node does not answer:
+ * the verdict stands without it.
+ */
+function finality(input: StatusInput, blockNumber: bigint): Promise<{ finalAt?: Date }> {
+  const asked = input.finalities?.get(blockNumber);
+  if (asked) return asked;
+  const finalAt = input.rpc.getBlock({ blockNumber }).then(
+    (block) => ({ finalAt: new Date(Number(block.timestamp) * 1000) }),
+    () => ({}),
+  );
+  input.finalities?.set(blockNumber, finalAt);
+  return finalAt;
 }
 
 /**
