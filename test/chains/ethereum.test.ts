@@ -327,6 +327,25 @@ describe('ethereum adapter: transfers', () => {
     expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - 12_345_678n);
   });
 
+  it('still reports a transfer final, without saying when, from a node that refuses the block read', async () => {
+    const proxy = await startRpcProxy(devnet.rpcUrl);
+    try {
+      const viaProxy = await createEthereumAdapter(adapterOptions(proxy.url));
+      const signed = await sign(transfer(freshAddress(), 1_000_000n));
+      await adapter.broadcast(signed);
+      await untilIncluded(signed);
+      await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
+      proxy.refuseMethods.add('eth_getBlockByNumber');
+      const { finalAt: _, ...verdict } = await finalStatus(signed.txId);
+      expect(await viaProxy.getStatus(signed)).toEqual(verdict);
+      expect(await viaProxy.getStatuses([signed])).toEqual([verdict]);
+      proxy.refuseMethods.clear();
+      expect(await viaProxy.getStatus(signed)).toEqual(await finalStatus(signed.txId));
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('treats re-broadcasting the same bytes as success, in the pool and after mining, with one transfer', async () => {
     const recipient = freshAddress();
     const signed = await sign(transfer(recipient, 1_000_000n));

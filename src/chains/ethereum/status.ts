@@ -50,8 +50,9 @@ async function statusFromReceipt(input: StatusInput, receipt: TransactionReceipt
 
 /**
  * When the transfer became final by our rule: the timestamp of the block that gave it its last confirmation (whole
- * seconds, as Ethereum keeps them), for the finality -> settlement metric. Omitted when the node does not answer:
- * the verdict stands without it.
+ * seconds, as Ethereum keeps them), for the finality -> settlement metric. Omitted when the node refuses that read:
+ * the verdict stands without it (a node that does not answer at all times the whole status read out, as for any of
+ * its reads).
  */
 function finality(input: StatusInput, blockNumber: bigint): Promise<{ finalAt?: Date }> {
   const asked = input.finalities?.get(blockNumber);
