@@ -16,7 +16,7 @@ import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/d
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { cpuPerPayment, cpuSnapshot } from './lib/cpu.js';
-import { startDevnet, watchHeads } from './lib/devnet.js';
+import { startBenchDevnet, watchHeads } from './lib/devnet.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
@@ -30,8 +30,8 @@ const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const KEY = { 'x-api-key': 'bench' };
 const QUOTE = { amount_usd: 1.25, destination: { solana_address: SOL }, priority: 'fast' };
 
-async function quote(service: Service): Promise<string> {
-  const res = await send('POST', `${service.url}/quotes`, QUOTE, KEY);
+async function quote(service: Service, body: object = QUOTE): Promise<string> {
+  const res = await send('POST', `${service.url}/quotes`, body, KEY);
   if (res.status !== 201) throw new Error(`quote refused: ${res.body}`);
   return (JSON.parse(res.body) as { quote_id: string }).quote_id;
 }
@@ -185,22 +185,19 @@ async function latencies(serverUrl: string) {
  * default settings: payments on each chain, a few a second, each transfer's finality read from the chains themselves.
  */
 async function devnetLatency(serverUrl: string) {
-  const devnet = await startDevnet();
+  const devnet = await startBenchDevnet();
   const db = await createBenchDatabase(serverUrl);
   const watcher = watchHeads(devnet.env.ETHEREUM_RPC_URL!, devnet.env.SOLANA_RPC_URL!);
   let service: Service | undefined;
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   try {
     service = await startService('serve', { ...devnet.env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' });
-    const quoteFor = async (destination: object) => {
-      const res = await send('POST', `${service!.url}/quotes`, { amount_usd: 1.25, destination, priority: 'fast' }, KEY);
-      if (res.status !== 201) throw new Error(`quote refused on the devnet: ${res.body}`);
-      return (JSON.parse(res.body) as { quote_id: string }).quote_id;
-    };
-    const backing = [await quoteFor({ ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) }), await quoteFor({ solana_address: SOL })];
+    const backing = [
+      await quote(service, { ...QUOTE, destination: { ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) } }),
+      await quote(service),
+    ];
     const created = await openLoop('devnet payments', 2, 10, intentCreator(service, backing, 'devnet'));
-    const deadline = performance.now() + 120_000;
-    while ((await openIntents(pool)) > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+    await drain(pool);
     const { rows } = await pool.query<{ chain: 'ethereum' | 'solana'; tx_id: string; confirmed_at: Date }>(
       "SELECT chain, tx_id, confirmed_at FROM payment_attempts WHERE status = 'confirmed'",
     );

@@ -2,11 +2,9 @@
 // started as operators start them, and watched from outside. The watcher asks each chain for its head every
 // WATCH_MS and keeps the instant it first saw each block or finalized slot, so when a transfer became final is known
 // to within that interval, from the chain's own answers and not from the service's.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
-import { BIN } from '../../test/helpers/process.js';
+import { jsonLine, jsonRpc, startDevnet } from '../../test/helpers/devnet-process.js';
+import { killOnExit } from './service.js';
 
-const READY_MS = 60_000;
 const WATCH_MS = 25;
 
 export interface BenchDevnet {
@@ -15,45 +13,21 @@ export interface BenchDevnet {
   stop(): Promise<void>;
 }
 
-export async function startDevnet(): Promise<BenchDevnet> {
-  let stdout = '';
-  let stderr = '';
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'devnet', '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-  const orphaned = () => void child.kill('SIGKILL');
-  process.on('exit', orphaned);
+/** `stableroute devnet --json`, as operators start it, once it has printed its variables. */
+export async function startBenchDevnet(): Promise<BenchDevnet> {
+  const devnet = startDevnet();
+  killOnExit(devnet.child, 'SIGTERM');
   const stop = async () => {
-    process.removeListener('exit', orphaned);
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    if (devnet.child.exitCode !== null) return;
+    devnet.child.kill('SIGTERM');
+    await devnet.exited;
   };
-  const deadline = performance.now() + READY_MS;
-  while (!stdout.includes('\n')) {
-    if (child.exitCode !== null || performance.now() > deadline) {
-      await stop();
-      throw new Error(`stableroute devnet did not start: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    return { env: await jsonLine(devnet.stdout, devnet.child, devnet.stderr), stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
-  return { env: JSON.parse(stdout.slice(0, stdout.indexOf('\n'))) as Record<string, string>, stop };
-}
-
-async function rpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(5_000),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
 }
 
 export interface HeadWatcher {
@@ -82,20 +56,20 @@ export function watchHeads(ethereumUrl: string, solanaUrl: string): HeadWatcher 
   };
   const loops = [
     poll(async () => {
-      seen(ethereumHeads, Number(BigInt(await rpc<string>(ethereumUrl, 'eth_blockNumber'))));
+      seen(ethereumHeads, Number(BigInt(await jsonRpc<string>(ethereumUrl, 'eth_blockNumber'))));
     }),
     poll(async () => {
-      seen(finalizedSlots, await rpc<number>(solanaUrl, 'getSlot', [{ commitment: 'finalized' }]));
+      seen(finalizedSlots, await jsonRpc<number>(solanaUrl, 'getSlot', [{ commitment: 'finalized' }]));
     }),
   ];
   return {
     async ethereumFinalAt(txHash, confirmations) {
-      const receipt = await rpc<{ blockNumber: string } | null>(ethereumUrl, 'eth_getTransactionReceipt', [txHash]);
+      const receipt = await jsonRpc<{ blockNumber: string } | null>(ethereumUrl, 'eth_getTransactionReceipt', [txHash]);
       if (!receipt) return null;
       return firstAtOrPast(ethereumHeads, Number(BigInt(receipt.blockNumber)) + confirmations - 1);
     },
     async solanaFinalAt(signature) {
-      const { value } = await rpc<{ value: ({ slot: number } | null)[] }>(solanaUrl, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
+      const { value } = await jsonRpc<{ value: ({ slot: number } | null)[] }>(solanaUrl, 'getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
       const slot = value[0]?.slot;
       if (slot === undefined) return null;
       return firstAtOrPast(finalizedSlots, slot);

@@ -73,6 +73,19 @@ async function rssMiB(pid: number): Promise<number> {
   return Math.round(kb / 1024);
 }
 
+/**
+ * Signals `child` if the bench exits first (an uncaught error): a bench that dies must not leave its service or its
+ * chains running, busy on a dropped database and skewing the next run's figures. SIGKILL for the service (a crash is
+ * what it is built to survive); SIGTERM for a process that must stop children of its own (the devnet's anvil).
+ */
+export function killOnExit(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  const kill = () => {
+    if (child.exitCode === null) child.kill(signal);
+  };
+  process.on('exit', kill);
+  child.once('exit', () => process.removeListener('exit', kill));
+}
+
 async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -97,13 +110,7 @@ export async function startService(role: 'serve' | 'api', env: Record<string, st
   child.stdout!.on('data', (c) => (output = (output + c).slice(-20_000)));
   child.stderr!.on('data', (c) => (output = (output + c).slice(-20_000)));
   const url = `http://127.0.0.1:${port}`;
-  // A bench that dies (an uncaught error) must not leave its service running, busy on a dropped database and
-  // skewing the next run's figures.
-  const orphaned = () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  };
-  process.on('exit', orphaned);
-  child.once('exit', () => process.removeListener('exit', orphaned));
+  killOnExit(child);
   await waitReady(url, child, () => output);
   const service: Service = {
     url,

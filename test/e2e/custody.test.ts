@@ -15,7 +15,7 @@ import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem
 import { generatePrivateKey, privateKeyToAccount, publicKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, solanaRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
+import { EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, jsonRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
 import { freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
@@ -138,9 +138,9 @@ describe('custody in a PKCS#11 token (SoftHSM2)', () => {
     const usdc = await eth.readContract({ address: env.ETHEREUM_USDC_ADDRESS as Address, abi: ERC20, functionName: 'balanceOf', args: [treasury.ethereum] });
     expect(usdc).toBe(1_000_000n * 1_000_000n);
     const [ata] = await findAssociatedTokenPda({ owner: treasury.solana as SolanaAddress, mint: env.SOLANA_USDC_MINT as SolanaAddress, tokenProgram: TOKEN_PROGRAM_ADDRESS });
-    const balance = await solanaRpc<{ value: { amount: string } }>(env.SOLANA_RPC_URL!, 'getTokenAccountBalance', [ata]);
+    const balance = await jsonRpc<{ value: { amount: string } }>(env.SOLANA_RPC_URL!, 'getTokenAccountBalance', [ata]);
     expect(balance.value.amount).toBe(String(1_000_000n * 1_000_000n));
-    expect((await solanaRpc<{ value: number }>(env.SOLANA_RPC_URL!, 'getBalance', [treasury.solana])).value).toBeGreaterThan(0);
+    expect((await jsonRpc<{ value: number }>(env.SOLANA_RPC_URL!, 'getBalance', [treasury.solana])).value).toBeGreaterThan(0);
   }, 60_000);
 
   it('serve with exactly those settings pays out on both chains, signed inside the token; no secret leaks', async () => {
@@ -186,7 +186,7 @@ describe('custody in a PKCS#11 token (SoftHSM2)', () => {
     const eth = createPublicClient({ transport: http(env.ETHEREUM_RPC_URL, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) });
     expect((await eth.getTransaction({ hash: ethTx })).from.toLowerCase()).toBe(treasury.ethereum.toLowerCase());
     expect(await eth.readContract({ address: env.ETHEREUM_USDC_ADDRESS as Address, abi: ERC20, functionName: 'balanceOf', args: [ethRecipient] })).toBe(3_210_000n);
-    const solTx = await solanaRpc<{ meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] }; transaction: { message: { accountKeys: string[] } } }>(
+    const solTx = await jsonRpc<{ meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] }; transaction: { message: { accountKeys: string[] } } }>(
       env.SOLANA_RPC_URL!,
       'getTransaction',
       [solIntent!.attempts.find((a) => a.status === 'confirmed')!.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }],

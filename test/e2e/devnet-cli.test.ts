@@ -11,7 +11,7 @@ import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { DEVNET_READY_MS, EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, solanaRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
+import { DEVNET_READY_MS, EXIT_MS, jsonLine, pay, readIntent, RPC_TIMEOUT_MS, SETTLE_MS, jsonRpc, startDevnet, withDeadline, type Devnet } from '../helpers/devnet-cli.js';
 import { BIN, freePort, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
 const DEVNET_VARIABLES = [
@@ -119,16 +119,16 @@ describe('stableroute devnet --json + serve', () => {
     // A Solana secret key is seed (32 bytes) then public key (32 bytes).
     const solTreasury = getBase58Decoder().decode(getBase58Encoder().encode(env.SOLANA_TREASURY_KEY!).slice(32)) as SolanaAddress;
     const [solTreasuryAta] = await findAssociatedTokenPda({ owner: solTreasury, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
-    const blockhash = await solanaRpc<WithContext<{ blockhash: string; lastValidBlockHeight: number }>>(solRpc, 'getLatestBlockhash', [{ commitment: 'finalized' }]);
+    const blockhash = await jsonRpc<WithContext<{ blockhash: string; lastValidBlockHeight: number }>>(solRpc, 'getLatestBlockhash', [{ commitment: 'finalized' }]);
     expect(blockhash.value.blockhash).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
-    expect(await solanaRpc<number>(solRpc, 'getSlot')).toBeGreaterThanOrEqual(0);
-    expect((await solanaRpc<WithContext<number>>(solRpc, 'getBalance', [solTreasury])).value).toBeGreaterThan(0);
-    const mintInfo = await solanaRpc<WithContext<{ owner: string; data: { parsed: { type: string; info: { decimals: number } } } }>>(
+    expect(await jsonRpc<number>(solRpc, 'getSlot')).toBeGreaterThanOrEqual(0);
+    expect((await jsonRpc<WithContext<number>>(solRpc, 'getBalance', [solTreasury])).value).toBeGreaterThan(0);
+    const mintInfo = await jsonRpc<WithContext<{ owner: string; data: { parsed: { type: string; info: { decimals: number } } } }>>(
       solRpc, 'getAccountInfo', [mint, { encoding: 'jsonParsed' }],
     );
     expect(mintInfo.value.owner).toBe(TOKEN_PROGRAM_ADDRESS);
     expect(mintInfo.value.data.parsed).toMatchObject({ type: 'mint', info: { decimals: 6 } });
-    const solTreasuryUsdc = () => solanaRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [solTreasuryAta]);
+    const solTreasuryUsdc = () => jsonRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [solTreasuryAta]);
     const solTreasuryBefore = BigInt((await solTreasuryUsdc()).value.amount);
     expect(solTreasuryBefore).toBeGreaterThan(0n);
 
@@ -168,7 +168,7 @@ describe('stableroute devnet --json + serve', () => {
     // 4. On chain, to the micro-unit.
     const signature = solIntent!.attempts.find((a) => a.status === 'confirmed')?.tx_id;
     expect(signature, JSON.stringify(solIntent)).toBeTruthy();
-    const tx = await solanaRpc<SolanaTransaction>(solRpc, 'getTransaction', [
+    const tx = await jsonRpc<SolanaTransaction>(solRpc, 'getTransaction', [
       signature,
       { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 },
     ]);
@@ -178,7 +178,7 @@ describe('stableroute devnet --json + serve', () => {
     expect(received?.mint).toBe(mint);
     expect(received?.uiTokenAmount.amount).toBe('12345678');
     const [recipientAta] = await findAssociatedTokenPda({ owner: solRecipient as SolanaAddress, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
-    expect((await solanaRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [recipientAta])).value.amount).toBe('12345678');
+    expect((await jsonRpc<WithContext<TokenAmount>>(solRpc, 'getTokenAccountBalance', [recipientAta])).value.amount).toBe('12345678');
     expect(BigInt((await solTreasuryUsdc()).value.amount)).toBe(solTreasuryBefore - 12_345_678n);
     expect(await ethBalanceOf(ethRecipient)).toBe(7_654_321n);
     expect(await ethBalanceOf(ethTreasury)).toBe(ethTreasuryBefore - 7_654_321n);
@@ -202,7 +202,7 @@ describe('stableroute devnet --json + serve', () => {
     expect(await withDeadline(running.exited, EXIT_MS, 'devnet exit after SIGTERM'), running.stderr().slice(-2000)).toBe(0);
     expect(running.stdout().trim().split('\n')).toHaveLength(1);
     await expect(eth.getChainId()).rejects.toThrow();
-    await expect(solanaRpc(solRpc, 'getSlot')).rejects.toThrow();
+    await expect(jsonRpc(solRpc, 'getSlot')).rejects.toThrow();
     const anvil = devnetChildren.find((c) => c.name === 'anvil');
     if (anvil) expect(isAlive(anvil), 'anvil outlived the devnet').toBe(false);
     // tsx's esbuild service leaves by itself once its parent's pipe closes.
@@ -251,7 +251,7 @@ describe.runIf(process.platform === 'linux')('the devnet never leaves anvil behi
     run.child.kill('SIGHUP');
     expect(await withDeadline(run.exited, EXIT_MS, 'devnet exit after SIGHUP'), run.stderr().slice(-2000)).toBe(0);
     expect(isAlive(anvil), 'anvil outlived the devnet').toBe(false);
-    await expect(solanaRpc(env.SOLANA_RPC_URL!, 'getSlot')).rejects.toThrow();
+    await expect(jsonRpc(env.SOLANA_RPC_URL!, 'getSlot')).rejects.toThrow();
     expect(existsSync(env.DATA_DIR!), 'an unused DATA_DIR of the run is removed').toBe(false);
   }, 60_000);
 

@@ -18,7 +18,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand, waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import { devnetEnv } from '../helpers/devnet.js';
-import { solanaRpc } from '../helpers/devnet-cli.js';
+import { jsonRpc } from '../helpers/devnet-cli.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -92,7 +92,7 @@ describe('gas and withdrawals on the devnet', () => {
     expect(created.statusCode, created.body).toBe(201);
     const w = await settle(created.json().id, () => sol.advanceSlots(4));
     expect(w.status).toBe('settled');
-    const tx = await solanaRpc<{ meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] } }>(
+    const tx = await jsonRpc<{ meta: { err: unknown; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] } }>(
       sol.rpcUrl,
       'getTransaction',
       [w.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }],

@@ -1,50 +1,13 @@
 // `stableroute devnet` driven from the outside, as the CLI tests and the custody test use it: start it, read the
-// environment it prints, pay through the HTTP API it was pointed at, and ask the Solana devnet plain JSON-RPC.
-import { spawn, type ChildProcess } from 'node:child_process';
+// environment it prints (test/helpers/devnet-process.ts), pay through the HTTP API it was pointed at, and ask the
+// chains plain JSON-RPC.
 import { expect } from 'vitest';
-import { BIN, waitFor } from './process.js';
+
+export { DEVNET_READY_MS, jsonLine, jsonRpc, RPC_TIMEOUT_MS, startDevnet, type Devnet } from './devnet-process.js';
 
 export const KEY = { 'content-type': 'application/json', 'x-api-key': 'dev' };
-export const DEVNET_READY_MS = 30_000;
 export const SETTLE_MS = 60_000;
 export const EXIT_MS = 15_000;
-export const RPC_TIMEOUT_MS = 5_000;
-
-export interface Devnet {
-  child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<number | null>;
-}
-
-/** `stableroute devnet --json` with `extraArgs` (e.g. `--signer pkcs11`), its output collected. */
-export function startDevnet(extraArgs: string[] = []): Devnet {
-  let stdout = '';
-  let stderr = '';
-  const child = spawn(process.execPath, [BIN, 'devnet', ...extraArgs, '--json'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => stdout, stderr: () => stderr, exited };
-}
-
-/** The first line a devnet prints on stdout, once it is there; fails if the process exits first. */
-export async function jsonLine(stdout: () => string, child: ChildProcess, output: () => string): Promise<Record<string, string>> {
-  const { line } = await waitFor(
-    'devnet --json line',
-    async () => {
-      const out = stdout();
-      if (out.includes('\n')) return { line: out.slice(0, out.indexOf('\n')) };
-      return child.exitCode !== null && { line: undefined };
-    },
-    DEVNET_READY_MS,
-  );
-  expect(line, `devnet exited early: ${output().slice(-2000)}`).toBeDefined();
-  return JSON.parse(line!) as Record<string, string>;
-}
 
 /** Waits for `promise`, failing with `what` after `ms` (a process that hangs on SIGTERM fails the test, not the run). */
 export async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -55,18 +18,6 @@ export async function withDeadline<T>(promise: Promise<T>, ms: number, what: str
   } finally {
     clearTimeout(timer);
   }
-}
-
-export async function solanaRpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
 }
 
 export type IntentView = { status: string; selected_chain: string; attempts: { tx_id: string; status: string }[] };
