@@ -26,6 +26,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const DRAIN_LIMIT_SECONDS = 120;
+const WARM_UP_SECONDS = 2;
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const KEY = { 'x-api-key': 'bench' };
 const QUOTE = { amount_usd: 1.25, destination: { solana_address: SOL }, priority: 'fast' };
@@ -70,7 +71,11 @@ async function throughput(serverUrl: string, reservationTps: number) {
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   const rss = setInterval(() => void service.sampleRss(), 1000);
   try {
-    const quotes = await closedLoop('POST /quotes', CONCURRENCY, SECONDS, async () => (await send('POST', `${service.url}/quotes`, QUOTE, KEY)).status === 201);
+    const quoteOnce = async () => (await send('POST', `${service.url}/quotes`, QUOTE, KEY)).status === 201;
+    // The first phase of a fresh process: a short warm-up, not counted, so that the figure is the service's and not
+    // V8's compiler at work (the hello-world baseline's one route warms up within its first milliseconds).
+    await closedLoop('warm-up', CONCURRENCY, WARM_UP_SECONDS, quoteOnce);
+    const quotes = await closedLoop('POST /quotes', CONCURRENCY, SECONDS, quoteOnce);
     const backing = await Promise.all(Array.from({ length: 8 }, () => quote(service)));
     const intents = await closedLoop('POST /payment_intents', CONCURRENCY, SECONDS, intentCreator(service, backing, 'closed'));
     const halfRate = Math.max(1, Math.round(intents.perSecond / 2));
@@ -125,6 +130,27 @@ async function throughput(serverUrl: string, reservationTps: number) {
     await pool.end();
     await service.stop();
     await receiver.close();
+    await db.drop();
+  }
+}
+
+/**
+ * Creations with no worker at all (`stableroute api`): what the creation path alone costs, and the most creations a
+ * second the cores could carry at that cost, whatever the workers do. The bench's own share (the load generator) is in
+ * the figure, as it is in the baselines'.
+ */
+async function apiOnly(serverUrl: string) {
+  const db = await createBenchDatabase(serverUrl);
+  const service = await startService('api', { DATABASE_URL: db.url, SIM_TREASURY_USDC: '1000000000', RATE_LIMIT_PER_MINUTE: '0' });
+  try {
+    const backing = await Promise.all(Array.from({ length: 8 }, () => quote(service)));
+    await closedLoop('warm-up', CONCURRENCY, WARM_UP_SECONDS, intentCreator(service, backing, 'api-warm-up'));
+    const before = await cpuSnapshot(service.pid);
+    const intents = await closedLoop('POST /payment_intents, api only', CONCURRENCY, SECONDS, intentCreator(service, backing, 'api'));
+    const after = await cpuSnapshot(service.pid);
+    return { intents, cpuPerCreation: before && after ? cpuPerPayment(before, after, intents.requests) : null };
+  } finally {
+    await service.stop();
     await db.drop();
   }
 }
@@ -259,6 +285,7 @@ async function main(): Promise<void> {
     const reservation = await reservationBaseline(baseDb.url, CONCURRENCY, SECONDS).finally(() => baseDb.drop());
     const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
     const service = await throughput(serverUrl, reservation.tps);
+    const api = await apiOnly(serverUrl);
     const latency = await latencies(serverUrl);
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
@@ -270,6 +297,15 @@ async function main(): Promise<void> {
     line('POST /quotes', describe(service.quotes), `${ratio(service.quotes.perSecond, hello.perSecond)} hello-world (target >= 0.25x)`);
     line('POST /payment_intents (one chain)', describe(service.intents), `${ratio(service.intents.perSecond, reservation.tps)} reservation (target >= 2x)`);
     line(`intents at half load`, describe(service.halfLoad), 'target p99 < 100 ms');
+    line('POST /payment_intents, api only (no workers)', describe(api.intents), `${ratio(api.intents.perSecond, reservation.tps)} reservation`);
+    if (api.cpuPerCreation) {
+      const c = api.cpuPerCreation;
+      line(
+        'CPU per creation, api only',
+        `${c.machineMs} ms: service ${c.serviceMs}, PostgreSQL ${c.postgresMs}, load ${c.benchMs}`,
+        `the cores carry at most ${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`,
+      );
+    }
     line('backlog left by the bursts', `${service.burst.backlog} open`, `drained in ${service.burst.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s`);
     line(
       `sustained ${SUSTAINED_SECONDS} s at ${service.sustained.perSecond}/s`,
@@ -309,6 +345,7 @@ async function main(): Promise<void> {
       settings: { seconds: SECONDS, sustainedSeconds: SUSTAINED_SECONDS, concurrency: CONCURRENCY },
       baselines: { reservation, hello },
       service,
+      apiOnly: api,
       latency,
       devnet,
       addresses,
