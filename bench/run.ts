@@ -15,7 +15,7 @@ import { getAddress } from 'viem';
 import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/domain/addresses.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
-import { cpuPerPayment, cpuSnapshot } from './lib/cpu.js';
+import { cpuPerPayment, cpuSnapshot, type CpuPerPayment } from './lib/cpu.js';
 import { startBenchDevnet, watchHeads } from './lib/devnet.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
@@ -141,7 +141,12 @@ async function throughput(serverUrl: string, reservationTps: number) {
  */
 async function apiOnly(serverUrl: string) {
   const db = await createBenchDatabase(serverUrl);
-  const service = await startService('api', { DATABASE_URL: db.url, SIM_TREASURY_USDC: '1000000000', RATE_LIMIT_PER_MINUTE: '0' });
+  const service = await startService('api', { DATABASE_URL: db.url, SIM_TREASURY_USDC: '1000000000', RATE_LIMIT_PER_MINUTE: '0' }).catch(
+    async (error: unknown) => {
+      await db.drop();
+      throw error;
+    },
+  );
   try {
     const backing = await Promise.all(Array.from({ length: 8 }, () => quote(service)));
     await closedLoop('warm-up', CONCURRENCY, WARM_UP_SECONDS, intentCreator(service, backing, 'api-warm-up'));
@@ -212,7 +217,10 @@ async function latencies(serverUrl: string) {
  */
 async function devnetLatency(serverUrl: string) {
   const devnet = await startBenchDevnet();
-  const db = await createBenchDatabase(serverUrl);
+  const db = await createBenchDatabase(serverUrl).catch(async (error: unknown) => {
+    await devnet.stop();
+    throw error;
+  });
   const watcher = watchHeads(devnet.env.ETHEREUM_RPC_URL!, devnet.env.SOLANA_RPC_URL!);
   let service: Service | undefined;
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
@@ -250,6 +258,11 @@ async function devnetLatency(serverUrl: string) {
 
 function line(label: string, value: string, ratio?: string): void {
   console.log(`${label.padEnd(44)} ${value.padEnd(30)} ${ratio ?? ''}`);
+}
+
+/** CPU per unit of work by process (`bench` names the bench's own share), and what the cores carry at that cost. */
+function cpuLine(label: string, c: CpuPerPayment, bench: string, ceiling: string): void {
+  line(label, `${c.machineMs} ms: service ${c.serviceMs}, PostgreSQL ${c.postgresMs}, ${bench} ${c.benchMs}`, `the cores carry at most ${ceiling}`);
 }
 
 function describe(r: LoadResult): string {
@@ -300,11 +313,7 @@ async function main(): Promise<void> {
     line('POST /payment_intents, api only (no workers)', describe(api.intents), `${ratio(api.intents.perSecond, reservation.tps)} reservation`);
     if (api.cpuPerCreation) {
       const c = api.cpuPerCreation;
-      line(
-        'CPU per creation, api only',
-        `${c.machineMs} ms: service ${c.serviceMs}, PostgreSQL ${c.postgresMs}, load ${c.benchMs}`,
-        `the cores carry at most ${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`,
-      );
+      cpuLine('CPU per creation, api only', c, 'load', `${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`);
     }
     line('backlog left by the bursts', `${service.burst.backlog} open`, `drained in ${service.burst.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s`);
     line(
@@ -315,13 +324,7 @@ async function main(): Promise<void> {
     // The same half load from no backlog: the creations' own latency when nothing is left over from the bursts.
     line('creations during the sustained run', `p50 ${service.sustained.p50Ms} ms  p99 ${service.sustained.p99Ms} ms`);
     const cpu = service.sustained.cpuPerPayment;
-    if (cpu) {
-      line(
-        'CPU per payment, sustained run to drained',
-        `${cpu.machineMs} ms: service ${cpu.serviceMs}, PostgreSQL ${cpu.postgresMs}, load+receiver ${cpu.benchMs}`,
-        `the cores carry at most ${cpu.ceilingPerSecond} payments/s at this cost`,
-      );
-    }
+    if (cpu) cpuLine('CPU per payment, sustained run to drained', cpu, 'load+receiver', `${cpu.ceilingPerSecond} payments/s at this cost`);
     line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
     line(
       'reserved -> broadcasted (job path, all runs)',

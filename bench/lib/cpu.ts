@@ -1,7 +1,9 @@
 // CPU time spent during a phase, read from /proc (Linux only): the whole machine, the service's process, every
 // PostgreSQL process (the bench's server does nothing else while it runs) and this process (the load generator and
 // the webhook receiver). Per payment, it says where a payment's cost goes, and how many payments a second the
-// machine's cores could carry at that cost, whatever the other figures' noise.
+// machine's cores could carry at that cost, whatever the other figures' noise. A process that exits during the phase
+// takes its time out of the process figures (not out of the machine's): the service's pool keeps its connections
+// while the load lasts, but a phase without load in between would undercount PostgreSQL.
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';

@@ -453,7 +453,7 @@ describe('ethereum adapter: transfers', () => {
     const status = await adapter.getStatus(signed);
 
     const receipt = await reader.getTransactionReceipt({ hash: signed.txId as Hex });
-    expect(status).toEqual({ ...(await finalStatus(signed.txId)), feeNative: receipt.gasUsed * receipt.effectiveGasPrice });
+    expect(status).toEqual(await finalStatus(signed.txId)); // its fee: the receipt's gasUsed x effectiveGasPrice
     // The price from EIP-1559's rule, with the block's base fee and the fee caps the transaction was signed with.
     const block = await reader.getBlock({ blockNumber: receipt.blockNumber });
     const baseFee = block.baseFeePerGas!;
