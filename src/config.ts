@@ -1,6 +1,7 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
 import { existsSync, readFileSync } from 'node:fs';
 import type { SpendingPolicy } from './domain/spending-policy.js';
+import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
 import { parseUnits, parseUsdc } from './money.js';
@@ -19,8 +20,10 @@ export interface Config {
   adminHost: string;
   /** Host names (and addresses) the admin listener answers to; null: localhost names and the listener's own address. */
   adminAllowedHosts: readonly string[] | null;
-  /** When set, every /admin/* request needs `Authorization: Bearer <token>`. */
+  /** The admin token: `Authorization: Bearer <token>` opens every admin route (decision 170). */
   adminToken: string | null;
+  /** ADMIN_EXPOSE_OPEN_ENDPOINTS: in production the spec's open admin endpoints answer peers beyond loopback on the public listener. */
+  adminExposeOpenEndpoints: boolean;
   databaseUrl: string | null;
   dataDir: string;
   production: boolean;
@@ -379,6 +382,20 @@ export function loadConfig(env: Env = process.env): Config {
       if (problem !== null) throw new ConfigError(name, `${problem} (NODE_ENV=production)`);
     }
   }
+  const adminExposeOpenEndpoints = onOff(env, 'ADMIN_EXPOSE_OPEN_ENDPOINTS', false);
+  if (production && adminPortRaw !== undefined && !adminExposeOpenEndpoints) {
+    // The admin listener answers every peer that reaches it (its address is the operator's internal network): bound
+    // to every interface, or to the public listener's own, it would answer the world (decision 170).
+    const adminHost = present(env, 'ADMIN_HOST') ?? '127.0.0.1';
+    const host = present(env, 'HOST') ?? '0.0.0.0';
+    if (isWildcardAddress(adminHost) || (sameBindAddress(adminHost, host) && !isLoopbackAddress(host))) {
+      throw new ConfigError(
+        'ADMIN_HOST',
+        `${adminHost} would serve the admin endpoints that need no credentials on a public interface (NODE_ENV=production): ` +
+          'bind ADMIN_HOST to an internal or loopback address, or set ADMIN_EXPOSE_OPEN_ENDPOINTS=on to expose them',
+      );
+    }
+  }
   if (operatorWebhookSecret !== undefined && isStandardSecret(operatorWebhookSecret)) {
     try {
       standardKeyOf(operatorWebhookSecret);
@@ -404,6 +421,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminHost: present(env, 'ADMIN_HOST') ?? '127.0.0.1',
     adminAllowedHosts: hostList(env, 'ADMIN_ALLOWED_HOSTS'),
     adminToken: adminToken ?? null,
+    adminExposeOpenEndpoints,
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,

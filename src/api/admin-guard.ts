@@ -1,14 +1,19 @@
-// Checks in front of /admin/* (decision 94). The admin API has no user accounts: it trusts the network it is served
-// on. A browser on that network must not become a way in:
+// Checks in front of /admin/*, /console and /metrics (decisions 94, 170), in this order; every refusal is an error body
+// with a code, and nothing runs behind it.
 //   1. Host: only names the listener is known by (DNS rebinding points evil.example at 127.0.0.1; the browser then
 //      sends `Host: evil.example`, which is refused, so a page cannot read the overview).
-//   2. ADMIN_TOKEN, when configured: `Authorization: Bearer <token>`, compared in constant time.
+//   2. Who may call the route (src/api/admin-access.ts): the spec's four endpoints need no credentials, but in
+//      production a peer that is not loopback reaches them on the public listener only after
+//      ADMIN_EXPOSE_OPEN_ENDPOINTS=on; every other route needs `Authorization: Bearer <ADMIN_TOKEN>` in production
+//      from any peer on any listener (without ADMIN_TOKEN it is refused), and in development from any peer but
+//      loopback. The peer is the socket's address: Host, Origin and X-Forwarded-For are the client's own words.
 //   3. Origin: a state-changing request (POST, PUT, PATCH, DELETE) sent by a browser must come from the admin origin
 //      itself; a cross-site form or fetch() (even `no-cors`, which needs no preflight) is refused.
-// Every refusal is an error body with a code; nothing runs behind it.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isLoopbackAddress } from '../domain/network-address.js';
+import { adminAccessOf } from './admin-access.js';
 import { sendError } from './errors.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -22,11 +27,12 @@ export interface AdminGuardOptions {
   /** The address the listener binds (HOST or ADMIN_HOST). */
   listenHost: string;
   adminToken: string | null;
-  /**
-   * Paths whose GETs need no token: the console's page and scripts, which hold no data (the page asks for the token
-   * and sends it with every data request, decision 123). The Host check still applies to them.
-   */
-  tokenFreePrefixes?: readonly string[];
+  /** NODE_ENV=production: every route but the open ones needs the token, from every peer. */
+  production: boolean;
+  /** These routes are served on the public listener (ADMIN_PORT unset). */
+  publicListener: boolean;
+  /** ADMIN_EXPOSE_OPEN_ENDPOINTS: the open routes answer every peer of the public listener in production too. */
+  exposeOpenEndpoints: boolean;
 }
 
 /** Lower case, no brackets around IPv6, no trailing dot, no port. Null for a malformed Host header. */
@@ -108,16 +114,49 @@ export function registerAdminGuard(scope: FastifyInstance, options: AdminGuardOp
     if (hostname === null || !allowed.has(hostname)) {
       return sendError(reply, 403, 'HOST_NOT_ALLOWED', 'The admin API does not answer to this Host; see ADMIN_ALLOWED_HOSTS');
     }
-    const tokenFree = SAFE_METHODS.has(request.method) && (options.tokenFreePrefixes ?? []).some((p) => request.url === p || request.url.startsWith(`${p}/`));
-    if (tokenMatches !== null && !tokenFree) {
-      const presented = bearerOf(request);
-      if (presented === null || !tokenMatches(presented)) {
-        reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
-        return sendError(reply, 401, 'UNAUTHORIZED', presented === null ? 'Missing Authorization: Bearer header' : 'The admin token is not valid');
-      }
+    const refusal = accessProblem(request, options, tokenMatches);
+    if (refusal !== null) {
+      if (refusal.status === 401) reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
+      return sendError(reply, refusal.status, refusal.code, refusal.message);
     }
     const crossSite = crossSiteProblem(request.method, request.headers);
     if (crossSite !== null) return sendError(reply, 403, 'CROSS_SITE_REQUEST', crossSite);
     return undefined;
   });
+}
+
+interface Refusal {
+  status: 401 | 403;
+  code: 'UNAUTHORIZED' | 'ADMIN_NOT_EXPOSED';
+  message: string;
+}
+
+/** Why this peer may not call this route with what it presented, or null. */
+function accessProblem(request: FastifyRequest, options: AdminGuardOptions, tokenMatches: ((presented: string) => boolean) | null): Refusal | null {
+  const access = adminAccessOf(request.method, request.routeOptions.url);
+  if (access === 'page') return null;
+  // Credentials presented are checked even where none are needed: a wrong token is a mistake worth a clear answer.
+  const credentialed = request.headers.authorization !== undefined;
+  if (credentialed) {
+    const presented = bearerOf(request);
+    if (presented === null) return { status: 401, code: 'UNAUTHORIZED', message: 'The Authorization header must be Bearer <admin token>' };
+    if (tokenMatches === null) return { status: 401, code: 'UNAUTHORIZED', message: 'ADMIN_TOKEN is not set: no admin token is valid' };
+    if (!tokenMatches(presented)) return { status: 401, code: 'UNAUTHORIZED', message: 'The admin token is not valid' };
+  }
+  const loopback = isLoopbackAddress(request.socket.remoteAddress);
+  if (access === 'open') {
+    if (credentialed || loopback || !options.production || !options.publicListener || options.exposeOpenEndpoints) return null;
+    return {
+      status: 403,
+      code: 'ADMIN_NOT_EXPOSED',
+      message: 'In production the admin endpoints answer loopback only on the public listener; serve them on ADMIN_PORT, or set ADMIN_EXPOSE_OPEN_ENDPOINTS=on',
+    };
+  }
+  if (credentialed) return null;
+  if (tokenMatches !== null) return { status: 401, code: 'UNAUTHORIZED', message: 'Missing Authorization: Bearer header' };
+  if (options.production) {
+    return { status: 401, code: 'UNAUTHORIZED', message: 'ADMIN_TOKEN is not set: in production admin actions over HTTP are refused (the CLI works)' };
+  }
+  if (loopback) return null;
+  return { status: 401, code: 'UNAUTHORIZED', message: 'Admin actions from another address need ADMIN_TOKEN set and sent as Authorization: Bearer' };
 }

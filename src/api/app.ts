@@ -18,7 +18,7 @@ import { adminPaymentRoutes } from './routes/admin-payments.js';
 import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { metricsRoute, registerHttpMetrics } from './routes/metrics.js';
-import { CONSOLE_PATH, consoleRoutes } from './routes/console.js';
+import { consoleRoutes } from './routes/console.js';
 import { paymentIntentRoutes } from './routes/payment-intents.js';
 import { quoteRoutes } from './routes/quotes.js';
 import { lazyRequestLogger } from './request-logger.js';
@@ -83,12 +83,17 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     healthRoutes(app, ctx, options.readiness);
   }
   if (options.admin) {
+    if (ctx.config.production && ctx.config.adminToken === null) {
+      ctx.log.warn('ADMIN_TOKEN is not set: admin routes other than the spec\'s four refuse every HTTP request (decision 170); the CLI works');
+    }
     await app.register(async (adminScope) => {
       registerAdminGuard(adminScope, {
         allowedHosts: ctx.config.adminAllowedHosts,
         listenHost: options.merchant ? ctx.config.host : ctx.config.adminHost,
         adminToken: ctx.config.adminToken,
-        tokenFreePrefixes: [CONSOLE_PATH],
+        production: ctx.config.production,
+        publicListener: options.merchant,
+        exposeOpenEndpoints: ctx.config.adminExposeOpenEndpoints,
       });
       adminRoutes(adminScope, ctx);
       policyAdminRoutes(adminScope, ctx);

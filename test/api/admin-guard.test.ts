@@ -98,18 +98,27 @@ describe('Origin check on state-changing admin requests', () => {
 describe('ADMIN_TOKEN', () => {
   it('401 without the bearer token or with a wrong one; 200 with it', async () => {
     const headers = { host: 'ops.internal' };
-    const missing = await guarded.app.inject({ method: 'GET', url: '/admin/overview', headers });
+    const missing = await guarded.app.inject({ method: 'GET', url: '/admin/payments', headers });
     expect(missing.statusCode).toBe(401);
     expect(missing.headers['www-authenticate']).toMatch(/^Bearer/);
     expect(missing.json()).toEqual({ statusCode: 401, error: 'Unauthorized', message: expect.any(String), code: 'UNAUTHORIZED' });
-    for (const authorization of [`Bearer ${TOKEN.slice(0, -1)}x`, `Bearer ${TOKEN}${TOKEN}`, TOKEN, `Basic ${TOKEN}`]) {
-      expect((await guarded.app.inject({ method: 'GET', url: '/admin/overview', headers: { ...headers, authorization } })).statusCode).toBe(401);
+    for (const url of ['/admin/payments', '/admin/overview']) {
+      for (const authorization of [`Bearer ${TOKEN.slice(0, -1)}x`, `Bearer ${TOKEN}${TOKEN}`, TOKEN, `Basic ${TOKEN}`]) {
+        expect((await guarded.app.inject({ method: 'GET', url, headers: { ...headers, authorization } })).statusCode, `${url} ${authorization}`).toBe(401);
+      }
+    }
+    const ok = await guarded.app.inject({ method: 'GET', url: '/admin/payments', headers: { ...headers, authorization: `bearer ${TOKEN}` } });
+    expect(ok.statusCode).toBe(200);
+  });
+
+  it("is not asked of the spec's four admin endpoints, which need no authentication (decision 170)", async () => {
+    const headers = { host: 'ops.internal' };
+    for (const url of ['/admin/overview', '/admin/route-distribution', '/admin/failures']) {
+      expect((await guarded.app.inject({ method: 'GET', url, headers })).statusCode, url).toBe(200);
     }
     const before = await snapshots(guarded);
-    expect((await guarded.app.inject({ method: 'POST', url: '/admin/chain-health', headers, payload: chainHealth })).statusCode).toBe(401);
-    expect(await snapshots(guarded)).toBe(before);
-    const ok = await guarded.app.inject({ method: 'GET', url: '/admin/overview', headers: { ...headers, authorization: `bearer ${TOKEN}` } });
-    expect(ok.statusCode).toBe(200);
+    expect((await guarded.app.inject({ method: 'POST', url: '/admin/chain-health', headers, payload: chainHealth })).statusCode).toBe(201);
+    expect(await snapshots(guarded)).toBe(before + 1);
   });
 
   it('is not asked of the merchant API', async () => {
