@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   MALFORMED_REQUEST: 400,
   HOST_NOT_ALLOWED: 403,
   CROSS_SITE_REQUEST: 403,
+  ADMIN_NOT_EXPOSED: 403,
   // Operator endpoints behind the console (decisions 120-134).
   INVALID_RESOLUTION: 400,
   INVALID_FILTER: 400,
