@@ -13,7 +13,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isLoopbackAddress } from '../domain/network-address.js';
-import { adminAccessOf } from './admin-access.js';
+import type { Actor, OperatorRole } from '../domain/actor.js';
+import { adminAccessOf, roleMay, type Permission } from './admin-access.js';
 import { sendError } from './errors.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -33,6 +34,8 @@ export interface AdminGuardOptions {
   publicListener: boolean;
   /** ADMIN_EXPOSE_OPEN_ENDPOINTS: the open routes answer every peer of the public listener in production too. */
   exposeOpenEndpoints: boolean;
+  /** The active operator holding a bearer token, or null (looked up on every request: a disabled one is refused at once). */
+  authenticate(token: string): Promise<{ id: string; role: OperatorRole } | null>;
 }
 
 /** Lower case, no brackets around IPv6, no trailing dot, no port. Null for a malformed Host header. */
@@ -104,21 +107,30 @@ function bearerOf(request: FastifyRequest): string | null {
   return match ? match[1]!.trim() : null;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling an admin route, set by the guard (null on the open routes without credentials and on the page). */
+    adminActor: Actor | null;
+  }
+}
+
 /** Adds the checks to the admin scope. */
 export function registerAdminGuard(scope: FastifyInstance, options: AdminGuardOptions): void {
   const allowed = new Set((options.allowedHosts ?? defaultAdminHosts(options.listenHost)).map((h) => hostnameOf(h) ?? h));
   const tokenMatches = options.adminToken === null ? null : tokenMatcher(options.adminToken);
+  scope.decorateRequest('adminActor', null);
 
   scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const hostname = hostnameOf(request.headers.host);
     if (hostname === null || !allowed.has(hostname)) {
       return sendError(reply, 403, 'HOST_NOT_ALLOWED', 'The admin API does not answer to this Host; see ADMIN_ALLOWED_HOSTS');
     }
-    const refusal = accessProblem(request, options, tokenMatches);
-    if (refusal !== null) {
-      if (refusal.status === 401) reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
-      return sendError(reply, refusal.status, refusal.code, refusal.message);
+    const admitted = await admit(request, options, tokenMatches);
+    if ('status' in admitted) {
+      if (admitted.status === 401) reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
+      return sendError(reply, admitted.status, admitted.code, admitted.message);
     }
+    request.adminActor = admitted.actor;
     const crossSite = crossSiteProblem(request.method, request.headers);
     if (crossSite !== null) return sendError(reply, 403, 'CROSS_SITE_REQUEST', crossSite);
     return undefined;
@@ -127,36 +139,52 @@ export function registerAdminGuard(scope: FastifyInstance, options: AdminGuardOp
 
 interface Refusal {
   status: 401 | 403;
-  code: 'UNAUTHORIZED' | 'ADMIN_NOT_EXPOSED';
+  code: 'UNAUTHORIZED' | 'ADMIN_NOT_EXPOSED' | 'FORBIDDEN';
   message: string;
 }
 
-/** Why this peer may not call this route with what it presented, or null. */
-function accessProblem(request: FastifyRequest, options: AdminGuardOptions, tokenMatches: ((presented: string) => boolean) | null): Refusal | null {
+const unauthorized = (message: string): Refusal => ({ status: 401, code: 'UNAUTHORIZED', message });
+
+/** The caller this request's credentials name, or why they name none. */
+async function credentialsOf(request: FastifyRequest, options: AdminGuardOptions, tokenMatches: ((presented: string) => boolean) | null, peer: string | null): Promise<Actor | Refusal | null> {
+  if (request.headers.authorization === undefined) return null;
+  const presented = bearerOf(request);
+  if (presented === null) return unauthorized('The Authorization header must be Bearer <token>');
+  if (tokenMatches?.(presented)) return { id: 'break-glass', role: 'admin', peer };
+  const operator = await options.authenticate(presented);
+  if (operator === null) return unauthorized('The token is not valid (unknown, rotated out, or its operator disabled)');
+  return { id: operator.id, role: operator.role, peer };
+}
+
+/** Who this peer is for this route, or why it may not call it (decisions 170, 188). */
+async function admit(request: FastifyRequest, options: AdminGuardOptions, tokenMatches: ((presented: string) => boolean) | null): Promise<{ actor: Actor | null } | Refusal> {
   const access = adminAccessOf(request.method, request.routeOptions.url);
-  if (access === 'page') return null;
+  if (access === 'page') return { actor: null };
+  const peer = request.socket.remoteAddress ?? null;
   // Credentials presented are checked even where none are needed: a wrong token is a mistake worth a clear answer.
-  const credentialed = request.headers.authorization !== undefined;
-  if (credentialed) {
-    const presented = bearerOf(request);
-    if (presented === null) return { status: 401, code: 'UNAUTHORIZED', message: 'The Authorization header must be Bearer <admin token>' };
-    if (tokenMatches === null) return { status: 401, code: 'UNAUTHORIZED', message: 'ADMIN_TOKEN is not set: no admin token is valid' };
-    if (!tokenMatches(presented)) return { status: 401, code: 'UNAUTHORIZED', message: 'The admin token is not valid' };
-  }
-  const loopback = isLoopbackAddress(request.socket.remoteAddress);
+  const credentials = await credentialsOf(request, options, tokenMatches, peer);
+  if (credentials !== null && 'status' in credentials) return credentials;
+  const loopback = isLoopbackAddress(peer ?? undefined);
   if (access === 'open') {
-    if (credentialed || loopback || !options.production || !options.publicListener || options.exposeOpenEndpoints) return null;
+    if (credentials !== null || loopback || !options.production || !options.publicListener || options.exposeOpenEndpoints) return { actor: credentials };
     return {
       status: 403,
       code: 'ADMIN_NOT_EXPOSED',
       message: 'In production the admin endpoints answer loopback only on the public listener; serve them on ADMIN_PORT, or set ADMIN_EXPOSE_OPEN_ENDPOINTS=on',
     };
   }
-  if (credentialed) return null;
-  if (tokenMatches !== null) return { status: 401, code: 'UNAUTHORIZED', message: 'Missing Authorization: Bearer header' };
-  if (options.production) {
-    return { status: 401, code: 'UNAUTHORIZED', message: 'ADMIN_TOKEN is not set: in production admin actions over HTTP are refused (the CLI works)' };
+  if (credentials !== null) {
+    if (roleMay(credentials.role, access)) return { actor: credentials };
+    return { status: 403, code: 'FORBIDDEN', message: `The ${credentials.role} role may not ${PERMISSION_VERBS[access]}` };
   }
-  if (loopback) return null;
-  return { status: 401, code: 'UNAUTHORIZED', message: 'Admin actions from another address need ADMIN_TOKEN set and sent as Authorization: Bearer' };
+  if (options.production || tokenMatches !== null) return unauthorized('Missing Authorization: Bearer <operator token or ADMIN_TOKEN>');
+  if (loopback) return { actor: { id: 'local', role: 'admin', peer } };
+  return unauthorized('Admin actions from another address need an operator token (or ADMIN_TOKEN) as Authorization: Bearer');
 }
+
+const PERMISSION_VERBS: Record<Permission, string> = {
+  read: 'read the admin API',
+  operate: 'act on payments or webhooks',
+  approve: 'approve or reject held payments',
+  administer: 'change withdrawals, address books, policies, merchants or operators',
+};

@@ -2,6 +2,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../core/context.js';
+import { authenticateOperator } from '../core/operators.js';
 import { registerAdminGuard } from './admin-guard.js';
 import { registerMerchantAuth } from './auth.js';
 import { registerMerchantRateLimit } from './rate-limit.js';
@@ -84,7 +85,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
   }
   if (options.admin) {
     if (ctx.config.production && ctx.config.adminToken === null) {
-      ctx.log.warn('ADMIN_TOKEN is not set: admin routes other than the spec\'s four refuse every HTTP request (decision 170); the CLI works');
+      ctx.log.info('ADMIN_TOKEN is not set: admin routes other than the spec\'s four need an operator token (`stableroute operators create`)');
     }
     await app.register(async (adminScope) => {
       registerAdminGuard(adminScope, {
@@ -94,6 +95,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
         production: ctx.config.production,
         publicListener: options.merchant,
         exposeOpenEndpoints: ctx.config.adminExposeOpenEndpoints,
+        authenticate: (token) => authenticateOperator(ctx.pool, ctx.config, token),
       });
       adminRoutes(adminScope, ctx);
       policyAdminRoutes(adminScope, ctx);

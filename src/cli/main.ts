@@ -14,6 +14,7 @@ import { devnetFundCommand } from './devnet-fund.js';
 import { merchantsKeysCommand } from './keys.js';
 import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
 import { merchantWebhookCommand } from './merchant-webhooks.js';
+import { operatorsCommand } from './operators.js';
 import { destinationPolicy } from '../webhooks/destination-guard.js';
 import { treasuryCommand } from './treasury.js';
 import { webhooksCommand } from './webhooks.js';
@@ -73,6 +74,13 @@ const USAGE = `usage: stableroute <command>
                              the devnet, with both treasury keys generated inside a new SoftHSM2 token;
                              prints the signer settings (PKCS11_*), never a key
   webhooks secret [--json]   print a new webhook signing secret (whsec_...) for WEBHOOK_SIGNING_SECRET
+  operators create --name NAME --role viewer|operator|approver|admin [--json]
+                             a named operator for the admin API and the console; prints its token once
+  operators list [--json]    operators, their roles and status
+  operators disable ID [--json]
+                             refuse the operator's token from the next request on, in every process
+  operators token rotate ID [--json]
+                             a new token for the operator, shown once; the old one is refused from then on
 `;
 
 type Command = (args: string[], config: Config) => Promise<number>;
@@ -254,6 +262,7 @@ commands.reconcile = async (args, config) => {
 };
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
+commands.operators = async (args, config) => operatorsCommand(args, config, helpers);
 
 commands.devnet = async (args, config) => (args[0] === 'fund' ? devnetFundCommand(args.slice(1), config) : devnetCommand(args));
 commands.simulate = async (args, config) => simulateCommand(args, config, helpers);

@@ -2,66 +2,20 @@
 // through a default production start: no ADMIN_PORT, no ADMIN_TOKEN, the public listener on every interface. These
 // requests come from this machine's own non-loopback address (the peer the service sees is that address, whatever the
 // headers say) and from loopback, to listeners started the way `serve` starts them.
-import { request } from 'node:http';
-import { networkInterfaces } from 'node:os';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { nonLoopbackAddress, send } from '../helpers/peer.js';
 import { freePort, killAll, runCommand, startService, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 
 const SALT = 'f0c1d2e3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a59687';
 const SIGNING = '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021';
 const TOKEN = '4c1f9e7d2b8a6053e1f7c9d4b2a80e6f3d5c7b9a1e2f4d6c';
 const SOL_TO = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
-const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, LOG_LEVEL: 'silent' };
-
-/** This machine's first non-loopback IPv4 address: a peer other than loopback without a second host. */
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  throw new Error('this test needs a non-loopback IPv4 address on this machine (none found in os.networkInterfaces())');
-}
 const PEER = nonLoopbackAddress();
-
-interface Answer {
-  status: number;
-  body: { code?: string; [k: string]: unknown };
-}
-
-/** One HTTP request from `from` (the client socket's own address) to `to`:port. */
-function send(from: string, to: string, port: number, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      {
-        host: to,
-        port,
-        method,
-        path,
-        localAddress: from,
-        headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => {
-          let parsed: Answer['body'] = {};
-          try {
-            parsed = JSON.parse(text) as Answer['body'];
-          } catch {
-            // not JSON (the console's page): status is what matters
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, LOG_LEVEL: 'silent' };
 
 /** Headers a forger sends to look local: none of them may count. */
 const forged = (port: number) => ({
