@@ -253,7 +253,7 @@ commands.reconcile = async (args, config) => {
     else {
       for (const r of report) {
         out(
-          `${r.chain.padEnd(9)} ${r.status.padEnd(9)} ledger ${r.ledger_usdc} USDC, on chain ${r.on_chain_usdc ?? '?'} USDC, difference ${r.difference_usdc ?? '?'} (in flight ${r.in_flight_usdc})${r.error ? ` ${r.error}` : ''}`,
+          `${r.chain.padEnd(9)} ${r.status.padEnd(9)} ledger ${r.ledger_usdc} USDC, on chain ${r.on_chain_usdc ?? '?'} USDC, difference ${r.difference_usdc ?? '?'} (in flight ${r.in_flight_usdc}${r.landed_usdc === null ? '' : `, landed ${r.landed_usdc}`})${r.error ? ` ${r.error}` : ''}`,
         );
       }
     }

@@ -1,8 +1,8 @@
 // Continuous reconciliation (decision 141): every RECONCILE_INTERVAL_SECONDS the ledger is compared with each chain
 // (reconcile.ts, decision 41), the verdicts are kept as history, and a `mismatch` raises the operator alert (a surplus
 // on chain only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS), which resolves once the chain agrees again
-// (`ok`, or short by no more than what is in flight). An `error` (chain unreachable) says nothing either way and
-// leaves the alert as it is.
+// (`ok`, or short by no more than what has landed on chain and is not settled yet, decision 179). An `error` (chain
+// unreachable) says nothing either way and leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
 import { hasReconciliationRunSince, insertReconciliationRuns, mismatchSince } from '../db/queries/reconciliations.js';
 import { parseUsdc } from '../money.js';
@@ -58,7 +58,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
         }
         const message =
           r.error ??
-          `${r.chain} treasury ledger books ${r.ledger_usdc} USDC (${r.in_flight_usdc} in flight) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;
+          `${r.chain} treasury ledger books ${r.ledger_usdc} USDC (${r.in_flight_usdc} in flight${r.landed_usdc === null ? '' : `, ${r.landed_usdc} landed`}) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;
         await raiseAlert(tx, deps, { kind: 'reconciliation_mismatch', chain: r.chain, message }, now);
       } else if (r.status === 'ok' || r.status === 'in_flight') {
         await resolveAlert(tx, deps, 'reconciliation_mismatch', r.chain, now);

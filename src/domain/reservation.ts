@@ -1,7 +1,9 @@
 // The reservation decision for a batch of payment-intent creations that share one transaction. Pure: the facts were
 // loaded (and locked) by the caller; time comes in as `now`. Requests are decided in arrival order, so a batch gives
 // exactly what the same requests one after another would: an earlier request's reservation is spent before a later
-// one is checked, and a key repeated within the batch replays the first request's intent.
+// one is checked, and a key repeated within the batch replays the intent the first request with it created. A refused
+// request stores nothing, so it claims no key: the next request with that key is decided as if it came first (decision
+// 2, decision 181).
 import { formatUsdc } from '../money.js';
 import type { Chain } from './chain.js';
 import type { ErrorCode } from './errors.js';
@@ -36,7 +38,7 @@ export type ReservationDecision =
    * `approvalAboveMicros` is the threshold it is above when an operator must approve it before it is sent.
    */
   | { kind: 'reserve'; quote: QuoteFacts; position: number; approvalAboveMicros: bigint | null }
-  /** The key came earlier in this batch with the same quote: this request gets that request's outcome, replayed. */
+  /** The key created an intent earlier in this batch with the same quote: this request gets that intent, replayed. */
   | { kind: 'same_as'; index: number }
   | { kind: 'refuse'; refusal: Refusal };
 
@@ -62,14 +64,14 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
   const left = new Map(facts.available);
   /** What this batch reserved so far, per merchant (their daily limits count it). */
   const reservedBy = new Map<string, bigint>();
-  /** Keys first used in this batch: the request that will create the intent, and its quote. */
-  const seen = new Map<string, { index: number; quoteId: string }>();
+  /** Keys that create an intent in this batch: the request that creates it, and its quote. Refusals claim none. */
+  const claimed = new Map<string, { index: number; quoteId: string }>();
   const decisions: ReservationDecision[] = [];
   let created = 0;
   for (const [index, request] of requests.entries()) {
     const key = keyOf(request.merchantId, request.idempotencyKey);
     const stored = facts.existing.get(key);
-    const earlier = seen.get(key);
+    const earlier = claimed.get(key);
     const usedWith = stored?.quoteId ?? earlier?.quoteId;
     if (usedWith !== undefined) {
       if (usedWith !== request.quoteId) {
@@ -83,7 +85,6 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
       decisions.push({ kind: 'same_as', index: earlier!.index });
       continue;
     }
-    seen.set(key, { index, quoteId: request.quoteId });
     const quote = facts.quotes.get(request.quoteId);
     if (!quote || quote.merchantId !== request.merchantId) {
       decisions.push(refuse('QUOTE_NOT_FOUND', `quote ${request.quoteId} was not found`));
@@ -108,6 +109,7 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
       );
       continue;
     }
+    claimed.set(key, { index, quoteId: request.quoteId });
     left.set(quote.chain, available - quote.amountMicros);
     reservedBy.set(request.merchantId, (reservedBy.get(request.merchantId) ?? 0n) + quote.amountMicros);
     decisions.push({ kind: 'reserve', quote, position: created++, approvalAboveMicros: spending.approvalAboveMicros });

@@ -100,6 +100,35 @@ describe('a reservation batch', () => {
   });
 });
 
+describe('idempotency keys in one batch', () => {
+  it('a refused request does not claim its key: (K, expired quote) then (K, another quote) creates, as one after the other does', async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '100' });
+    const expired = await newQuote(5);
+    t.clock.advance(350_000); // past the 300 s quote lifetime of `expired`
+    const [fresh, small] = [await newQuote(7), await newQuote(2)];
+    const create = (quoteId: string, idempotencyKey: string) => createPaymentIntent(t!.ctx, 'mer_test', { quoteId, idempotencyKey });
+    const answer = (r: PromiseSettledResult<{ replayed: boolean }>) =>
+      r.status === 'fulfilled' ? (r.value.replayed ? 'replayed' : 'created') : (r.reason as { code: string }).code;
+
+    // One after the other: the refusal stores nothing, so the key is free for the next request (decision 2).
+    const sequential = [];
+    for (const quoteId of [expired, fresh]) sequential.push(await create(quoteId, 'K1').then(
+      (value) => ({ status: 'fulfilled' as const, value }),
+      (reason: unknown) => ({ status: 'rejected' as const, reason }),
+    ));
+    expect(sequential.map(answer)).toEqual(['QUOTE_EXPIRED', 'created']);
+
+    // Together: the first creation is a batch of its own, written while the others arrive in this same tick, so they
+    // queue for the next batch and are decided in one transaction, in arrival order.
+    const together = await Promise.allSettled([create(small, 'first'), create(expired, 'K2'), create(fresh, 'K2'), create(small, 'companion')]);
+    expect(together.map(answer)).toEqual(['created', 'QUOTE_EXPIRED', 'created', 'created']);
+    expect(await count("SELECT COUNT(DISTINCT xmin::text)::int AS n FROM payment_intents WHERE idempotency_key IN ('K2', 'companion')")).toBe(1);
+    const k2 = await t.db.pool.query<{ quote_id: string }>("SELECT quote_id FROM payment_intents WHERE idempotency_key = 'K2'");
+    expect(k2.rows.map((r) => r.quote_id)).toEqual([fresh]);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
+
 describe('batched reservations under contention', () => {
   it('40 concurrent creations from two processes against funds for 10 give exactly 10, in shared transactions', async () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '100' });

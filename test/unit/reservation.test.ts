@@ -44,7 +44,12 @@ describe('decideReservations', () => {
     ['expired exactly at now', [req('qold', 'a')], ['QUOTE_EXPIRED']],
     ['same key twice, same quote', [req('q10', 'a'), req('q10', 'a')], ['reserve', 'same_as 0']],
     ['same key twice, another quote', [req('q10', 'a'), req('q30', 'a')], ['reserve', 'IDEMPOTENCY_KEY_REUSED']],
-    ['same key after a refusal keeps the refusal', [req('nope', 'a'), req('nope', 'a')], ['QUOTE_NOT_FOUND', 'same_as 0']],
+    ['same key after a refusal is decided again', [req('nope', 'a'), req('nope', 'a')], ['QUOTE_NOT_FOUND', 'QUOTE_NOT_FOUND']],
+    // A refused request stores nothing, so it does not claim its key: as when the two are sent one after the other.
+    ['same key, an expired quote then another', [req('qold', 'a'), req('q10', 'a')], ['QUOTE_EXPIRED', 'reserve']],
+    ['same key, an unknown quote then another', [req('nope', 'a'), req('q10', 'a'), req('q10', 'a')], ['QUOTE_NOT_FOUND', 'reserve', 'same_as 1']],
+    ['same key, refused for funds then a smaller quote', [req('q10', 'x'), req('q30', 'a'), req('q10', 'a')], ['reserve', 'INSUFFICIENT_BALANCE', 'reserve']],
+    ['same key, refused then created, then the refused quote again', [req('qold', 'a'), req('q10', 'a'), req('qold', 'a')], ['QUOTE_EXPIRED', 'reserve', 'IDEMPOTENCY_KEY_REUSED']],
     ['keys are per merchant', [req('q10', 'a', 'mer_a'), req('qb', 'a', 'mer_b')], ['reserve', 'reserve']],
   ])('%s', (_name, requests, expected) => expect(kinds(requests)).toEqual(expected));
 
@@ -60,6 +65,12 @@ describe('decideReservations', () => {
       r.idempotencyKey === 'b' ? { code: 'INVALID_REQUEST' as const, message: 'no' } : { approvalAboveMicros: null };
     const decisions = decideReservations([req('q10', 'a'), req('q30', 'b'), req('q10', 'c')], facts({ check }));
     expect(decisions.map((d) => (d.kind === 'reserve' ? d.position : d.kind))).toEqual([0, 'refuse', 1]);
+  });
+
+  it('a request its spending policy refuses does not claim its key', () => {
+    const check = (_r: ReservationRequest, q: QuoteFacts) =>
+      q.id === 'q30' ? { code: 'POLICY_MAX_PAYMENT_EXCEEDED' as const, message: 'too much' } : { approvalAboveMicros: null };
+    expect(kinds([req('q30', 'a'), req('q10', 'a')], facts({ check }))).toEqual(['POLICY_MAX_PAYMENT_EXCEEDED', 'reserve']);
   });
 
   it('tells the check what the batch already reserved for the merchant, and carries its approval threshold', () => {

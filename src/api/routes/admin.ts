@@ -97,6 +97,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
             adapter: { type: 'string' },
             ledger_usdc: { type: 'string' },
             in_flight_usdc: { type: 'string' },
+            landed_usdc: { type: ['string', 'null'] },
             on_chain_usdc: { type: ['string', 'null'] },
             difference_usdc: { type: ['string', 'null'] },
             status: { type: 'string', enum: ['ok', 'in_flight', 'mismatch', 'error'] },

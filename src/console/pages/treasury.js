@@ -39,15 +39,15 @@ function Reconciliation() {
     <${ErrorNote} error=${report.error} />
     ${report.data
       ? html`<table class="table" data-testid="reconciliation">
-          <thead><tr><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th class="num">In flight</th><th></th></tr></thead>
+          <thead><tr><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th class="num">In flight</th><th class="num">Landed</th><th></th></tr></thead>
           <tbody>
             ${report.data.map(
               (r) => html`<tr><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
-                <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="num">${decimal(r.in_flight_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
+                <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="num">${decimal(r.in_flight_usdc)}</td><td class="num">${decimal(r.landed_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
             )}
           </tbody>
         </table>
-        <p class="muted small">Checked ${dateTime(new Date().toISOString())}. In flight: transfers broadcast but not final in the ledger yet explain a shortfall up to that amount.</p>`
+        <p class="muted small">Checked ${dateTime(new Date().toISOString())}. Landed: of what is in flight, what the chain has included but the ledger has not settled yet; only that explains a shortfall (asked only when there is one).</p>`
       : html`<${Empty}>Asking the chains…</${Empty}>`}
   </${Panel}>`;
 }

@@ -1,15 +1,17 @@
 // Cancelling a payment that has not reached the chain: in route_selected, or retrying with no transaction that could
-// still land. The reservation is released. The spec has no cancellation event, so none is sent; the status shows on
-// read. The chain is asked before the intent is locked; the locked re-check starts over when the payment moved.
+// still land. The reservation is released; a transaction that was mined and reverted still paid its gas, which is
+// booked as every other failure on chain books it (decision 180). The spec has no cancellation event, so none is
+// sent; the status shows on read. The chain is asked before the intent is locked; the locked re-check starts over when
+// the payment moved.
 import { withTransaction } from '../../db/pool.js';
 import { decideApproval } from '../../db/queries/approvals.js';
 import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
-import { mayStillLand, transferVerdict } from '../../domain/transfer-verdict.js';
+import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
-import { releaseReservation } from './outcomes.js';
+import { postFee, releaseReservation } from './outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 
 function cancellable(intentId: string, intent: PaymentIntentRow | null): PaymentIntentRow {
@@ -27,9 +29,11 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string): Prom
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const seen = cancellable(intentId, await findIntent(deps.pool, intentId));
     const seenLive = await liveAttempt(deps.pool, seen.id);
+    let verdict: TransferVerdict | null = null;
     if (seenLive) {
       const status = await deps.adapters[seen.selected_chain].getStatus(signedOf(seenLive)).catch(() => null);
-      if (mayStillLand(transferVerdict(status, { chain: seen.selected_chain }))) {
+      verdict = transferVerdict(status, { chain: seen.selected_chain });
+      if (mayStillLand(verdict)) {
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
       }
     }
@@ -38,7 +42,15 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string): Prom
       const intent = cancellable(intentId, await findIntent(tx, intentId, { forUpdate: true }));
       const live = await liveAttempt(tx, intent.id, { forUpdate: true });
       if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
-      if (live) await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
+      if (live) {
+        // Only 'cannot_land' reaches here. Mined and reverted (onChain): the chain's reason and the fee it charged, as
+        // failOnChain records them; expired or refused for good: nothing was spent.
+        const reverted = verdict?.kind === 'cannot_land' && verdict.onChain ? verdict : null;
+        if (reverted) {
+          await markFailed(tx, live.id, reverted.reason, `${reverted.detail}; payment cancelled by an operator`, reverted.feeNative);
+          await postFee(tx, intent, reverted.feeNative, now);
+        } else await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
+      }
       intent.status = await changeStatus(tx, intent, 'cancelled', now, 'operator');
       // A payment that waited for approval no longer does (decision 79); a no-op for any other.
       await decideApproval(tx, intent.id, { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });

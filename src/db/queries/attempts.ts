@@ -178,6 +178,36 @@ export async function replacedAttempts(db: Queryable, intentId: string, exceptId
   return rows.map(toRow);
 }
 
+/** A transfer of a payment whose amount the books still count in flight, and that amount. */
+export interface InFlightTransfer {
+  chain: Chain;
+  payment_intent_id: string;
+  amount_micros: bigint;
+  signed: SignedTransfer;
+}
+
+/**
+ * Every transfer of `chains` that may have moved treasury USDC the books still count in flight: the signed, broadcast
+ * or replaced attempts of payments and withdrawals in `openIntentStatuses` (not settled, failed or cancelled). Read
+ * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
+ */
+export async function inFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
+  if (chains.length === 0) return [];
+  const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
+    `SELECT a.chain, a.payment_intent_id, i.amount_micros::text, a.tx_id, a.signed_tx, a.chain_meta
+       FROM payment_intents i JOIN payment_attempts a ON a.payment_intent_id = i.id
+      WHERE i.status = ANY($2::text[]) AND i.selected_chain = ANY($1::text[]) AND a.status IN ('signed', 'broadcasted', 'replaced')
+      ORDER BY a.id`,
+    [chains, openIntentStatuses],
+  );
+  return rows.map((r) => ({
+    chain: r.chain,
+    payment_intent_id: r.payment_intent_id,
+    amount_micros: BigInt(r.amount_micros),
+    signed: signedOf(r),
+  }));
+}
+
 /** A send whose outcome is unknown: the attempt stays live, with the reason on record for the failure analysis. */
 export async function recordSendError(db: Queryable, attemptId: string, reason: FailureReason, detail: string): Promise<void> {
   await db.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, reason, detail]);
