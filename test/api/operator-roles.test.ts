@@ -118,7 +118,8 @@ describe('the role matrix', () => {
 
 describe('operator tokens', () => {
   it('refuses an unknown token, a malformed header, and no header, with 401', async () => {
-    for (const headers of [bearer('sr_op_not-a-token'), bearer('x'.repeat(300)), { authorization: 'Basic abc' }, {}]) {
+    const attempts: Record<string, string>[] = [bearer('sr_op_not-a-token'), bearer('x'.repeat(300)), { authorization: 'Basic abc' }, {}];
+    for (const headers of attempts) {
       const res = await send(PEER, PEER, port, 'GET', '/admin/payments', { host: `localhost:${port}`, ...headers });
       expect(res.status, JSON.stringify(headers).slice(0, 80)).toBe(401);
       expect(res.body.code).toBe('UNAUTHORIZED');
