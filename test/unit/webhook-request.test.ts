@@ -26,7 +26,7 @@ function clientSockets() {
     socket.once('close', () => counts.open--);
   };
   subscribe('net.client.socket', onSocket);
-  return { counts, stop: () => unsubscribe('net.client.socket', onSocket) };
+  return { counts, stop: () => void unsubscribe('net.client.socket', onSocket) };
 }
 
 interface Receiver {
