@@ -11,7 +11,7 @@ export const amountUsdSchema = {
   type: 'number',
   exclusiveMinimum: 0,
   maximum: MAX_AMOUNT_USD,
-  description: `USD amount, at most 6 decimals, at most ${MAX_AMOUNT_USD}`,
+  description: 'USD amount, at most 6 decimals',
 } as const;
 
 export const chainSchema = { type: 'string', enum: ['ethereum', 'solana'] } as const;
