@@ -4,7 +4,7 @@ import type { SpendingPolicy } from './domain/spending-policy.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
-import { parseUnits, parseUsdc } from './money.js';
+import { MAX_AMOUNT_USD, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhooks/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhooks/secret.js';
 
@@ -159,12 +159,15 @@ function rate(env: Env, name: string): number {
   return value;
 }
 
-function positiveNumber(env: Env, name: string, fallback: number): number {
+/** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 185). */
+const USD_PRICE_MAX = 1_000_000_000;
+
+function usdPrice(env: Env, name: string, fallback: number): number {
   const raw = present(env, name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!/^\d+(\.\d+)?$/.test(raw) || !(value > 0)) {
-    throw new ConfigError(name, `expected a positive number, got "${raw}"`);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(value > 0) || value > USD_PRICE_MAX) {
+    throw new ConfigError(name, `expected a positive number of USD, at most ${USD_PRICE_MAX}, got "${raw}"`);
   }
   return value;
 }
@@ -174,9 +177,9 @@ function usdLimit(env: Env, name: string): bigint | null {
   const raw = present(env, name);
   if (raw === undefined) return null;
   try {
-    return parseUsdc(raw);
+    return parseBoundedUsdc(raw);
   } catch {
-    throw new ConfigError(name, `expected a non-negative USD amount with at most 6 decimals, got "${raw}"`);
+    throw new ConfigError(name, `expected a non-negative USD amount with at most 6 decimals, at most ${MAX_AMOUNT_USD}, got "${raw}"`);
   }
 }
 
@@ -488,8 +491,8 @@ export function loadConfig(env: Env = process.env): Config {
       ethereumPkcs11 || solanaPkcs11
         ? pkcs11Settings(env, `with ${ethereumPkcs11 ? 'ETHEREUM_SIGNER' : 'SOLANA_SIGNER'}=pkcs11`)
         : null,
-    ethUsdPrice: positiveNumber(env, 'ETH_USD_PRICE', 3000),
-    solUsdPrice: positiveNumber(env, 'SOL_USD_PRICE', 150),
+    ethUsdPrice: usdPrice(env, 'ETH_USD_PRICE', 3000),
+    solUsdPrice: usdPrice(env, 'SOL_USD_PRICE', 150),
     rpcTimeoutSeconds: seconds(env, 'RPC_TIMEOUT_SECONDS', 10, 0.05),
     policy: {
       maxPaymentMicros: usdLimit(env, 'POLICY_MAX_PAYMENT_USD'),

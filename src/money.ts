@@ -6,6 +6,8 @@ export const MICROS_PER_USDC = 1_000_000n;
 // JSON numbers are IEEE doubles: beyond 15 significant digits a client's amount is no longer the one it typed.
 // A billion dollars with 6 decimals is exactly 15 digits, so that is the largest amount we accept.
 export const MAX_AMOUNT_MICROS = 1_000_000_000n * MICROS_PER_USDC - 1n;
+/** MAX_AMOUNT_MICROS as a JSON number (999999999.999999, a correctly rounded division): the schemas' maximum amount. */
+export const MAX_AMOUNT_USD = Number(MAX_AMOUNT_MICROS) / 1_000_000;
 
 export class AmountError extends Error {
   constructor(message: string) {
@@ -30,6 +32,17 @@ export function parseUnits(text: string, decimals: number): bigint {
 
 export function parseUsdc(text: string): bigint {
   return parseUnits(text, USDC_DECIMALS);
+}
+
+/**
+ * A USDC amount typed by an operator (a policy limit, a setting): a decimal string of at most 6 decimals and at most
+ * MAX_AMOUNT_MICROS, the same bound as a merchant's amount, so every limit fits the database and shows exactly as a
+ * JSON number (decision 185).
+ */
+export function parseBoundedUsdc(text: string): bigint {
+  const micros = parseUsdc(text);
+  if (micros > MAX_AMOUNT_MICROS) throw new AmountError(`"${text}" is above the largest amount, ${MAX_AMOUNT_USD}`);
+  return micros;
 }
 
 /** Formats units of 10^-decimals as a plain decimal string without trailing zeros ("12.5", "-0.000001"). */

@@ -96,7 +96,24 @@ export function sendError(reply: FastifyReply, statusCode: number, code: string,
   return reply.code(statusCode).type('application/json').send(errorBody(statusCode, code, message));
 }
 
+const MISSING_HOST_MESSAGE = 'An HTTP/1.1 request must carry a Host header';
+
+/**
+ * RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without Host. Node does it itself unless told not to, with
+ * an empty body, so the server is told not to (app.ts) and the refusal is made here, first of every hook, in the
+ * spec's body; the connection closes as Node's would (decision 186). HTTP/1.0 has no Host to require.
+ */
+function refuseMissingHost(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const { httpVersionMajor, httpVersionMinor } = request.raw;
+    if (httpVersionMajor === 1 && httpVersionMinor >= 1 && request.headers.host === undefined) {
+      return sendError(reply.header('connection', 'close'), 400, 'MALFORMED_REQUEST', MISSING_HOST_MESSAGE);
+    }
+  });
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  refuseMissingHost(app);
   app.setErrorHandler((error: FastifyError & { validationContext?: string }, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
       if (error.statusCode >= 500) request.log.error({ err: error }, error.message);

@@ -10,7 +10,7 @@ import type { Pool } from '../db/pool.js';
 import { isChain } from '../domain/chain.js';
 import { addressView, pendingApprovalView, policyView } from '../api/views/policies.js';
 import { systemClock } from '../clock.js';
-import { formatUsdc, parseUsdc } from '../money.js';
+import { formatUsdc, MAX_AMOUNT_USD, parseBoundedUsdc } from '../money.js';
 import { refusable, usage } from './exits.js';
 
 /** What main.ts lends these commands: database and full-context runners, and stdout. */
@@ -38,9 +38,9 @@ function limitChange(flag: string, raw: string | undefined): LimitChange | undef
   if (raw === undefined) return undefined;
   if (raw === 'none' || raw === 'default') return raw === 'none' ? null : 'default';
   try {
-    return parseUsdc(raw);
+    return parseBoundedUsdc(raw);
   } catch {
-    throw new UsageError(`--${flag} expects a USD amount (up to 6 decimals), none or default, got "${raw}"`);
+    throw new UsageError(`--${flag} expects a USD amount (up to 6 decimals, at most ${MAX_AMOUNT_USD}), none or default, got "${raw}"`);
   }
 }
 

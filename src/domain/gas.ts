@@ -19,12 +19,19 @@ export function lowGasReason(facts: GasFacts): string | null {
   return `low_gas: the ${facts.chain} treasury has ${amount(facts.bookedUnits)} for fees, below the low-water mark of ${amount(facts.lowWaterUnits)}`;
 }
 
-/** A USD fee estimate in native units, rounded up: what routing compares with the booked balance when no native estimate exists. */
-export function usdToNativeUnits(feeUsd: number, usdPrice: number, decimals: number): bigint {
+/**
+ * A USD fee estimate in native units, rounded up: what routing compares with the booked balance when no native
+ * estimate exists. Null when it cannot be computed exactly (decision 185): a fee or a price that is not a finite
+ * number, or so large that its micro-dollars are past a double's exact integers. Routing refuses the chain then;
+ * converting such a number to a bigint would throw.
+ */
+export function usdToNativeUnits(feeUsd: number, usdPrice: number, decimals: number): bigint | null {
+  if (!Number.isFinite(feeUsd) || !Number.isFinite(usdPrice)) return null;
   if (!(feeUsd > 0) || !(usdPrice > 0)) return 0n;
   // Through micro-dollars, so a float never becomes a bigint of 18 digits directly.
-  const feeMicroUsd = BigInt(Math.ceil(feeUsd * 1_000_000));
-  const priceMicroUsd = BigInt(Math.max(1, Math.floor(usdPrice * 1_000_000)));
+  const feeMicroUsd = Math.ceil(feeUsd * 1_000_000);
+  const priceMicroUsd = Math.max(1, Math.floor(usdPrice * 1_000_000));
+  if (!Number.isSafeInteger(feeMicroUsd) || !Number.isSafeInteger(priceMicroUsd)) return null;
   const scale = 10n ** BigInt(decimals);
-  return (feeMicroUsd * scale + priceMicroUsd - 1n) / priceMicroUsd;
+  return (BigInt(feeMicroUsd) * scale + BigInt(priceMicroUsd) - 1n) / BigInt(priceMicroUsd);
 }

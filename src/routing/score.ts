@@ -1,6 +1,7 @@
 // Chain scoring and route selection: pure functions over health snapshots and treasury balances.
 // The weights and rules are explained in docs/decisions.md.
 import type { Chain } from '../domain/chain.js';
+import { snapshotWithinBounds } from './snapshot-bounds.js';
 
 export const PRIORITIES = ['low_fee', 'fast', 'reliable'] as const;
 export type Priority = (typeof PRIORITIES)[number];
@@ -19,11 +20,14 @@ export interface RouteInput {
   snapshot: HealthSnapshot;
   availableMicros: bigint;
   destination: string | null;
-  /** The booked native balance and the next transfer's fee estimate, both in native units; absent: not checked. */
-  gas?: { bookedUnits: bigint; feeUnits: bigint };
+  /**
+   * The booked native balance and the next transfer's fee estimate, both in native units; absent: not checked. A null
+   * fee could not be computed from the snapshot (domain/gas.ts), and the chain is refused as for a snapshot out of bounds.
+   */
+  gas?: { bookedUnits: bigint; feeUnits: bigint | null };
 }
 
-export type DisqualificationReason = 'no_destination' | 'unhealthy' | 'insufficient_balance' | 'insufficient_gas';
+export type DisqualificationReason = 'no_destination' | 'invalid_chain_health' | 'unhealthy' | 'insufficient_balance' | 'insufficient_gas';
 
 export interface ScoringDetail {
   chain: Chain;
@@ -63,24 +67,29 @@ const STATUS_FACTOR: Record<HealthStatus, number> = { healthy: 1, degraded: 0.6,
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
+// Every score is a number in 0..1 whatever it is given (decision 185): NaN scores as the worst value, an infinite
+// fee or time as 0. Such a snapshot is disqualified anyway; its scoring details must still serialise.
 export function feeScore(feeUsd: number): number {
-  return round4(1 / (1 + Math.max(0, feeUsd) / FEE_HALF_SCORE_USD));
+  return Number.isNaN(feeUsd) ? 0 : round4(1 / (1 + Math.max(0, feeUsd) / FEE_HALF_SCORE_USD));
 }
 
 export function latencyScore(seconds: number): number {
-  return round4(1 / (1 + Math.max(0, seconds) / LATENCY_HALF_SCORE_SECONDS));
+  return Number.isNaN(seconds) ? 0 : round4(1 / (1 + Math.max(0, seconds) / LATENCY_HALF_SCORE_SECONDS));
 }
 
 export function reliabilityScore(status: HealthStatus, rpcErrorRate: number): number {
-  return round4(STATUS_FACTOR[status] * (1 - Math.min(1, Math.max(0, rpcErrorRate))));
+  const errorRate = Number.isNaN(rpcErrorRate) ? 1 : Math.min(1, Math.max(0, rpcErrorRate));
+  return round4((STATUS_FACTOR[status] ?? 0) * (1 - errorRate));
 }
 
 function disqualification(input: RouteInput, amountMicros: bigint): DisqualificationReason | null {
   if (!input.destination) return 'no_destination';
+  // Metrics the API would refuse, or a fee that cannot be priced in native units: nothing to score safely.
+  if (!snapshotWithinBounds(input.snapshot) || input.gas?.feeUnits === null) return 'invalid_chain_health';
   if (input.snapshot.health_status === 'unhealthy') return 'unhealthy';
   if (input.availableMicros < amountMicros) return 'insufficient_balance';
   // The treasury could not pay the transfer's fee: better no route here than a payout that fails (decision 142).
-  if (input.gas && input.gas.bookedUnits < input.gas.feeUnits) return 'insufficient_gas';
+  if (input.gas && input.gas.feeUnits !== null && input.gas.bookedUnits < input.gas.feeUnits) return 'insufficient_gas';
   return null;
 }
 

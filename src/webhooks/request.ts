@@ -111,7 +111,8 @@ class WebhookTimeoutError extends Error {
  * read and dropped, so the connection can serve the next attempt; one that is too long, or slower than `timeoutMs`,
  * costs the connection instead. A kept-alive connection that the receiver closed as it was being reused is reset
  * before anything was answered: the request is sent once more, on a new connection (delivery is at least once, and
- * receivers deduplicate on webhook-id).
+ * receivers deduplicate on webhook-id). `abort()` ends the attempt for good: destroying the request resets its socket
+ * too, and that reset, ours, must never pass for the receiver's and be resent (decision 184).
  */
 function send(
   url: URL,
@@ -123,6 +124,7 @@ function send(
   const secure = url.protocol === 'https:';
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   let answered = false;
+  let aborted = false;
   let current: ReturnType<typeof httpRequest> | undefined;
   const attempt = (retryOnStaleConnection: boolean) =>
     new Promise<number>((resolve, reject) => {
@@ -143,12 +145,17 @@ function send(
         drainAnswer(response, timeoutMs);
       });
       request.once('error', (error: NodeJS.ErrnoException) => {
-        if (retryOnStaleConnection && request.reusedSocket && !answered && error.code === 'ECONNRESET') resolve(attempt(false));
+        const stale = retryOnStaleConnection && !aborted && !answered && request.reusedSocket && error.code === 'ECONNRESET';
+        if (stale) resolve(attempt(false));
         else reject(error);
       });
       request.end(body);
     });
-  return { status: attempt(true), abort: () => (answered ? undefined : current?.destroy()) };
+  const abort = () => {
+    aborted = true;
+    if (!answered) current?.destroy();
+  };
+  return { status: attempt(true), abort };
 }
 
 /** Reads an answer's body to its end and drops it; a body too long or too slow costs its connection. */

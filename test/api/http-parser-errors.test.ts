@@ -59,6 +59,19 @@ describe('HTTP parser errors', () => {
     });
   });
 
+  it('400 MALFORMED_REQUEST for an HTTP/1.1 request without a Host header, on any route', async () => {
+    for (const request of ['GET /health HTTP/1.1\r\n\r\n', 'GET /no/such/route HTTP/1.1\r\n\r\n', 'POST /admin/chain-health HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}']) {
+      const text = await raw(request);
+      expect(text, request).toMatch(/^HTTP\/1\.1 400 /);
+      const answer = parse(text);
+      expect(answer.headers).toContain('content-type: application/json');
+      expect(answer.headers).toContain('connection: close');
+      expect(answer.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'An HTTP/1.1 request must carry a Host header', code: 'MALFORMED_REQUEST' });
+    }
+    // HTTP/1.0 has no Host header to require.
+    expect(parse(await raw('GET /health HTTP/1.0\r\n\r\n')).status).toBe(200);
+  });
+
   it('a well-formed request on the same listener still works', async () => {
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
   });

@@ -29,6 +29,12 @@ describe('usdToNativeUnits', () => {
     [0.000001, 150, 9, 7n], // rounded up: a fee is never underestimated
     [0, 3000, 18, 0n],
     [-1, 3000, 18, 0n],
+    // What cannot be computed exactly is null, never a RangeError (decision 185).
+    [1e308, 3000, 18, null],
+    [Number.POSITIVE_INFINITY, 3000, 18, null],
+    [Number.NaN, 3000, 18, null],
+    [1.5, Number.POSITIVE_INFINITY, 18, null],
+    [1e10, 3000, 18, null],
   ])('%f USD at %f USD per unit, %i decimals = %s', (usd, price, decimals, units) => expect(usdToNativeUnits(usd, price, decimals)).toBe(units));
 });
 
@@ -78,6 +84,9 @@ describe('settings', () => {
     ['RECONCILE_INTERVAL_SECONDS', '0'],
     ['OPERATOR_WEBHOOK_URL', 'not a url'],
     ['OPERATOR_WEBHOOK_SECRET', 'whsec_!!'],
+    ['ETH_USD_PRICE', `1${'0'.repeat(400)}`], // Infinity as a number (decision 185)
+    ['SOL_USD_PRICE', '1000000001'],
+    ['SOL_USD_PRICE', '0'],
   ])('%s=%s stops start-up', (name, value) => {
     expect(refusal({ [name]: value }).variable).toBe(name);
   });

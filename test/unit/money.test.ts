@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AmountError, formatUnits, formatUsdc, parseUsdc, usdcFromJsonNumber, usdcToNumber } from '../../src/money.js';
+import {
+  AmountError,
+  formatUnits,
+  formatUsdc,
+  MAX_AMOUNT_MICROS,
+  MAX_AMOUNT_USD,
+  parseBoundedUsdc,
+  parseUsdc,
+  usdcFromJsonNumber,
+  usdcToNumber,
+} from '../../src/money.js';
 
 describe('money', () => {
   it('parses JSON numbers to micro-units exactly', () => {
@@ -25,6 +35,27 @@ describe('money', () => {
         expect(usdcFromJsonNumber(asJson)).toBe(micros);
       }),
     );
+  });
+
+  it('any JSON number is an amount within the bound or an AmountError, never another error (decision 185)', () => {
+    expect(MAX_AMOUNT_USD).toBe(usdcToNumber(MAX_AMOUNT_MICROS));
+    fc.assert(
+      fc.property(fc.double(), (value) => {
+        try {
+          const micros = usdcFromJsonNumber(value);
+          expect(micros > 0n && micros <= MAX_AMOUNT_MICROS).toBe(true);
+        } catch (error) {
+          expect(error).toBeInstanceOf(AmountError);
+        }
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('an operator-typed amount is refused above the largest amount', () => {
+    expect(parseBoundedUsdc('999999999.999999')).toBe(MAX_AMOUNT_MICROS);
+    expect(parseBoundedUsdc('0')).toBe(0n);
+    for (const bad of ['1000000000', '99999999999999999999', '1e308', '-1']) expect(() => parseBoundedUsdc(bad)).toThrow(AmountError);
   });
 
   it('formats units', () => {

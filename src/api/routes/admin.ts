@@ -10,18 +10,7 @@ import { overviewView, routeDistributionView, snapshotView, webhookEventView } f
 import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 import { webhookEventSchema } from '../schemas/operator.js';
 import { depositSchema } from '../schemas/deposits.js';
-
-const chainHealthBody = {
-  type: 'object',
-  required: ['chain', 'health_status'],
-  properties: {
-    chain: chainSchema,
-    health_status: { type: 'string', enum: ['healthy', 'degraded', 'unhealthy'] },
-    estimated_fee_usd: { type: 'number', minimum: 0 },
-    avg_confirmation_seconds: { type: 'number', minimum: 0 },
-    rpc_error_rate: { type: 'number', minimum: 0, maximum: 1 },
-  },
-} as const;
+import { chainHealthBody } from '../schemas/chain-health.js';
 
 export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(

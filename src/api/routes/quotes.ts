@@ -6,7 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
 import type { Priority } from '../../routing/score.js';
 import { merchantOf } from '../auth.js';
-import { candidateRouteSchema, errorRef, timestamp } from '../schemas/common.js';
+import { amountUsdSchema, candidateRouteSchema, errorRef, timestamp } from '../schemas/common.js';
 
 interface QuoteBody {
   amount_usd: number;
@@ -18,7 +18,7 @@ const bodySchema = {
   type: 'object',
   required: ['amount_usd', 'destination', 'priority'],
   properties: {
-    amount_usd: { type: 'number', exclusiveMinimum: 0, description: 'USD amount, at most 6 decimals' },
+    amount_usd: amountUsdSchema,
     destination: {
       type: 'object',
       properties: {

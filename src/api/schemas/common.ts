@@ -1,8 +1,18 @@
 // Shared JSON schemas: they validate requests, serialise responses and make up the OpenAPI document.
+import { MAX_AMOUNT_USD } from '../../money.js';
+
 /** An array of objects with these properties (response schemas). */
 export function arrayOf<P extends Record<string, unknown>>(properties: P) {
   return { type: 'array', items: { type: 'object', properties } } as const;
 }
+
+/** A requested USD amount (decision 6): positive, at most 6 decimals (money.ts checks those), at most MAX_AMOUNT_USD. */
+export const amountUsdSchema = {
+  type: 'number',
+  exclusiveMinimum: 0,
+  maximum: MAX_AMOUNT_USD,
+  description: 'USD amount, at most 6 decimals',
+} as const;
 
 export const chainSchema = { type: 'string', enum: ['ethereum', 'solana'] } as const;
 export const timestamp = { type: 'string', format: 'date-time' } as const;
