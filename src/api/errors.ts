@@ -1,7 +1,8 @@
 // One error handler for every route: every error leaves as {statusCode, error, message, code}. Client mistakes get a
-// precise 4xx; anything unexpected is logged with its detail and answered with a bare 500.
+// precise 4xx; a database outage a 503; anything unexpected is logged with its detail and answered with a bare 500.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/outage.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import { AmountError } from '../money.js';
 
@@ -134,6 +135,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error.statusCode === 414) return sendError(reply, 414, 'URI_TOO_LONG', 'The request URL is too long');
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return sendError(reply, error.statusCode, 'INVALID_REQUEST', error.message);
+    }
+    // An outage answers 503, which a client retries, not the 500 of a bug; its detail stays in the logs.
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return sendError(reply.header('retry-after', '1'), 503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly');
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 500, 'INTERNAL_ERROR', 'An internal error occurred; it has been logged.');

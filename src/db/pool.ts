@@ -17,8 +17,21 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
-  pool.on('connect', prepareStatements);
+  pool.on('connect', (client) => {
+    keepErrorsFromCrashing(client);
+    prepareStatements(client);
+  });
   return pool;
+}
+
+/**
+ * pg-pool listens for a client's errors only while the client sits idle in the pool. A client checked out for a
+ * transaction or a session lock whose server goes away (a restart, a failover, pg_terminate_backend) between two of
+ * its queries emits 'error' with no listener, and Node ends the process. The error is already reported where it
+ * matters: the query in flight, or the next one, fails ("not queryable"), and release() drops the broken client.
+ */
+function keepErrorsFromCrashing(client: pg.PoolClient): void {
+  client.on('error', () => undefined);
 }
 
 /** Statements each connection keeps prepared: beyond it, new texts run unprepared (a bound on server memory). */

@@ -1,9 +1,22 @@
 // A bounded periodic loop: runs `tick` every `seconds`, never two at once, sooner when woken, and stops cleanly.
-// Every background loop of a worker process runs on it (confirmation, health, webhooks).
+// Every background loop of a worker process runs on it (execution pollers, confirmation, health, webhooks). A tick
+// that throws (the database restarting, say) is logged and the loop carries on: never an exit, never a crash.
 import type { Logger } from 'pino';
 
 /** A tick that resolves to this had more to do: the loop runs it again right away, after yielding to the event loop. */
 export const RUN_AGAIN = Symbol('run again');
+
+/**
+ * After failed ticks the loop waits twice as long each time, from its period up to this (or its period, when longer):
+ * a fast loop in an outage neither hammers the database nor floods the log, and is back within this of the recovery.
+ * A wake() (a notice, which means the database answers again) runs a tick at once, whatever the backoff.
+ */
+export const FAILURE_BACKOFF_MAX_MS = 5_000;
+
+/** The wait after `failures` failed ticks in a row (1 or more) of a loop whose period is `periodMs`. */
+export function failureBackoffMs(periodMs: number, failures: number): number {
+  return Math.min(Math.max(periodMs, FAILURE_BACKOFF_MAX_MS), periodMs * 2 ** Math.min(failures, 30));
+}
 
 export interface PeriodicOptions {
   /** Called each time the loop has nothing left to do and waits for the next period or wake(). */
@@ -32,6 +45,7 @@ export function every(
   let inFlight: Promise<void> | null = null;
   let stopped = false;
   let again = false;
+  let failures = 0;
   let stopping: Promise<void> | null = null;
 
   const schedule = (ms: number) => {
@@ -49,9 +63,14 @@ export function every(
     }
     inFlight = tick()
       .then((result) => {
+        if (failures > 0) log?.info({ loop: name, failures }, 'periodic task recovered');
+        failures = 0;
         if (result === RUN_AGAIN) again = true;
       })
-      .catch((error: unknown) => log?.error({ err: error, loop: name }, 'periodic task failed; retrying next period'))
+      .catch((error: unknown) => {
+        failures++;
+        log?.error({ err: error, loop: name, failures }, 'periodic task failed; retrying after a backoff');
+      })
       .finally(() => {
         inFlight = null;
         if (again) {
@@ -59,7 +78,7 @@ export function every(
           schedule(0);
           return;
         }
-        schedule(seconds * 1000);
+        schedule(failures > 0 ? failureBackoffMs(seconds * 1000, failures) : seconds * 1000);
         if (!stopped) {
           try {
             options.onIdle?.();

@@ -7,15 +7,17 @@ import { runReconciliation } from '../core/reconcile-runs.js';
 import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
 import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
-import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
+import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
-import { startExecutionPoller } from './execution/poller.js';
+import { EXECUTION_BATCH, EXECUTION_POLL_SECONDS, startQueuePoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
 import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
 /** Execution pollers per process; each runs up to EXECUTION_BATCH executions at once (poller.ts). */
 export const EXECUTION_POLLERS = 2;
+/** Seconds between looks at the dead-letter queue: a rare path, off the hot one. */
+const DEAD_LETTER_POLL_SECONDS = 2;
 
 export interface Workers {
   stop(): Promise<void>;
@@ -24,12 +26,24 @@ export interface Workers {
 export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const log = ctx.log.child({ component: 'workers' });
   const deps: ExecutionDeps = { ...ctx, log: log.child({ worker: 'execution' }) };
-  for (let i = 0; i < EXECUTION_POLLERS; i++) {
-    await startExecutionPoller(ctx.boss, EXECUTION_QUEUE, (job) => executePayment(deps, job));
-  }
-  await ctx.boss.work<ExecutionJob>(EXECUTION_DEAD_LETTER_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2 }, async ([job]) => {
-    if (job) await handleDeadExecution(deps, job.data);
-  });
+  // A stopping process waits this long for the executions in flight; what it abandons expires and is retried.
+  const stopTimeoutMs = ctx.config.executionJobTimeoutSeconds * 1000;
+  const pollers = Array.from({ length: EXECUTION_POLLERS }, () =>
+    startQueuePoller(
+      ctx.boss,
+      EXECUTION_QUEUE,
+      { batchSize: EXECUTION_BATCH, pollSeconds: EXECUTION_POLL_SECONDS, stopTimeoutMs },
+      (job) => executePayment(deps, job),
+      log,
+    ),
+  );
+  const deadLetters = startQueuePoller(
+    ctx.boss,
+    EXECUTION_DEAD_LETTER_QUEUE,
+    { batchSize: 1, pollSeconds: DEAD_LETTER_POLL_SECONDS, stopTimeoutMs },
+    (job) => handleDeadExecution(deps, job),
+    log,
+  );
   const confirmation = startConfirmationWorker(
     { ...ctx, log: log.child({ worker: 'confirmation' }) },
     { pollSeconds: ctx.config.confirmationPollSeconds, headPollSeconds: ctx.config.confirmationHeadPollSeconds },
@@ -68,9 +82,9 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   return {
     stop: async () => {
       // Stop taking jobs and let the running ones finish; an abandoned one is retried after its timeout.
-      await ctx.boss.offWork(EXECUTION_QUEUE).catch(() => undefined);
-      await ctx.boss.offWork(EXECUTION_DEAD_LETTER_QUEUE).catch(() => undefined);
       await Promise.all([
+        ...pollers.map((poller) => poller.stop()),
+        deadLetters.stop(),
         recovery.stop(),
         confirmation.stop(),
         health.stop(),

@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/api/app.js';
+import { createPool } from '../../src/db/pool.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
+import { freePort } from '../helpers/process.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -92,5 +95,30 @@ describe('every error uses the spec error body', () => {
     expect(health.statusCode).toBe(200);
     const spec = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/quotes', '/payment_intents', '/payment_intents/{id}', '/admin/overview']));
+  });
+
+  it('503 SERVICE_UNAVAILABLE with Retry-After, not a 500, while the database cannot be reached', async () => {
+    // A real pool to a port where no server listens: every connection is refused, as during a restart.
+    const pool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/none`, 2);
+    const app = await buildApp({ ...t.ctx, pool }, { merchant: true, admin: true, readiness: { ready: true } });
+    try {
+      const quote = await app.inject({
+        method: 'POST',
+        url: '/quotes',
+        headers: KEY,
+        payload: { amount_usd: 5, destination: { solana_address: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM' }, priority: 'fast' },
+      });
+      expect(quote.statusCode, quote.body).toBe(503);
+      expect(quote.json()).toEqual({ ...shape(503, 'SERVICE_UNAVAILABLE'), error: 'Service Unavailable' });
+      expect(quote.headers['retry-after']).toBe('1');
+      expect(quote.body).not.toContain('ECONNREFUSED'); // the detail stays in the logs
+      const overview = await app.inject({ method: 'GET', url: '/admin/overview' });
+      expect(overview.statusCode).toBe(503);
+      const health = await app.inject({ method: 'GET', url: '/health' });
+      expect(health.json()).toEqual({ ...shape(503, 'SERVICE_UNAVAILABLE'), error: 'Service Unavailable' });
+    } finally {
+      await app.close();
+      await pool.end();
+    }
   });
 });

@@ -296,7 +296,12 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
   const perClaim = Math.ceil(batchSize / concurrency);
   const running: Promise<void>[] = [];
   const startLane = (): void => {
-    if (running.length < concurrency && claimsLeft > 0) running.push(lane());
+    if (running.length >= concurrency || claimsLeft <= 0) return;
+    const started = lane();
+    // Awaited below, lane after lane: a lane that fails (the database went away) before its turn must not count as
+    // an unhandled rejection meanwhile, which ends the process.
+    started.catch(() => undefined);
+    running.push(started);
   };
   const lane = async (): Promise<void> => {
     while (claimsLeft > 0 && shouldContinue()) {
