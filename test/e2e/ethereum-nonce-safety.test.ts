@@ -149,11 +149,11 @@ describe('ethereum nonces, money-safe', () => {
       for (const id of [byHand, byRound]) {
         const payment = await read(id);
         expect(payment.status).toBe('manual_review');
-        expect(payment.actions.resolve).toContain('cancel_on_chain');
         // Our node forgot the transfer, but some other node may still hold it and mine it: not failed.
         const refused = await resolve(id, 'failed');
         expect(refused.statusCode, refused.body).toBe(409);
         expect(refused.json().code).toBe('TRANSFER_MAY_STILL_LAND');
+        expect(payment.actions.resolve).toContain('cancel_on_chain');
         // One through the admin API, the other through the CLI: the same use case.
         let cancelled: { payment_intent_id: string; status: string; tx_id: string };
         if (id === byHand) {
