@@ -1674,7 +1674,7 @@ export interface paths {
                                 destination_address?: string;
                                 tx_id?: string | null;
                                 actions?: {
-                                    resolve?: ("settled" | "failed" | "replace" | "retry")[];
+                                    resolve?: ("settled" | "failed" | "replace" | "retry" | "cancel_on_chain")[];
                                     cancel?: boolean;
                                 };
                                 /** Format: date-time */
@@ -1786,7 +1786,7 @@ export interface paths {
                             /** Format: date-time */
                             updated_at?: string;
                             actions?: {
-                                resolve?: ("settled" | "failed" | "replace" | "retry")[];
+                                resolve?: ("settled" | "failed" | "replace" | "retry" | "cancel_on_chain")[];
                                 cancel?: boolean;
                             };
                             timeline?: {
@@ -1802,6 +1802,8 @@ export interface paths {
                                 chain?: "ethereum" | "solana";
                                 tx_id?: string;
                                 status?: string;
+                                /** @enum {string} */
+                                purpose?: "transfer" | "cancel";
                                 estimated_fee_usd?: number;
                                 actual_fee_native?: string | null;
                                 fee_currency?: string;
@@ -1890,7 +1892,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resolve a payment in manual_review: settled, failed or replace (checked against the chain; force overrides) */
+        /** Resolve a payment in manual_review: settled, failed, replace, retry or cancel_on_chain (checked against the chain; force overrides where it may) */
         post: {
             parameters: {
                 query?: never;
@@ -1904,7 +1906,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        resolution: "settled" | "failed" | "replace" | "retry";
+                        resolution: "settled" | "failed" | "replace" | "retry" | "cancel_on_chain";
                         force?: boolean;
                     };
                 };

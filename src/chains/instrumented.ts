@@ -8,6 +8,7 @@ const CHAIN_CALLS = [
   'estimateFee',
   'prepareTransfer',
   'prepareReplacement',
+  'prepareCancel',
   'broadcast',
   'getStatus',
   'getStatuses',

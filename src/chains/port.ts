@@ -110,6 +110,13 @@ export interface ChainAdapter {
    */
   prepareReplacement?(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer>;
   /**
+   * Prepares a cancel on chain of a stuck transfer, where the chain allows it: a transaction on the stuck one's nonce
+   * that moves nothing (Ethereum: zero ETH from the treasury to itself), with fees high enough to replace what is
+   * pending on that nonce (`stuck`: the transfer, or an earlier cancel). Once it is final the transfer can never land.
+   * Its `sign` takes no nonce: the stuck one is reused.
+   */
+  prepareCancel?(stuck: SignedTransfer): Promise<PreparedTransfer>;
+  /**
    * Signs transfers this adapter prepared without a nonce, in the caller's transaction and in order, as their `sign`
    * called one after the other would, in fewer round trips. Optional: without it each is signed on its own.
    */

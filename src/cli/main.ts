@@ -49,9 +49,10 @@ const USAGE = `usage: stableroute <command>
   merchants webhook enable MERCHANT_ID [--json]
                              enable an endpoint a 410 Gone disabled; queues the events held meanwhile
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
-  intents resolve ID --settled|--failed|--replace|--retry [--force] [--json]
+  intents resolve ID --settled|--failed|--replace|--retry|--cancel-on-chain [--force] [--json]
                              resolve a payment intent in manual_review (--retry: one more execution
-                             attempt, when nothing of it is on chain)
+                             attempt, when nothing of it is on chain; --cancel-on-chain: a zero-value
+                             self-send on the stuck Ethereum nonce; the payment fails once it is final)
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   intents approve|reject ID [--reason TEXT] [--json]
                              decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
@@ -221,14 +222,16 @@ commands.intents = async (args, config) => {
       failed: { type: 'boolean', default: false },
       replace: { type: 'boolean', default: false },
       retry: { type: 'boolean', default: false },
+      'cancel-on-chain': { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
-  const chosen = (['settled', 'failed', 'replace', 'retry'] as const).filter((r) => values[r]);
+  const flags = { settled: 'settled', failed: 'failed', replace: 'replace', retry: 'retry', 'cancel-on-chain': 'cancel_on_chain' } as const;
+  const chosen = (Object.keys(flags) as (keyof typeof flags)[]).filter((flag) => values[flag]).map((flag) => flags[flag]);
   const cancel = positionals[0] === 'cancel' && positionals[1] && chosen.length === 0;
   if (!cancel && (positionals[0] !== 'resolve' || !positionals[1] || chosen.length !== 1)) {
-    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace|--retry [--force] [--json]\n');
+    process.stderr.write('usage: stableroute intents resolve PAYMENT_INTENT_ID --settled|--failed|--replace|--retry|--cancel-on-chain [--force] [--json]\n');
     process.stderr.write('       stableroute intents cancel PAYMENT_INTENT_ID [--json]\n');
     process.stderr.write('       stableroute intents approve|reject PAYMENT_INTENT_ID [--reason TEXT] [--json]\n');
     process.stderr.write('       stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]\n');

@@ -1,6 +1,7 @@
-// The operator's actions on a payment (resolve settled / failed / replace / retry, cancel), each behind a confirmation. They
-// POST to /admin/payments/:id/resolve or /cancel, which run the same use cases and chain checks as the CLI; a refusal
-// (409 INVALID_STATE with the chain's reason) is shown in the dialog, where the operator may force it.
+// The operator's actions on a payment (resolve settled / failed / replace / retry / cancel on chain, cancel), each
+// behind a confirmation. They POST to /admin/payments/:id/resolve or /cancel, which run the same use cases and chain
+// checks as the CLI; a refusal (409 INVALID_STATE or TRANSFER_MAY_STILL_LAND with the chain's reason) is shown in the
+// dialog, where the operator may force it.
 import { html } from './html.js';
 import { useState } from 'preact/hooks';
 import { post } from './api.js';
@@ -20,7 +21,7 @@ const ACTIONS = {
     title: 'Mark this payment failed?',
     confirm: 'Mark failed',
     tone: 'danger',
-    text: 'Fails the payment and returns its USDC to available; payment.failed is sent to the merchant. The chain is asked first: this is refused while it shows the transfer pending, included or final, or cannot be reached, because the payout may still happen.',
+    text: 'Fails the payment and returns its USDC to available; payment.failed is sent to the merchant. The chain is asked first: this is refused until it proves the transfer can never land (on Ethereum: its nonce used at final depth, e.g. by a final cancel on chain), because the payout may still happen.',
   },
   replace: {
     button: 'Replace with higher fee',
@@ -35,6 +36,13 @@ const ACTIONS = {
     confirm: 'Retry execution',
     tone: 'primary',
     text: 'Its execution was abandoned before anything reached the chain; its USDC is still reserved. The payment goes back to retrying and is signed and sent once more. Refused if a transfer of it appears that may still land.',
+  },
+  cancel_on_chain: {
+    button: 'Cancel on chain',
+    title: 'Cancel the stuck transfer on chain?',
+    confirm: 'Sign and send cancel',
+    tone: 'danger',
+    text: 'Signs a transaction that moves nothing (zero ETH from the treasury to itself) on the stuck transfer’s nonce with a higher fee, and sends it. Whichever of the two lands, the other never can. Once the cancel is final the payment fails, its USDC returns to available and payment.failed is sent; if the transfer lands instead, it settles. Its gas is booked as a fee.',
   },
   cancel: {
     button: 'Cancel payment',

@@ -1,10 +1,11 @@
 // What the confirmation worker does with one broadcast attempt, given the chain's verdict on it. Pure.
 import type { FailureReason } from './chain.js';
 import type { PaymentStatus } from './payment-intent.js';
-import type { TransferVerdict } from './transfer-verdict.js';
+import type { AttemptPurpose, TransferVerdict } from './transfer-verdict.js';
 
 export type ConfirmationAction =
   | { kind: 'settle'; feeNative: bigint }
+  | { kind: 'cancelled'; feeNative: bigint } // an operator's cancel on chain is final: the transfer can never land
   | { kind: 'fail'; reason: FailureReason; feeNative: bigint; detail: string }
   | { kind: 'pending_confirmation' } // included, not final yet
   | { kind: 'manual_review' } // unconfirmed past the stuck threshold
@@ -13,6 +14,8 @@ export type ConfirmationAction =
 
 export interface ConfirmationInput {
   intentStatus: PaymentStatus;
+  /** What the attempt's transaction is for: a final cancel fails the payment, a final transfer settles it. */
+  purpose: AttemptPurpose;
   verdict: TransferVerdict;
   broadcastAt: Date;
   now: Date;
@@ -23,7 +26,7 @@ export function decideConfirmation(input: ConfirmationInput): ConfirmationAction
   const { verdict, intentStatus } = input;
   switch (verdict.kind) {
     case 'final':
-      return { kind: 'settle', feeNative: verdict.feeNative };
+      return input.purpose === 'cancel' ? { kind: 'cancelled', feeNative: verdict.feeNative } : { kind: 'settle', feeNative: verdict.feeNative };
     case 'cannot_land':
       return { kind: 'fail', reason: verdict.reason, feeNative: verdict.feeNative, detail: verdict.detail };
     case 'included':

@@ -23,6 +23,12 @@ export type TransferVerdict =
 
 export type VerdictKind = TransferVerdict['kind'];
 
+/**
+ * What a signed transaction of a payment is for: the payout itself, or an operator's cancel on chain (a transaction on
+ * the stuck transfer's nonce that moves nothing). A cancel that is final means the transfer can never land.
+ */
+export type AttemptPurpose = 'transfer' | 'cancel';
+
 /** Why a transaction that expired can never land, in the terms of its chain (docs/errors.md). */
 export const EXPIRED_REASON: Record<Chain, FailureReason> = {
   solana: 'blockhash_expired', // its recent blockhash is past lastValidBlockHeight

@@ -1,9 +1,10 @@
-// Nonce allocation in PostgreSQL (decision 38): concurrent allocations never collide, the chain's pending count
+// Nonce allocation in PostgreSQL (decisions 38, 176): concurrent allocations never collide, the chain's pending count
 // decides where the sequence stands (so a reset chain heals), our live attempts and refused ones that their own
-// retry may re-sign keep their nonces, and a gap left by a transfer refused for good is filled first.
+// retry may re-sign keep their nonces, a gap left by a transfer refused for good (its payment finished or waiting in
+// manual review) is filled first, and the allocation reads only the attempts at the frontier, through an index.
 import { beforeAll, afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { allocateNonce } from '../../src/db/queries/nonces.js';
-import { withTransaction } from '../../src/db/pool.js';
+import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 const TREASURY = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -44,7 +45,9 @@ async function attempt(intentId: string, nonce: number, status: string, reason: 
   );
 }
 
-const allocate = (pendingCount: number) => withTransaction(db.pool, (tx) => allocateNonce(tx, 'ethereum', TREASURY, pendingCount));
+/** An allocation for a payout (`forIntent`: the intent being signed; a fresh one by default). */
+const allocate = (pendingCount: number, forIntent = 'pi_other') =>
+  withTransaction(db.pool, (tx) => allocateNonce(tx, 'ethereum', TREASURY, pendingCount, forIntent));
 
 describe('ethereum nonce allocation', () => {
   it('10 concurrent allocations, each stored with its attempt, get 10 consecutive nonces from the pending count', async () => {
@@ -52,7 +55,7 @@ describe('ethereum nonce allocation', () => {
     const nonces = await Promise.all(
       Array.from({ length: 10 }, () =>
         withTransaction(db.pool, async (tx) => {
-          const nonce = await allocateNonce(tx, 'ethereum', TREASURY, 3);
+          const nonce = await allocateNonce(tx, 'ethereum', TREASURY, 3, 'pi_other');
           await tx.query(
             `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
              VALUES ($1, $2, 'ethereum', $1, 'signed', '0x', $3, 0, now())`,
@@ -93,6 +96,27 @@ describe('ethereum nonce allocation', () => {
     // Once X's intent is finished, nothing will re-sign on 0: the gap below Y is filled first.
     await db.pool.query("UPDATE payment_intents SET status = 'failed' WHERE id = $1", [x]);
     expect(await allocate(0)).toBe(0);
+  });
+
+  it('a nonce refused for good under a payment waiting in manual review goes to the next payout: no gap stalls it', async () => {
+    const x = await intent('manual_review');
+    await attempt(x, 0, 'failed', 'insufficient_gas');
+    expect(await allocate(0)).toBe(0);
+    // A transfer of a manual_review payment that may still land keeps its nonce (only a cancel on chain frees it).
+    const stuck = await intent('manual_review');
+    await attempt(stuck, 1, 'broadcasted');
+    await attempt(await intent('broadcasting'), 0, 'signed');
+    expect(await allocate(0)).toBe(2);
+  });
+
+  it("the intent's own retry re-signs on its refused nonce while it is free, and on a fresh one once another payout took it", async () => {
+    const x = await intent('broadcasting');
+    await attempt(x, 0, 'failed', 'insufficient_gas');
+    await attempt(await intent('broadcasted'), 1, 'broadcasted');
+    expect(await allocate(0, x)).toBe(0);
+    // An operator retried x from manual review after another payout was given its nonce.
+    await attempt(await intent('broadcasted'), 0, 'signed');
+    expect(await allocate(0, x)).toBe(2);
   });
 
   it('after a nonce conflict the retry takes a fresh nonce, so the refused one is not held for it', async () => {
@@ -136,4 +160,41 @@ describe('ethereum nonce allocation', () => {
     // Below the pending count the node has a transaction for every nonce: nothing there is reused.
     expect(await allocate(18)).toBe(21);
   });
+
+  it('with 200k attempts in history, the allocation reads them through an index, never a sequential scan', async () => {
+    const settled = await intent('settled');
+    await db.pool.query(
+      `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
+       SELECT 'att_h' || n, $1, 'ethereum', 'tx_h' || n, 'confirmed', '0x', jsonb_build_object('nonce', n), 0, now()
+         FROM generate_series(0, 199999) AS n`,
+      [settled],
+    );
+    await db.pool.query(
+      `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
+       SELECT 'att_s' || n, $1, 'solana', 'sig_s' || n, 'confirmed', '0x', '{}', 0, now() FROM generate_series(0, 19999) AS n`,
+      [settled],
+    );
+    await db.pool.query('ANALYZE payment_attempts');
+    // Every SELECT the allocation runs is explained with its own parameters, then run.
+    const plans: unknown[] = [];
+    const nonce = await withTransaction(db.pool, (tx) => {
+      const explaining = {
+        query: async (sql: string, params?: unknown[]) => {
+          if (/^\s*(WITH|SELECT)\b/i.test(sql)) plans.push((await tx.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)).rows[0]['QUERY PLAN']);
+          return tx.query(sql, params);
+        },
+      } as Queryable;
+      return allocateNonce(explaining, 'ethereum', TREASURY, 200_000, 'pi_other');
+    });
+    expect(nonce).toBe(200_000);
+    expect(plans.length).toBeGreaterThan(0);
+    const scans: string[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node['Relation Name'] === 'payment_attempts') scans.push(String(node['Node Type']));
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    for (const plan of plans as { Plan: Record<string, unknown> }[][]) walk(plan[0]!.Plan);
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans).not.toContain('Seq Scan');
+  }, 60_000);
 });

@@ -3,7 +3,10 @@
 // Every transfer is signed the way the execution worker signs it: nonce and attempt row in one transaction.
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
-import { createPublicClient, createTestClient, createWalletClient, getAddress, http, type Address, type Hex } from 'viem';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPublicClient, createTestClient, createWalletClient, getAddress, http, parseTransaction, recoverTransactionAddress, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,7 +18,11 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../../src/chains/port.js';
+import { signerAccount } from '../../src/chains/ethereum/account.js';
+import { signTransaction } from '../../src/chains/ethereum/transaction.js';
 import { createEthereumKeySigner } from '../../src/chains/signers/key.js';
+import { openPkcs11EthereumSigner } from '../../src/chains/signers/pkcs11/ethereum.js';
+import { createSoftHsmToken } from '../../src/devnet/softhsm.js';
 import { ConfigError } from '../../src/config.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
@@ -440,9 +447,62 @@ describe('ethereum adapter: transfers', () => {
     expect(await adapter.getStatus(replacement)).toEqual(await finalStatus(replacement.txId));
     expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
     expect(await usdcBalance(recipient)).toBe(7_000_000n);
-    // Re-sending the evicted original now is a rejection: its nonce belongs to the replacement.
+    // Re-sending the evicted original now is refused ("nonce too low"), but a refusal from one node proves nothing about
+    // bytes another node may hold: an unknown outcome, which the status read above decides (decision 174).
     const error = await expectChainError(adapter.broadcast(original));
-    expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'rejected' });
+    expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'unknown' });
+  });
+
+  it('cancels a stuck transfer on chain: zero ETH from the treasury to itself on its nonce; only the cancel lands', async () => {
+    const recipient = freshAddress();
+    const original = await sign(transfer(recipient, 3_000_000n));
+    const cancel = await withMiningPaused(async () => {
+      await adapter.broadcast(original);
+      const signed = await (await adapter.prepareCancel!(original)).sign(db.pool, null);
+      const tx = parseTransaction(signed.rawTx as Hex);
+      expect(tx).toMatchObject({ to: devnet.treasuryAddress.toLowerCase(), nonce: original.meta.nonce, gas: 21_000n });
+      expect(tx.value ?? 0n).toBe(0n);
+      expect(tx.data ?? '0x').toBe('0x');
+      for (const field of ['maxFeePerGas', 'maxPriorityFeePerGas'] as const) {
+        expect(BigInt(signed.meta[field] as string) * 8n).toBeGreaterThanOrEqual(BigInt(original.meta[field] as string) * 9n);
+      }
+      await adapter.broadcast(signed);
+      expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' }); // evicted for the better-paying cancel
+      await mineBlocks(devnet.rpcUrl, 1);
+      return signed;
+    });
+    await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
+    expect(await adapter.getStatus(cancel)).toEqual(await finalStatus(cancel.txId));
+    expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
+    expect(await usdcBalance(recipient)).toBe(0n);
+  });
+
+  it('signs a cancel on chain through a PKCS#11 token, like a transfer', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stableroute-cancel-hsm-'));
+    try {
+      const token = await createSoftHsmToken(join(dir, 'softhsm'));
+      const pin = (await readFile(token.pinFile, 'utf8')).trim();
+      const signer = await openPkcs11EthereumSigner({ modulePath: token.module, tokenLabel: token.tokenLabel, pin, timeoutSeconds: 5, keyLabel: token.ethereumKeyLabel });
+      const hsm = await createEthereumAdapter({ ...adapterOptions(devnet.rpcUrl), signer });
+      try {
+        const stuck = await signTransaction(signerAccount(signer), {
+          chainId: devnet.chainId,
+          nonce: 4,
+          to: devnet.usdcAddress,
+          data: '0xa9059cbb',
+          gas: 60_000n,
+          maxFeePerGas: 2_000_000_000n,
+          maxPriorityFeePerGas: 1_000_000_000n,
+        });
+        const cancel = await (await hsm.prepareCancel!(stuck)).sign(db.pool, null);
+        expect(await recoverTransactionAddress({ serializedTransaction: cancel.rawTx as `0x02${string}` })).toBe(token.ethereumAddress);
+        expect(parseTransaction(cancel.rawTx as Hex)).toMatchObject({ to: token.ethereumAddress.toLowerCase(), nonce: 4, gas: 21_000n });
+      } finally {
+        await hsm.close!();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports as the final fee exactly what the treasury paid: gasUsed x effectiveGasPrice of the receipt', async () => {

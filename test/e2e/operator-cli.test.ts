@@ -142,12 +142,19 @@ describe('stableroute intents resolve', () => {
     expect(await everything(live)).toEqual(before);
   });
 
-  it('--failed on a transfer the chain no longer knows: exit 0, JSON result, funds released, ledger verifies', async () => {
+  it('--failed on a transfer the chain no longer knows: refused until the chain proves it can never land; then exit 0, funds released', async () => {
     const id = await stuckIntent(25);
     const txId = await txIdOf(id);
-    // The node dropped the transaction: it has no record of these bytes at all.
+    // The node dropped the transaction: it has no record of these bytes at all. Sent again they may still land.
     await t.db.pool.query('DELETE FROM sim_transactions WHERE tx_id = $1', [txId]);
     await t.db.pool.query('DELETE FROM sim_broadcast_tries WHERE tx_id = $1', [txId]);
+    const unchanged = await everything(id);
+    const refused = await intents('resolve', id, '--failed', '--json');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('TRANSFER_MAY_STILL_LAND');
+    expect(await everything(id)).toEqual(unchanged);
+    // The node refuses the bytes for good now: they can provably never land (the simulator's 'expired').
+    await t.db.pool.query("INSERT INTO sim_broadcast_tries (tx_id, tries, refused_reason) VALUES ($1, 1, 'insufficient_gas')", [txId]);
     const balance = await solanaBalance();
 
     const res = await intents('resolve', id, '--failed', '--json');
@@ -228,12 +235,14 @@ describe('stableroute intents resolve', () => {
     await ledgerVerifies();
   });
 
-  it('--replace on a chain without fee replacement is refused and changes nothing', async () => {
+  it('--replace and --cancel-on-chain on a chain that can do neither are refused and change nothing', async () => {
     const id = await stuckIntent(5);
     const before = await everything(id);
-    const res = await intents('resolve', id, '--replace', '--json');
-    expect(res.code).toBe(1);
-    expect(res.stderr).toContain('INVALID_STATE');
+    for (const flag of ['--replace', '--cancel-on-chain']) {
+      const res = await intents('resolve', id, flag, '--json');
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain('INVALID_STATE');
+    }
     expect(await everything(id)).toEqual(before);
   });
 });

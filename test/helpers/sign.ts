@@ -6,7 +6,7 @@ import type { Queryable } from '../../src/db/pool.js';
 
 export async function signTransfer(adapter: ChainAdapter, db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
   const prepared = await adapter.prepareTransfer(request);
-  return signPrepared(db, adapter, prepared);
+  return signPrepared(db, adapter, prepared, request.paymentIntentId);
 }
 
 /** A fee-bumped replacement of `stuck` (same nonce), signed, never sent. */

@@ -97,13 +97,35 @@ describe('decideConfirmation', () => {
     ['in manual review, unreachable waits', v(null), 'manual_review', late, { kind: 'wait' }],
   ];
   it.each(cases)('%s', (_name, verdict, intentStatus, now, action) => {
-    expect(decideConfirmation({ verdict, intentStatus, broadcastAt, now, stuckAfterSeconds: 600 })).toEqual(action);
+    expect(decideConfirmation({ verdict, intentStatus, purpose: 'transfer', broadcastAt, now, stuckAfterSeconds: 600 })).toEqual(action);
   });
 
   it('the stuck threshold is "more than" STUCK_AFTER_SECONDS', () => {
     const exactly = new Date(broadcastAt.getTime() + 600_000);
-    const input = { verdict: v({ state: 'pending' }), intentStatus: 'broadcasted' as const, broadcastAt, stuckAfterSeconds: 600 };
+    const input = { verdict: v({ state: 'pending' }), intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, broadcastAt, stuckAfterSeconds: 600 };
     expect(decideConfirmation({ ...input, now: exactly }).kind).toBe('wait');
     expect(decideConfirmation({ ...input, now: new Date(exactly.getTime() + 1) }).kind).toBe('manual_review');
+  });
+});
+
+describe('decideConfirmation of a cancel on chain', () => {
+  const at = new Date('2026-03-01T12:00:00.000Z');
+  const v = (status: TxStatus | null) => transferVerdict(status, { chain: 'ethereum' });
+  const decide = (verdict: TransferVerdict) =>
+    decideConfirmation({ verdict, intentStatus: 'manual_review', purpose: 'cancel', broadcastAt: at, now: at, stuckAfterSeconds: 600 });
+
+  it('final fails the payment with the cancel\'s fee, never settles it', () => {
+    expect(decide(v({ state: 'final', feeNative: 21_000n }))).toEqual({ kind: 'cancelled', feeNative: 21_000n });
+  });
+
+  it('its nonce taken by another transaction (the transfer, landed after all) is handled as a failed attempt', () => {
+    const taken = v({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n, details: 'nonce used' });
+    expect(decide(taken)).toEqual({ kind: 'fail', reason: 'nonce_conflict', feeNative: 0n, detail: 'nonce used' });
+  });
+
+  it('unknown to the node is re-sent; pending and included wait', () => {
+    expect(decide(v({ state: 'unknown' })).kind).toBe('resend');
+    expect(decide(v({ state: 'pending' })).kind).toBe('wait');
+    expect(decide(v({ state: 'included', confirmations: 1 })).kind).toBe('wait');
   });
 });

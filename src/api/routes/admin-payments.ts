@@ -94,7 +94,8 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
     {
       schema: {
         tags: ['admin'],
-        summary: 'Resolve a payment in manual_review: settled, failed or replace (checked against the chain; force overrides)',
+        summary:
+          'Resolve a payment in manual_review: settled, failed, replace, retry or cancel_on_chain (checked against the chain; force overrides where it may)',
         params: idParams,
         body: resolveBody,
         response: { 200: resolutionResultSchema, 400: errorRef, 404: errorRef, 409: errorRef, 502: errorRef },

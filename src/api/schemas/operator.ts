@@ -116,6 +116,7 @@ export const paymentRecordSchema = {
           chain: chainSchema,
           tx_id: { type: 'string' },
           status: { type: 'string' },
+          purpose: { type: 'string', enum: ['transfer', 'cancel'] },
           estimated_fee_usd: { type: 'number' },
           actual_fee_native: { type: ['string', 'null'] },
           fee_currency: { type: 'string' },

@@ -40,6 +40,7 @@ function operatorAttemptView(a: AttemptRow) {
     chain: a.chain,
     tx_id: a.tx_id,
     status: a.status,
+    purpose: a.purpose,
     estimated_fee_usd: a.estimated_fee_usd,
     actual_fee_native: a.actual_fee_native === null ? null : formatUnits(a.actual_fee_native, decimalsOf(currency)),
     fee_currency: currency,

@@ -67,13 +67,17 @@ export function intentIdentityView(intent: Pick<PaymentIntentRow, 'id' | 'mercha
   };
 }
 
-/** The read shape; `entries` null leaves ledger_entries out (the overview's recent payments). */
+/**
+ * The read shape; `entries` null leaves ledger_entries out (the overview's recent payments). A cancel on chain is the
+ * operator's transaction, not an attempt to pay: a `confirmed` one would read as a payout (decision 173), so only
+ * transfers are listed; the cancel's gas is in ledger_entries as a fee.
+ */
 export function readView(intent: PaymentIntentRow, attempts: AttemptRow[], entries: LedgerEntry[] | null, approval: ApprovalRow | null = null) {
   return {
     ...intentIdentityView(intent),
     quote_id: intent.quote_id,
     idempotency_key: intent.idempotency_key,
-    attempts: attempts.map(attemptView),
+    attempts: attempts.filter((a) => a.purpose === 'transfer').map(attemptView),
     ...(entries ? { ledger_entries: entries.map(ledgerEntryView) } : {}),
     ...withApproval(approval),
     created_at: intent.created_at.toISOString(),

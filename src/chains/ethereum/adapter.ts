@@ -30,7 +30,7 @@ import { readInboundTransfers } from './inbound.js';
 import { createEthereumRpc, STATUS_BATCH_SIZE, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
-import { parseSignedTransfer, signTransaction } from './transaction.js';
+import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './transaction.js';
 
 export interface EthereumAdapterOptions {
   rpcUrl: string;
@@ -280,6 +280,33 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
           log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
+          return signed;
+        },
+      };
+    },
+
+    // A cancel on chain (decision 173): zero ETH from the treasury to itself on the stuck nonce, with fees that replace
+    // whatever is pending on it (the stuck transfer, or an earlier cancel, which is why `stuck` may be either). Once
+    // it is final the nonce is used and the transfer can never land. Signed by the treasury's signer like a transfer.
+    async prepareCancel(stuck: SignedTransfer): Promise<PreparedTransfer> {
+      const tx = parseSignedTransfer(stuck);
+      let market: FeeMarket;
+      try {
+        market = await within(() => readFeeMarket(rpc));
+      } catch (error) {
+        throw toChainError(error, { operation: 'fee market for a cancel', outcome: 'rejected' });
+      }
+      const fees = replacementFees(tx, market);
+      const gas = PLAIN_TRANSACTION_GAS;
+      const { chainId: id, nonce } = tx;
+      // What the next block would charge: its base fee plus the tip, within the cap.
+      const perGas = market.baseFeePerGas + fees.maxPriorityFeePerGas;
+      const feeNative = gas * (perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas);
+      return {
+        feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, options.ethUsdPrice) },
+        async sign() {
+          const signed = await signTransaction(account, { chainId: id, nonce, to: from, data: '0x', gas, ...fees });
+          log?.info({ txId: signed.txId, cancels: tx.hash, ...signed.meta }, 'ethereum cancel signed on the stuck nonce');
           return signed;
         },
       };

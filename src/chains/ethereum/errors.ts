@@ -53,11 +53,14 @@ const MAPPING = {
   // Only reached when the node does not actually have our hash (see broadcast.ts); an inconsistent load-balanced
   // endpoint is the likely cause, so keep the bytes and resend.
   already_known: { reason: 'rpc_error', outcome: 'unknown', summary: 'the node claims to know a transaction it cannot find' },
-  nonce_too_low: { reason: 'nonce_conflict', outcome: 'rejected', summary: 'the nonce was used by another transaction' },
+  // Only reached when this node does not find our hash (see broadcast.ts). Behind a load balancer another backend may
+  // hold, or have mined, these very bytes while this one lags: the status read at final depth decides, and nothing is
+  // re-signed on a fresh nonce meanwhile (decision 174).
+  nonce_too_low: { reason: 'nonce_conflict', outcome: 'unknown', summary: 'the node reports the nonce already used' },
   replacement_underpriced: {
     reason: 'nonce_conflict',
-    outcome: 'rejected',
-    summary: 'another pending transaction uses this nonce with a higher fee',
+    outcome: 'unknown',
+    summary: 'the node holds another transaction on this nonce with a higher fee',
   },
   // These bytes can still land once the gap below them fills: keep them.
   nonce_too_high: { reason: 'rpc_error', outcome: 'unknown', summary: 'the node refused a nonce above the next one' },

@@ -1,5 +1,6 @@
-// Signing and reading back our EIP-1559 transfer transactions. The signed bytes are the source of truth: the tx id
-// is their keccak hash, and a replacement or a status check reads nonce and fees from them, never from meta alone.
+// Signing and reading back our EIP-1559 transactions: USDC transfers, and cancels on chain (zero ETH from the treasury
+// to itself, no call data). None moves ETH. The signed bytes are the source of truth: the tx id is their keccak hash,
+// and a replacement or a status check reads nonce and fees from them, never from meta alone.
 import { keccak256, parseTransaction, type Address, type Hex, type LocalAccount } from 'viem';
 import { ChainError, type SignedTransfer } from '../port.js';
 import type { Eip1559Fees } from './fees.js';
@@ -7,11 +8,15 @@ import type { Eip1559Fees } from './fees.js';
 export interface TransferTransaction extends Eip1559Fees {
   chainId: number;
   nonce: number;
-  /** The token contract. */
+  /** The token contract; for a cancel on chain, the treasury itself. */
   to: Address;
+  /** The token call; `0x` for a cancel on chain. */
   data: Hex;
   gas: bigint;
 }
+
+/** What a plain transaction without call data costs, whatever the network: a cancel on chain uses exactly this. */
+export const PLAIN_TRANSACTION_GAS = 21_000n;
 
 export async function signTransaction(account: LocalAccount, tx: TransferTransaction): Promise<SignedTransfer> {
   const rawTx = await account.signTransaction({ type: 'eip1559', value: 0n, ...tx });
@@ -45,9 +50,10 @@ export function parseSignedTransfer(signed: SignedTransfer): TransferTransaction
     throw corrupt('rawTx does not decode', cause);
   }
   const { type, chainId, nonce, to, data, gas, maxFeePerGas, maxPriorityFeePerGas } = parsed;
-  if (type !== 'eip1559' || chainId === undefined || nonce === undefined || !to || !data || gas === undefined) {
+  if (type !== 'eip1559' || chainId === undefined || nonce === undefined || !to || gas === undefined) {
     throw corrupt(`unexpected transaction fields (type ${type})`);
   }
   if (maxFeePerGas === undefined || maxPriorityFeePerGas === undefined) throw corrupt('missing EIP-1559 fees');
-  return { hash, chainId, nonce, to, data, gas, maxFeePerGas, maxPriorityFeePerGas };
+  // An empty call (a cancel) decodes without data.
+  return { hash, chainId, nonce, to, data: data ?? '0x', gas, maxFeePerGas, maxPriorityFeePerGas };
 }

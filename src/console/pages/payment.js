@@ -31,7 +31,7 @@ function Attempts({ attempts }) {
     <tbody>
       ${attempts.map(
         (a) => html`<tr key=${a.id}>
-          <td><${Hash} value=${a.tx_id} keep=${10} />${a.chain_meta?.nonce !== undefined ? html`<span class="muted small"> nonce ${a.chain_meta.nonce}</span>` : null}</td>
+          <td><${Hash} value=${a.tx_id} keep=${10} />${a.chain_meta?.nonce !== undefined ? html`<span class="muted small"> nonce ${a.chain_meta.nonce}</span>` : null}${a.purpose === 'cancel' ? html`<span class="muted small"> cancel on chain</span>` : null}</td>
           <td><${Status} value=${a.status} /></td>
           <td class="num">${a.actual_fee_native !== null ? `${decimal(a.actual_fee_native)} ${a.fee_currency}` : html`<span class="muted">est. ${usd(a.estimated_fee_usd)}</span>`}</td>
           <td title=${dateTime(a.broadcast_at)}>${clock(a.broadcast_at)}</td>

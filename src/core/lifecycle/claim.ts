@@ -4,7 +4,7 @@
 // facts read in one statement each, and the plain case (a payment waiting for its first run of this attempt) written
 // for all of them in a fixed number of statements; any other case is claimed in the same transaction as alone.
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
-import { liveAndLastFailed, liveAndLastFailedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { liveAttempt, liveAttemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatuses, executionFacts, executionFactsOf, findIntent, lockIntents, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
 import { grantLease, grantLeases, lockLease, type NewLease } from '../../db/queries/leases.js';
 import { GroupCommit, perPool, type ItemOutcome } from '../../db/group-commit.js';
@@ -19,8 +19,6 @@ export interface Claimed {
   intent: PaymentIntentRow;
   /** A transfer signed by an earlier run whose send had an unknown outcome (timeout, crash). */
   live: AttemptRow | null;
-  /** The intent's last refused transfer: its nonce is re-signed with a higher fee. */
-  previous: AttemptRow | null;
 }
 
 /** One run of an execution: the job, and the id under which it holds the payment's execution lease. */
@@ -89,14 +87,14 @@ async function claimBatch(pool: Pool, requests: readonly ClaimRequest[]): Promis
       plain.map(({ intent }): StatusChange => ({ intent, to: 'broadcasting', event: paymentEventOf({ ...intent, status: 'broadcasting' }, 'payment.broadcasting', now) })),
       now,
     );
-    const attempts = await liveAndLastFailedOf(tx, plain.map((p) => p.intent.id));
+    const attempts = await liveAttemptsOf(tx, plain.map((p) => p.intent.id));
     for (const { i, intent } of plain) {
       intent.status = 'broadcasting';
-      const { live, lastFailed } = attempts.get(intent.id)!;
+      const live = attempts.get(intent.id)!;
       if (live?.status === 'broadcasted') {
         await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live.tx_id });
         answers[i] = { kind: 'done', why: 'already broadcast' };
-      } else answers[i] = { intent, live, previous: lastFailed };
+      } else answers[i] = { intent, live };
     }
     // Anything else (a stale job, a crashed run's payment, one waiting for approval, a second run of one payment) is
     // claimed as alone, after the plain ones; its intent is already locked by this transaction.
@@ -134,11 +132,11 @@ async function claimIntent(deps: LifecycleDeps, tx: Queryable, run: Run): Promis
   if (intent.status !== 'broadcasting') {
     await moveAndTell(tx, intent, 'broadcasting', 'payment.broadcasting', now);
   }
-  const { live, lastFailed } = await liveAndLastFailed(tx, intent.id);
+  const live = await liveAttempt(tx, intent.id);
   if (live?.status === 'broadcasted') {
     await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: live.tx_id });
     return { kind: 'done', why: 'already broadcast' };
   }
-  return { intent, live, previous: lastFailed };
+  return { intent, live };
 }
 

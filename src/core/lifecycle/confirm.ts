@@ -27,7 +27,7 @@ import { transferVerdict, type TransferVerdict } from '../../domain/transfer-ver
 import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
-import { failOnChain, postFee, settleIntent, settlementOf } from './outcomes.js';
+import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from './outcomes.js';
 import { postMany } from '../../ledger/store.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
@@ -137,7 +137,7 @@ type Work = { attempt: OpenAttempt; verdict: TransferVerdict };
 /** What the chain's verdict means for an attempt of an intent in `intentStatus` (decideConfirmation, pure). */
 function decide(deps: ConfirmationDeps, intentStatus: PaymentStatus, attempt: AttemptRow, verdict: TransferVerdict, now: Date): ConfirmationAction {
   const broadcastAt = attempt.broadcast_at ?? attempt.created_at;
-  return decideConfirmation({ intentStatus, verdict, broadcastAt, now, stuckAfterSeconds: deps.config.stuckAfterSeconds });
+  return decideConfirmation({ intentStatus, purpose: attempt.purpose, verdict, broadcastAt, now, stuckAfterSeconds: deps.config.stuckAfterSeconds });
 }
 
 /** What a verdict would do to its attempt as read without a lock; null when it writes nothing. */
@@ -213,7 +213,7 @@ function count(summary: ConfirmationSummary, outcome: Outcome): void {
   if (outcome === null) return;
   summary.checked++;
   if (outcome === 'settle') summary.settled++;
-  if (outcome === 'fail') summary.failed++;
+  if (outcome === 'fail' || outcome === 'cancelled') summary.failed++;
   if (outcome === 'manual_review') summary.manualReview++;
 }
 
@@ -276,6 +276,10 @@ async function applyVerdict(deps: ConfirmationDeps, seen: AttemptRow, verdict: T
         }
         await failOnChain(tx, intent, attempt.id, decided, now);
         log.warn({ reason: decided.reason }, 'confirmation: failed');
+        break;
+      case 'cancelled':
+        await failByCancel(tx, intent, attempt.id, decided.feeNative, now);
+        log.warn('confirmation: the cancel on chain is final; failed, funds released');
         break;
       case 'pending_confirmation':
         await markIncluded(tx, attempt.id, now);

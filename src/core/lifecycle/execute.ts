@@ -6,12 +6,7 @@
 // the run decided from, and when another run or an operator changed it in between, the run starts over.
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
-import {
-  markBroadcasted,
-  markFailed,
-  signedOf,
-  type AttemptRow,
-} from '../../db/queries/attempts.js';
+import { markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { releaseLease, renewLease } from '../../db/queries/leases.js';
 import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.js';
@@ -129,13 +124,15 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
   if ('kind' in claimed) return claimed;
   const { intent, live } = claimed;
   const adapter = deps.adapters[intent.selected_chain];
-  let previous = claimed.previous;
   if (live) {
     // Ask the chain, outside any lock; a node that cannot be asked fails the run (the job is retried).
     const verdict = transferVerdict(await adapter.getStatus(signedOf(live)), { chain: intent.selected_chain });
     if (hasReachedChain(verdict)) return withLiveAttempt(deps, run, intent.id, live.id, (tx, locked) => markSent(deps, tx, locked, live));
     if (verdict.kind === 'unknown') return { kind: 'send', intent, attempt: live, resend: true }; // the same bytes
-    if (verdict.onChain) {
+    // Its nonce used at final depth by another transaction (nothing of ours mined, nothing spent): it can never land,
+    // as after an expiry, and a new transfer is signed on a fresh nonce (decision 174).
+    const nonceTaken = verdict.reason === 'nonce_conflict';
+    if (verdict.onChain && !nonceTaken) {
       // Mined and failed (reverted): the fee is spent and the nonce used. As when the confirmation worker finds it
       // (decision 28): the intent fails and the funds return; the merchant decides on a new payment.
       return withLiveAttempt(deps, run, intent.id, live.id, async (tx, locked): Promise<Step> => {
@@ -143,25 +140,20 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
         return { kind: 'done', why: `the transfer failed on chain: ${verdict.reason}` };
       });
     }
-    // It expired: it is over, whether or not a successor can be signed now; the successor re-signs its nonce.
-    const reason = live.failure_reason ?? 'dropped';
+    // It is over, whether or not a successor can be signed now.
+    const reason = nonceTaken ? 'nonce_conflict' : (live.failure_reason ?? 'dropped');
     const superseded = await withLiveAttempt(deps, run, intent.id, live.id, async (tx) => {
       await markFailed(tx, live.id, reason, 'superseded: the chain reports it can no longer land');
       return true;
     });
     if (superseded === CHANGED) return CHANGED;
-    previous = { ...live, status: 'failed', failure_reason: reason };
   }
 
-  // After a rejection the old nonce is still free: re-sign on it (higher fee) so no later transfer waits behind a gap.
-  // After a nonce conflict the nonce is someone else's, so a fresh one is allocated.
-  const request = transferRequestOf(intent);
+  // After a refusal the nonce allocation hands this intent its own refused nonce back while no other transfer took it,
+  // so no later transfer waits behind a gap; after a nonce conflict it is someone else's, and a fresh one is taken.
   let prepared: PreparedTransfer;
   try {
-    prepared =
-      previous && adapter.prepareReplacement && previous.chain_meta.nonce != null && previous.failure_reason !== 'nonce_conflict'
-        ? await adapter.prepareReplacement(request, signedOf(previous))
-        : await adapter.prepareTransfer(request);
+    prepared = await adapter.prepareTransfer(transferRequestOf(intent));
   } catch (error) {
     if (!(error instanceof ChainError)) throw error;
     return { kind: 'unsigned', error };

@@ -1,7 +1,7 @@
 // Final outcomes of a payment intent, shared by execution, confirmation, abandoned jobs and operator actions. Each
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
 import type { Queryable } from '../../db/pool.js';
-import { markFailed } from '../../db/queries/attempts.js';
+import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
 import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
 import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
@@ -46,6 +46,18 @@ export async function failOnChain(
   await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
   await postFee(tx, intent, verdict.feeNative, at);
   await failIntent(tx, intent, verdict.reason, at);
+}
+
+/**
+ * An operator's cancel on chain is final (decision 173): the stuck transfer's nonce is used by a transaction that moved
+ * nothing, so the transfer can never land. The cancel is confirmed with the gas it spent, booked as a fee like any
+ * other, and the intent fails (`operator_failed`: the operator decided it) with its funds released.
+ */
+export async function failByCancel(tx: Queryable, intent: PaymentIntentRow, cancelAttemptId: string, feeNative: bigint, at: Date): Promise<void> {
+  await markConfirmed(tx, cancelAttemptId, feeNative, at);
+  await postFee(tx, intent, feeNative, at);
+  await moveAndTell(tx, intent, 'failed', 'payment.failed', at, { failure_reason: 'operator_failed' }, 'cancelled_on_chain');
+  await releaseReservation(tx, intent, at);
 }
 
 /** What settling an intent writes: its change to settled telling the merchant, and the posting of the amount and fee. */

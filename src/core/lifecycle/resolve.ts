@@ -1,20 +1,22 @@
 // Operator actions on a payment intent in manual_review (Circle/Fireblocks-style resolution of stuck transfers):
-//  settled  - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
-//  failed   - the transfer will not land: fail it and release the funds
-//  replace  - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
-//  retry    - nothing is on chain (an abandoned execution, decision 100): one more execution attempt
-// Load, ask the chain (and prepare a replacement) without locks, then lock, re-check, decide and persist.
+//  settled         - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
+//  failed          - the transfer provably will not land: fail it and release the funds
+//  replace         - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
+//  retry           - nothing is on chain (an abandoned execution, decision 100): one more execution attempt
+//  cancel_on_chain - a transaction on the same nonce that moves nothing (Ethereum), watched by the confirmation worker,
+//                    which fails the payment once it is final (decision 173)
+// Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
 import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
-import type { Resolution } from '../../domain/operator-actions.js';
-import { hasReachedChain, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
+import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
+import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecution } from '../../jobs/queue.js';
 import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
-import { failIntent, postFee, settleIntent } from './outcomes.js';
+import { failByCancel, failIntent, postFee, settleIntent } from './outcomes.js';
 import { signAttempt, transferRequestOf } from './sign.js';
 
 export type { Resolution };
@@ -25,29 +27,13 @@ export interface ResolutionResult {
   tx_id: string | null;
 }
 
-/**
- * What the chain says, against what the operator claims. Pure. `failed` while a transfer is pending, included or
- * final would release funds that are (or may be) paid out, and so would `failed` when the chain could not be asked;
- * `settled` while the chain reports the transfer can never land would book a payout that never happened. Either
- * needs `force` (the operator knows better than our node).
- */
-export function contradiction(resolution: Resolution, verdict: TransferVerdict): string | null {
-  if (resolution === 'failed') {
-    if (verdict.kind === 'unknown' && !verdict.reachable) return 'the chain could not be reached to check that the transfer cannot land';
-    if (hasReachedChain(verdict)) {
-      return `the chain reports the transfer ${verdict.kind === 'final' ? 'final' : verdict.kind}; it may be paid out`;
-    }
-  }
-  if (resolution === 'settled' && verdict.kind === 'cannot_land') {
-    return `the chain reports the transfer ${verdict.onChain ? 'failed' : 'expired'}; it was not paid out`;
-  }
-  return null;
-}
-
 async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVerdict> {
   const status = await deps.adapters[attempt.chain].getStatus(signedOf(attempt)).catch(() => null);
   return transferVerdict(status, { chain: attempt.chain });
 }
+
+/** Resolutions whose check covers the transfers a fee bump or a cancel replaced: they share the nonce, and may land. */
+const CHECKS_REPLACED: readonly Resolution[] = ['failed', 'cancel_on_chain'];
 
 export async function resolveManualReview(
   deps: LifecycleDeps,
@@ -63,24 +49,32 @@ export async function resolveManualReview(
       throw new AppError('INVALID_STATE', `payment intent ${intentId} is ${seen.status}, not manual_review`);
     }
     const seenLive = await liveAttempt(deps.pool, seen.id);
-    // A fee-bumped predecessor shares the nonce and may be the one that lands.
-    const seenReplaced = resolution === 'failed' ? await replacedAttempts(deps.pool, seen.id) : [];
+    const seenReplaced = CHECKS_REPLACED.includes(resolution) ? await replacedAttempts(deps.pool, seen.id) : [];
     const adapter = deps.adapters[seen.selected_chain];
 
-    // 2. Ask the chain; prepare a replacement. No lock is held.
-    const verdict: TransferVerdict = seenLive ? await ask(deps, seenLive) : { kind: 'unknown', reachable: true };
-    const others = await Promise.all(seenReplaced.map((attempt) => ask(deps, attempt)));
-    let prepared: PreparedTransfer | null = null;
+    // 2. Ask the chain; decide whether it contradicts the operator; prepare a replacement or a cancel. No lock is held.
     if (resolution === 'retry' && seenLive) {
       throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transfer that may still land; resolve it as settled, failed or replace`);
     }
-    if (resolution === 'replace') {
-      if (!adapter.prepareReplacement) {
-        throw new AppError('INVALID_STATE', `${seen.selected_chain} has no fee replacement; resolve as settled or failed`);
-      }
-      if (!seenLive) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to replace`);
-      prepared = await adapter.prepareReplacement(transferRequestOf(seen), signedOf(seenLive));
+    if (resolution === 'replace' && !adapter.prepareReplacement) {
+      throw new AppError('INVALID_STATE', `${seen.selected_chain} has no fee replacement; resolve as settled or failed`);
     }
+    if (resolution === 'cancel_on_chain' && !adapter.prepareCancel) {
+      throw new AppError('INVALID_STATE', `${seen.selected_chain} cannot cancel a transfer on chain; resolve as settled or failed`);
+    }
+    if ((resolution === 'replace' || resolution === 'cancel_on_chain') && !seenLive) {
+      throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer on chain to ${resolution === 'replace' ? 'replace' : 'cancel'}`);
+    }
+    const verdict: TransferVerdict | null = seenLive ? await ask(deps, seenLive) : null;
+    const others = await Promise.all(seenReplaced.map((attempt) => ask(deps, attempt)));
+    const onNonce = [
+      ...(seenLive && verdict ? [{ purpose: seenLive.purpose, verdict }] : []),
+      ...seenReplaced.map((attempt, i) => ({ purpose: attempt.purpose, verdict: others[i]! })),
+    ];
+    const refusal = standingRefusal(refusalOf(resolution, seen.selected_chain, onNonce), options.force ?? false);
+    let prepared: PreparedTransfer | null = null;
+    if (!refusal && resolution === 'replace') prepared = await adapter.prepareReplacement!(transferRequestOf(seen), signedOf(seenLive!));
+    if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
     const result = await withTransaction(deps.pool, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
@@ -88,18 +82,18 @@ export async function resolveManualReview(
       const intent = await findIntent(tx, intentId, { forUpdate: true });
       if (!intent || intent.status !== 'manual_review') return CHANGED;
       const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
-      const replaced = resolution === 'failed' ? await replacedAttempts(tx, intent.id) : [];
+      const replaced = CHECKS_REPLACED.includes(resolution) ? await replacedAttempts(tx, intent.id) : [];
       if ((attempt?.id ?? null) !== (seenLive?.id ?? null) || replaced.map((a) => a.id).join() !== seenReplaced.map((a) => a.id).join()) {
         return CHANGED;
       }
-      const conflict = [verdict, ...others].map((v) => contradiction(resolution, v)).find((c) => c !== null) ?? null;
-      if (conflict && !options.force) {
-        throw new AppError('INVALID_STATE', `refusing to mark ${intentId} ${resolution}: ${conflict} (force to override)`);
+      if (refusal) {
+        const override = refusal.forceable ? ' (force to override)' : '';
+        throw new AppError(refusal.code, `refusing to resolve ${intentId} as ${resolution}: ${refusal.reason}${override}`);
       }
 
       if (resolution === 'settled') {
         if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to settle`);
-        const fee = verdict.kind === 'final' ? verdict.feeNative : 0n;
+        const fee = verdict?.kind === 'final' ? verdict.feeNative : 0n;
         await markConfirmed(tx, attempt.id, fee, now);
         await settleIntent(tx, intent, attempt, fee, now);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
@@ -115,8 +109,13 @@ export async function resolveManualReview(
       }
 
       if (resolution === 'failed') {
+        if (attempt?.purpose === 'cancel' && verdict?.kind === 'final') {
+          // The operator got there before the confirmation worker: the same outcome, the cancel's gas booked.
+          await failByCancel(tx, intent, attempt.id, verdict.feeNative, now);
+          return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
+        }
         if (attempt) {
-          const fee = verdict.kind === 'cannot_land' ? verdict.feeNative : 0n;
+          const fee = verdict?.kind === 'cannot_land' ? verdict.feeNative : 0n;
           await markFailed(tx, attempt.id, 'operator_failed', 'failed by an operator from manual review', fee);
           await postFee(tx, intent, fee, now);
         }
@@ -124,13 +123,16 @@ export async function resolveManualReview(
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt?.tx_id ?? null };
       }
 
-      // Both transactions share a nonce: whichever lands, only one transfer happens. The old one is kept as
-      // 'replaced' for the record; the confirmation worker watches the new one.
-      const { attemptId, signed } = await signAttempt(tx, adapter, intent, prepared!, now);
-      await markFailed(tx, attempt!.id, 'stuck', `replaced by ${signed.txId}`, null, 'replaced');
+      // replace / cancel_on_chain: the new transaction shares the nonce, so whichever lands, the others never do. The
+      // one it supersedes is kept as 'replaced' for the record; the confirmation worker watches the new one.
+      const cancel = resolution === 'cancel_on_chain';
+      const { attemptId, signed } = await signAttempt(tx, adapter, intent, prepared!, now, cancel ? 'cancel' : 'transfer');
+      await markFailed(tx, attempt!.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
       // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
       await markBroadcasted(tx, attemptId, now);
-      await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: signed.txId }, 'fee_bump');
+      // A cancel leaves the payment in manual review (nothing for the merchant to hear until it is final); a
+      // replacement is the payment's transfer again, watched like any broadcast one.
+      if (!cancel) await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: signed.txId }, 'fee_bump');
       return { payment_intent_id: intent.id, status: intent.status, tx_id: signed.txId, send: signed };
     });
     if (result === CHANGED) continue;
@@ -138,9 +140,14 @@ export async function resolveManualReview(
     if (send) {
       await adapter
         .broadcast(send)
-        .catch((error: unknown) => deps.log.warn({ err: error, payment_intent_id: intentId }, 'replacement send failed; will be re-sent'));
+        .catch((error: unknown) => deps.log.warn({ err: error, payment_intent_id: intentId }, `${resolution} send failed; will be re-sent`));
     }
     return outcome;
   }
   throw new AppError('INVALID_STATE', `payment intent ${intentId} changed while it was being resolved; try again`);
+}
+
+/** The refusal that stands: null when there is none, or when `force` overrides one that allows it. */
+function standingRefusal(refusal: Refusal | null, force: boolean): Refusal | null {
+  return refusal && !(force && refusal.forceable) ? refusal : null;
 }

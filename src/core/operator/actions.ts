@@ -1,6 +1,6 @@
 // The operator's actions on a payment, from the console's POSTs: the same use cases the CLI runs, so the same chain
 // checks apply (ask the chain, then lock, re-check, persist). A chain that refuses or cannot be asked while a
-// replacement is prepared is the operator's to retry: a 502 that changed nothing, not a 500.
+// replacement or a cancel on chain is prepared is the operator's to retry: a 502 that changed nothing, not a 500.
 import { ChainError } from '../../chains/port.js';
 import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';

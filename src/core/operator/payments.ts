@@ -6,7 +6,7 @@ import { countByStatus, listIntents, transitionsOf, type IntentCursor, type Inte
 import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { deliveriesOf, eventsOfIntent, type DeliveryRow, type WebhookEventRecord } from '../../db/queries/webhook-history.js';
 import { AppError } from '../../domain/errors.js';
-import { operatorActions, type OperatorActions } from '../../domain/operator-actions.js';
+import { operatorActions, type LiveTransaction, type OperatorActions } from '../../domain/operator-actions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
 import type { AppContext } from '../context.js';
@@ -30,13 +30,19 @@ export async function listPayments(
   const rows = await listIntents(ctx.pool, filter, after, limit + 1);
   const page = rows.slice(0, limit);
   return {
-    rows: page.map((row) => ({ ...row, actions: actionsOf(ctx, row, row.has_live_attempt) })),
+    rows: page.map((row) => ({ ...row, actions: actionsOf(ctx, row, row.live_purpose) })),
     next: rows.length > limit ? page.at(-1)!.cursor : null,
   };
 }
 
-function actionsOf(ctx: Pick<AppContext, 'adapters'>, intent: Pick<PaymentIntentRow, 'status' | 'selected_chain'>, liveTransfer: boolean): OperatorActions {
-  return operatorActions(intent.status, ctx.adapters[intent.selected_chain].prepareReplacement !== undefined, liveTransfer);
+function actionsOf(
+  ctx: Pick<AppContext, 'adapters'>,
+  intent: Pick<PaymentIntentRow, 'status' | 'selected_chain'>,
+  live: LiveTransaction,
+): OperatorActions {
+  const adapter = ctx.adapters[intent.selected_chain];
+  const chain = { replace: adapter.prepareReplacement !== undefined, cancelOnChain: adapter.prepareCancel !== undefined };
+  return operatorActions(intent.status, chain, live);
 }
 
 export async function paymentCounts(ctx: Pick<AppContext, 'pool'>): Promise<Map<PaymentStatus, number>> {
@@ -72,6 +78,7 @@ export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'>, 
     attempts: own,
     ledger,
     events: events.map((e) => ({ ...e, deliveries: deliveries.get(e.id) ?? [] })),
-    actions: actionsOf(ctx, intent, own.some((a) => a.status === 'signed' || a.status === 'broadcasted')),
+    // The newest live attempt, as liveAttempt finds it.
+    actions: actionsOf(ctx, intent, own.findLast((a) => a.status === 'signed' || a.status === 'broadcasted')?.purpose ?? null),
   };
 }

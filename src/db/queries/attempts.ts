@@ -1,9 +1,11 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
 import type { Chain, FailureReason, SignedTransfer } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
+import type { AttemptPurpose } from '../../domain/transfer-verdict.js';
 import type { Queryable } from '../pool.js';
 
 export type AttemptStatus = 'signed' | 'broadcasted' | 'confirmed' | 'failed' | 'replaced';
+export type { AttemptPurpose };
 
 export interface AttemptRow {
   id: string;
@@ -11,6 +13,7 @@ export interface AttemptRow {
   chain: Chain;
   tx_id: string;
   status: AttemptStatus;
+  purpose: AttemptPurpose;
   signed_tx: string;
   chain_meta: SignedTransfer['meta'];
   estimated_fee_usd: number;
@@ -24,7 +27,7 @@ export interface AttemptRow {
 }
 
 const COLUMN_NAMES = [
-  'id', 'payment_intent_id', 'chain', 'tx_id', 'status', 'signed_tx', 'chain_meta', 'estimated_fee_usd',
+  'id', 'payment_intent_id', 'chain', 'tx_id', 'status', 'purpose', 'signed_tx', 'chain_meta', 'estimated_fee_usd',
   'actual_fee_native::text', 'failure_reason', 'failure_detail', 'broadcast_at', 'included_at', 'confirmed_at', 'created_at',
 ];
 /** The attempt columns, optionally qualified by a table alias. */
@@ -41,7 +44,11 @@ export function signedOf(attempt: Pick<AttemptRow, 'tx_id' | 'signed_tx' | 'chai
   return { txId: attempt.tx_id, rawTx: attempt.signed_tx, meta: attempt.chain_meta };
 }
 
-export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at'> & { signed: SignedTransfer };
+export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at'> & {
+  signed: SignedTransfer;
+  /** 'transfer' when absent. */
+  purpose?: AttemptPurpose;
+};
 
 export async function insertAttempt(db: Queryable, row: NewAttempt): Promise<void> {
   await insertAttempts(db, [row]);
@@ -51,10 +58,10 @@ export async function insertAttempt(db: Queryable, row: NewAttempt): Promise<voi
 export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
-    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
-     SELECT id, intent, chain, tx, 'signed', raw, meta, fee, at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::float8[], $8::timestamptz[])
-         AS r(id, intent, chain, tx, raw, meta, fee, at)`,
+    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, purpose, signed_tx, chain_meta, estimated_fee_usd, created_at)
+     SELECT id, intent, chain, tx, 'signed', purpose, raw, meta, fee, at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::float8[], $8::timestamptz[], $9::text[])
+         AS r(id, intent, chain, tx, raw, meta, fee, at, purpose)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.payment_intent_id),
@@ -64,6 +71,7 @@ export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[])
       rows.map((r) => JSON.stringify(r.signed.meta)),
       rows.map((r) => r.estimated_fee_usd),
       rows.map((r) => r.created_at),
+      rows.map((r) => r.purpose ?? 'transfer'),
     ],
   );
 }
@@ -139,28 +147,18 @@ export async function leasesAndLive(
   return rows.map(({ holds_lease: holdsLease, ...attempt }) => ({ holdsLease, live: attempt.id === null ? null : toRow(attempt) }));
 }
 
-/** The intent's live attempt (liveAttempt) and its most recent failed one (its nonce may be reused), in one statement. */
-export async function liveAndLastFailed(db: Queryable, intentId: string): Promise<{ live: AttemptRow | null; lastFailed: AttemptRow | null }> {
-  return (await liveAndLastFailedOf(db, [intentId])).get(intentId)!;
-}
-
-/** liveAndLastFailed of several intents in one statement; every intent asked is in the answer. */
-export async function liveAndLastFailedOf(
-  db: Queryable,
-  intentIds: readonly string[],
-): Promise<Map<string, { live: AttemptRow | null; lastFailed: AttemptRow | null }>> {
+/** liveAttempt of several intents in one statement; every intent asked is in the answer (null: none live). */
+export async function liveAttemptsOf(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow | null>> {
   if (intentIds.length === 0) return new Map();
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1::text[]) AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC`,
-    [intentIds, [...LIVE_STATUSES, 'failed']],
+    [intentIds, LIVE_STATUSES],
   );
   return new Map(
     intentIds.map((id) => {
-      const own = rows.filter((r) => r.payment_intent_id === id);
-      const live = own.find((r) => LIVE_STATUSES.includes(r.status));
-      const lastFailed = own.find((r) => r.status === 'failed');
-      return [id, { live: live ? toRow(live) : null, lastFailed: lastFailed ? toRow(lastFailed) : null }];
+      const live = rows.find((r) => r.payment_intent_id === id);
+      return [id, live ? toRow(live) : null];
     }),
   );
 }
@@ -191,12 +189,14 @@ export interface InFlightTransfer {
  * or replaced attempts of payments and withdrawals in `openIntentStatuses` (not settled, failed or cancelled). Read
  * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
  */
+// Transfers only: a cancel on chain (decision 173) moves no USDC, so its landing explains no shortfall.
 export async function inFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
   if (chains.length === 0) return [];
   const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
     `SELECT a.chain, a.payment_intent_id, i.amount_micros::text, a.tx_id, a.signed_tx, a.chain_meta
        FROM payment_intents i JOIN payment_attempts a ON a.payment_intent_id = i.id
       WHERE i.status = ANY($2::text[]) AND i.selected_chain = ANY($1::text[]) AND a.status IN ('signed', 'broadcasted', 'replaced')
+        AND a.purpose = 'transfer'
       ORDER BY a.id`,
     [chains, openIntentStatuses],
   );

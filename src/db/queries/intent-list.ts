@@ -3,6 +3,7 @@
 // (migration 050; bench/console.ts shows the plans on 100k intents).
 import type { Chain } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
+import type { AttemptPurpose } from '../../domain/transfer-verdict.js';
 import type { Queryable } from '../pool.js';
 import type { PaymentIntentRow } from './intents.js';
 
@@ -29,12 +30,12 @@ export interface IntentCursor {
 
 export type IntentListRow = PaymentIntentRow & {
   last_tx_id: string | null;
-  /** Whether a signed or broadcast attempt may still land (what the operator's actions depend on). */
-  has_live_attempt: boolean;
+  /** What the signed or broadcast attempt that may still land is for, if any (what the operator's actions depend on). */
+  live_purpose: AttemptPurpose | null;
   cursor: IntentCursor;
 };
 
-type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string; last_tx_id: string | null; has_live_attempt: boolean; created_at_text: string };
+type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string; last_tx_id: string | null; live_purpose: AttemptPurpose | null; created_at_text: string };
 
 /** One page, newest first, after `after` (exclusive). */
 export async function listIntents(db: Queryable, filter: IntentFilter, after: IntentCursor | null, limit: number): Promise<IntentListRow[]> {
@@ -63,8 +64,8 @@ export async function listIntents(db: Queryable, filter: IntentFilter, after: In
             to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text,
             (SELECT a.tx_id FROM payment_attempts a WHERE a.payment_intent_id = i.id
               ORDER BY a.created_at DESC, a.id DESC LIMIT 1) AS last_tx_id,
-            EXISTS (SELECT 1 FROM payment_attempts a WHERE a.payment_intent_id = i.id
-                       AND a.status IN ('signed', 'broadcasted')) AS has_live_attempt
+            (SELECT a.purpose FROM payment_attempts a WHERE a.payment_intent_id = i.id AND a.status IN ('signed', 'broadcasted')
+              ORDER BY a.created_at DESC, a.id DESC LIMIT 1) AS live_purpose
        FROM payment_intents i
       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY i.created_at DESC, i.id DESC

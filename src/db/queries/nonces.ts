@@ -3,27 +3,36 @@
 // sequence stands: a counter that only rises would keep handing out nonces above a gap after the chain was reset
 // (a devnet restarted under a database that kept its state), and nothing sent above a gap is ever mined.
 import type { Chain } from '../../domain/chain.js';
-import { TERMINAL_STATUSES } from '../../domain/payment-intent.js';
+import { TERMINAL_STATUSES, type PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';
 
 /**
- * Takes a nonce for `address`, in the caller's transaction, under the lock of its chain_nonces row (an upsert locks
- * like SELECT ... FOR UPDATE and also serialises the very first allocation). Rules (decision 38):
+ * Intents whose refused attempts give their nonces up: finished ones, and those waiting for an operator in manual
+ * review (nothing re-signs for them until the operator acts, and a held nonce would stall every later payout behind
+ * its gap; decision 176). An intent being executed keeps its refused nonce for its own retry.
+ */
+const NONCE_RELEASING_STATUSES: readonly PaymentStatus[] = [...TERMINAL_STATUSES, 'manual_review'];
+
+/**
+ * Takes a nonce for `address`, for a transfer of intent `forIntentId`, in the caller's transaction, under the lock of
+ * its chain_nonces row (an upsert locks like SELECT ... FOR UPDATE and also serialises the very first allocation).
+ * Rules (decisions 38, 176):
  *
  * 1. The frontier is the chain's pending count (eth_getTransactionCount 'pending'), or one past the highest nonce our
  *    attempts still hold when that is higher. An attempt holds its nonce while it is live (signed or broadcast, its
- *    bytes may land), and while it was refused but its own intent is not finished: the intent's retry re-signs on
- *    that nonce with a higher fee (execution worker), unless the refusal was a nonce conflict.
+ *    bytes may land: a cancel on chain included), and while it was refused but its own intent is still being executed
+ *    (its retry re-signs on that nonce), unless the refusal was a nonce conflict.
  * 2. Below the frontier, a nonce the node does not have (at or above the pending count) is reused, lowest first,
- *    when every attempt on it was refused for good: failed, its intent finished (settled, failed, cancelled,
- *    expired), the nonce not taken by another transaction (nonce_conflict), and not failed by an operator
+ *    when every attempt on it was refused for good: failed, its intent finished or in manual review (or the intent
+ *    asking: its retry), the nonce not taken by another transaction (nonce_conflict), and not failed by an operator
  *    (operator_failed), whose transaction may still sit in some mempool. Otherwise that gap would block every later
  *    transfer.
  * 3. Otherwise the frontier itself.
  *
- * Only attempts at or above the pending count matter: below it the node has mined or pooled every nonce.
+ * Only attempts at or above the pending count matter: below it the node has mined or pooled every nonce. The query
+ * reads them through the index of migration 073 (its expression and predicate are the ones below).
  */
-export async function allocateNonce(db: Queryable, chain: Chain, address: string, chainPendingCount: number): Promise<number> {
+export async function allocateNonce(db: Queryable, chain: Chain, address: string, chainPendingCount: number, forIntentId: string): Promise<number> {
   const account = address.toLowerCase();
   await db.query(
     `INSERT INTO chain_nonces (chain, address, next_nonce) VALUES ($3, $1, $2::bigint)
@@ -35,8 +44,8 @@ export async function allocateNonce(db: Queryable, chain: Chain, address: string
        SELECT (a.chain_meta->>'nonce')::bigint AS nonce,
               bool_or(a.status IN ('signed', 'broadcasted')
                       OR (a.status = 'failed' AND a.failure_reason IS DISTINCT FROM 'nonce_conflict'
-                          AND NOT i.status = ANY($2::text[]))) AS held,
-              bool_and(a.status = 'failed' AND i.status = ANY($2::text[])
+                          AND NOT i.status = ANY($2::text[]) AND i.id <> $4)) AS held,
+              bool_and(a.status = 'failed' AND (i.status = ANY($2::text[]) OR i.id = $4)
                        AND COALESCE(a.failure_reason, '') NOT IN ('nonce_conflict', 'operator_failed')) AS reusable
          FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
         WHERE a.chain = $3 AND a.chain_meta ? 'nonce' AND (a.chain_meta->>'nonce')::bigint >= $1::bigint
@@ -47,7 +56,7 @@ export async function allocateNonce(db: Queryable, chain: Chain, address: string
      SELECT f.nonce::text AS frontier,
             (SELECT MIN(u.nonce) FROM uses u WHERE u.reusable AND u.nonce < f.nonce)::text AS reusable
        FROM frontier f`,
-    [chainPendingCount, TERMINAL_STATUSES, chain],
+    [chainPendingCount, NONCE_RELEASING_STATUSES, chain, forIntentId],
   );
   const frontier = Number(rows[0]!.frontier);
   const nonce = rows[0]!.reusable === null ? frontier : Number(rows[0]!.reusable);
