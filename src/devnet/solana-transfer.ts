@@ -8,6 +8,8 @@ export interface DevnetSolanaTransfer {
   from?: string;
   usdcMicros: bigint;
   lamports: bigint;
+  /** Sends it this many times (1 to 1000, default 1), each a transaction of its own. */
+  repeat?: number;
 }
 
 export async function sendDevnetSolanaTransfers(rpcUrl: string, transfers: readonly DevnetSolanaTransfer[]): Promise<{ slot: number; signatures: string[] }> {
@@ -26,6 +28,7 @@ export async function sendDevnetSolanaTransfers(rpcUrl: string, transfers: reado
             ...(t.from ? { from: t.from } : {}),
             usdc_micros: t.usdcMicros.toString(),
             lamports: t.lamports.toString(),
+            ...(t.repeat === undefined ? {} : { repeat: t.repeat }),
           })),
         },
       ],

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { accountMethods } from './solana-rpc/account-methods.js';
-import { SolanaDevnetChain } from './solana-rpc/chain.js';
+import { HISTORY_MAX, SolanaDevnetChain } from './solana-rpc/chain.js';
 import { clusterMethods } from './solana-rpc/cluster-methods.js';
 import { writeGenesis } from './solana-rpc/genesis.js';
 import { fundAddress, type Funding } from './solana-rpc/fund.js';
@@ -30,6 +30,8 @@ export interface SolanaDevnetOptions {
   slotMs?: number;
   /** Slots after which a transaction is finalized; default 32. */
   finalizeAfterSlots?: number;
+  /** Transactions kept in the history (getTransaction, getSignaturesForAddress); default 20,000. */
+  historyMax?: number;
   logger?: Pick<Logger, 'info' | 'debug' | 'error'>;
 }
 
@@ -67,7 +69,9 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
   if (treasuryUsdcMicros < 0n || treasuryLamports < 0n) throw new SolanaDevnetError('treasury balances must be >= 0');
 
   const seed = randomBytes(16).toString('hex');
-  const chain = new SolanaDevnetChain({ finalizeAfterSlots, slotMs, seed, now: Date.now });
+  const historyMax = options.historyMax ?? HISTORY_MAX;
+  if (!Number.isInteger(historyMax) || historyMax < 1) throw new SolanaDevnetError(`historyMax must be a positive integer, got ${historyMax}`);
+  const chain = new SolanaDevnetChain({ finalizeAfterSlots, slotMs, seed, now: Date.now, historyMax });
   const genesis = await writeGenesis(chain.svm, { treasuryUsdcMicros, treasuryLamports });
   const server = createRpcServer(
     { ...clusterMethods(chain, seed), ...accountMethods(chain), ...transactionMethods(chain), ...devnetMethods(chain, genesis.usdcMint) },

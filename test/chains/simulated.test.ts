@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ChainAdapter, SignedTransfer, TxStatus } from '../../src/chains/port.js';
 import { ChainError } from '../../src/chains/port.js';
 import { withTransaction } from '../../src/db/pool.js';
-import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import { signTransfer } from '../helpers/sign.js';
@@ -152,6 +152,18 @@ describe('a simulated run replays', () => {
     expect(sequenceOf(next)).toBe(sequenceOf(kept) + 1);
     expect(sequenceOf(solana)).toBe(1); // one sequence per chain
     expect(new Set([kept.txId, next.txId]).size).toBe(2); // the same request signed twice: two distinct transactions
+  });
+
+  it('two identical payouts (recipient, amount, time) are two transactions: both go out on the first try and settle', async () => {
+    const t = await context({ SIM_SEED: 'identical', SIM_FAILURE_RATE: '0', SIM_STUCK_RATE: '0', SIM_CONFIRM_SECONDS: '4' });
+    const ids = [await createPayment(t.app, 7, { solana_address: SOL_ADDRESS }), await createPayment(t.app, 7, { solana_address: SOL_ADDRESS })];
+    await drainExecution(t);
+    const { rows } = await t.db.pool.query('SELECT DISTINCT tx_id FROM payment_attempts WHERE payment_intent_id = ANY($1)', [ids]);
+    expect(rows).toHaveLength(2);
+    t.clock.advance(5_000);
+    await confirm(t);
+    const statuses = await t.db.pool.query('SELECT status FROM payment_intents WHERE id = ANY($1)', [ids]);
+    expect(statuses.rows.map((r) => r.status)).toEqual(['settled', 'settled']);
   });
 
   it('signs a batch in order, numbered as one-by-one signatures would be, and a rolled-back batch gives its numbers back', async () => {

@@ -8,7 +8,8 @@ import { call, type RpcClient } from './rpc.js';
 export const LAMPORTS_PER_SIGNATURE = 5000n;
 export const SOL_DECIMALS = 9;
 /** Compute units we request. Measured: ~14k with account creation, ~0.5k without (p-token); the classic token
- * program needs up to ~30k and ~6.5k. The margin covers both, and the limit also prices the priority fee. */
+ * program needs up to ~30k and ~6.5k; the payment's memo adds ~0.3k. The margin covers them all, and the limit also
+ * prices the priority fee. */
 export const COMPUTE_UNITS_TRANSFER = 20_000;
 export const COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT = 60_000;
 export const DEFAULT_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS = 1_000_000n;

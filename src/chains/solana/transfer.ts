@@ -1,6 +1,6 @@
-// Builds one USDC payout: [create the recipient's token account if missing] + transferChecked, paid by the treasury,
-// with a bounded compute budget. Preparing reads the chain; signing is local. Nothing is sent here; the signature is
-// the transaction id from now on.
+// Builds one USDC payout: [create the recipient's token account if missing] + transferChecked + a memo naming the
+// payment, paid by the treasury, with a bounded compute budget. Preparing reads the chain; signing is local. Nothing is
+// sent here; the signature is the transaction id from now on.
 import {
   appendTransactionMessageInstructions,
   createTransactionMessage,
@@ -31,6 +31,8 @@ import { encodeMeta } from './meta.js';
 import { call, type RpcClient } from './rpc.js';
 
 const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+/** The SPL Memo program, on every cluster and in LiteSVM's programs (decision 178). */
+export const MEMO_PROGRAM_ADDRESS = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
 const U64_MAX = 2n ** 64n - 1n;
 // The commitment for everything a transfer is built from. Preflight uses the same one: a blockhash newer than the
 // preflight bank would be refused as "not found".
@@ -49,6 +51,11 @@ export interface PreparedUsdcTransfer {
   computeUnitPrice: bigint;
   /** Signs with the treasury key. Local: no RPC. */
   sign(): Promise<SignedTransfer>;
+}
+
+/** A memo with no signer accounts: the program only checks the text is UTF-8 and logs it. */
+function memoInstruction(text: string): Instruction {
+  return { programAddress: MEMO_PROGRAM_ADDRESS, data: new TextEncoder().encode(text) };
 }
 
 export async function prepareUsdcTransfer(ctx: TransferContext, request: TransferRequest): Promise<PreparedUsdcTransfer> {
@@ -119,6 +126,10 @@ export async function prepareUsdcTransfer(ctx: TransferContext, request: Transfe
       decimals: USDC_DECIMALS,
     }),
   );
+  // Two payouts alike in recipient, amount, blockhash and fee would otherwise be the same bytes, one signature: the
+  // second could never be recorded (nor land). The payment's id makes each payment's transfer its own, while a re-sign
+  // of the same payment on the same blockhash stays the same bytes, which the chain lands at most once.
+  instructions.push(memoInstruction(request.paymentIntentId));
   const computeUnitLimit = createAta ? COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT : COMPUTE_UNITS_TRANSFER;
   const base = pipe(
     createTransactionMessage({ version: 0 }),

@@ -54,13 +54,13 @@ export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clo
     await withTransaction(ctx.pool, async (tx) => {
       // Two worker processes scanning one chain take turns; the unique key would refuse the loser's booking anyway.
       await advisoryXactLockText(tx, `deposits:${chain}`);
-      for (const transfer of scan.transfers) {
-        const result = await bookInbound(tx, chain, adapter.nativeCurrency, transfer, at);
-        if (result.kind !== 'already_booked') {
-          booked++;
-          const facts = { chain, tx_id: transfer.txId, index: transfer.index, currency: transfer.currency, amount: transfer.amountUnits.toString() };
-          ctx.log.info({ ...facts, booked_as: result }, 'inbound transfer booked');
-        }
+      const results = await bookInbound(tx, chain, adapter.nativeCurrency, scan.transfers, at);
+      for (const [i, result] of results.entries()) {
+        if (result.kind === 'already_booked') continue;
+        booked++;
+        const transfer = scan.transfers[i]!;
+        const facts = { chain, tx_id: transfer.txId, index: transfer.index, currency: transfer.currency, amount: transfer.amountUnits.toString() };
+        ctx.log.info({ ...facts, booked_as: result }, 'inbound transfer booked');
       }
     });
   }

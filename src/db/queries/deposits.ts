@@ -70,9 +70,15 @@ export async function moveDepositPosition(db: Queryable, chain: Chain, from: str
   return rowCount === 1;
 }
 
-export async function isInboundBooked(db: Queryable, chain: Chain, txId: string, index: number): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM inbound_transfers WHERE chain = $1 AND tx_id = $2 AND transfer_index = $3', [chain, txId, index]);
-  return (rowCount ?? 0) > 0;
+/** Which of these transfers are booked already, as `${tx id}:${index}`. */
+export async function bookedInbound(db: Queryable, chain: Chain, transfers: readonly { txId: string; index: number }[]): Promise<Set<string>> {
+  if (transfers.length === 0) return new Set();
+  const { rows } = await db.query<{ tx_id: string; transfer_index: number }>(
+    `SELECT tx_id, transfer_index FROM inbound_transfers
+      WHERE chain = $1 AND (tx_id, transfer_index) IN (SELECT * FROM unnest($2::text[], $3::int[]))`,
+    [chain, transfers.map((t) => t.txId), transfers.map((t) => t.index)],
+  );
+  return new Set(rows.map((r) => `${r.tx_id}:${r.transfer_index}`));
 }
 
 export interface NewInboundTransfer {
@@ -89,54 +95,70 @@ export interface NewInboundTransfer {
   at: Date;
 }
 
-/** Records a booked inbound transfer. The unique key refuses a second booking of the same transfer. */
-export async function insertInbound(db: Queryable, row: NewInboundTransfer): Promise<number> {
-  const { rows } = await db.query<{ id: string }>(
+/** Records booked inbound transfers. The unique key refuses a second booking of the same transfer. */
+export async function insertInbound(db: Queryable, rows: readonly NewInboundTransfer[]): Promise<void> {
+  if (rows.length === 0) return;
+  const column = <T>(pick: (row: NewInboundTransfer) => T) => rows.map(pick);
+  await db.query(
     `INSERT INTO inbound_transfers (chain, tx_id, transfer_index, from_address, currency, amount, match_status, payment_intent_id,
                                     funding_transaction_id, refund_transaction_id, booked_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id::text`,
+     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::numeric[], $7::text[], $8::text[],
+                          $9::bigint[], $10::bigint[], $11::timestamptz[])`,
     [
-      row.chain,
-      row.txId,
-      row.index,
-      row.from,
-      row.currency,
-      row.amount.toString(),
-      row.matchStatus,
-      row.paymentIntentId,
-      row.fundingTransactionId,
-      row.refundTransactionId,
-      row.at,
+      column((r) => r.chain),
+      column((r) => r.txId),
+      column((r) => r.index),
+      column((r) => r.from),
+      column((r) => r.currency),
+      column((r) => r.amount.toString()),
+      column((r) => r.matchStatus),
+      column((r) => r.paymentIntentId),
+      column((r) => r.fundingTransactionId),
+      column((r) => r.refundTransactionId),
+      column((r) => r.at),
     ],
   );
-  return Number(rows[0]!.id);
 }
 
 /**
- * Settled payouts on `chain` to `address` of exactly `amountMicros` that no inbound transfer refunded yet: the
- * candidates of an automatic match (decision 132). At most 2: more than one is ambiguous either way. Withdrawals are
- * not payouts (decision 143): USDC coming back from a withdrawal's address is funding.
+ * For each (address, amount): the settled payouts on `chain` to that address of exactly that amount that no inbound
+ * transfer refunded yet, the candidates of an automatic match (decision 132), keyed `${address}:${amount}`. At most 2
+ * each: more than one is ambiguous either way. Withdrawals are not payouts (decision 143): USDC coming back from a
+ * withdrawal's address is funding.
  */
-export async function refundCandidates(db: Queryable, chain: Chain, address: string, amountMicros: bigint): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT pi.id FROM payment_intents pi
-      WHERE lower(pi.destination_address) = lower($2) AND ($1 = 'ethereum' OR pi.destination_address = $2)
-        AND pi.selected_chain = $1 AND pi.status = 'settled' AND pi.kind = 'payout' AND pi.amount_micros = $3
-        AND NOT EXISTS (SELECT 1 FROM inbound_transfers r WHERE r.payment_intent_id = pi.id)
-      ORDER BY pi.id LIMIT 2`,
-    [chain, address, amountMicros.toString()],
+export async function refundCandidates(db: Queryable, chain: Chain, asks: readonly { address: string; amountMicros: bigint }[]): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  if (asks.length === 0) return found;
+  const { rows } = await db.query<{ address: string; amount: string; id: string }>(
+    `SELECT q.address, q.amount::text AS amount, c.id
+       FROM unnest($2::text[], $3::bigint[]) AS q(address, amount)
+       CROSS JOIN LATERAL (
+         SELECT pi.id FROM payment_intents pi
+          WHERE lower(pi.destination_address) = lower(q.address) AND ($1 = 'ethereum' OR pi.destination_address = q.address)
+            AND pi.selected_chain = $1 AND pi.status = 'settled' AND pi.kind = 'payout' AND pi.amount_micros = q.amount
+            AND NOT EXISTS (SELECT 1 FROM inbound_transfers r WHERE r.payment_intent_id = pi.id)
+          ORDER BY pi.id LIMIT 2) c
+      ORDER BY c.id`,
+    [chain, asks.map((a) => a.address), asks.map((a) => a.amountMicros.toString())],
   );
-  return rows.map((r) => r.id);
+  for (const row of rows) {
+    const key = `${row.address}:${row.amount}`;
+    found.set(key, [...(found.get(key) ?? []), row.id]);
+  }
+  return found;
 }
 
-/** Whether `address` received any settled payout on `chain`: a USDC transfer from it may be a return. */
-export async function wasPaidTo(db: Queryable, chain: Chain, address: string): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `SELECT 1 FROM payment_intents WHERE lower(destination_address) = lower($2) AND ($1 = 'ethereum' OR destination_address = $2)
-        AND selected_chain = $1 AND status = 'settled' AND kind = 'payout' LIMIT 1`,
-    [chain, address],
+/** Which of these addresses received a settled payout on `chain`: a USDC transfer from one may be a return. */
+export async function paidAddresses(db: Queryable, chain: Chain, addresses: readonly string[]): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const { rows } = await db.query<{ address: string }>(
+    `SELECT q.address FROM unnest($2::text[]) AS q(address)
+      WHERE EXISTS (SELECT 1 FROM payment_intents
+                     WHERE lower(destination_address) = lower(q.address) AND ($1 = 'ethereum' OR destination_address = q.address)
+                       AND selected_chain = $1 AND status = 'settled' AND kind = 'payout')`,
+    [chain, addresses],
   );
-  return (rowCount ?? 0) > 0;
+  return new Set(rows.map((r) => r.address));
 }
 
 export async function findInboundByTx(db: Queryable, chain: Chain, txId: string, options: { forUpdate?: boolean } = {}): Promise<InboundTransferRow[]> {

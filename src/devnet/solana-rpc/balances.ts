@@ -65,18 +65,45 @@ export function mintDecimals(svm: LiteSVM, mint: Address): number | null {
   return getMintDecoder().decode(account.data.subarray(0, MINT_BYTES)).decimals;
 }
 
-export function snapshotBalances(svm: LiteSVM, keys: readonly Address[]): BalanceSnapshot {
-  const lamports = keys.map((key) => svm.getBalance(key) ?? 0n);
+/**
+ * The balances of a transaction's accounts. A program's account is never a token account, and reading it would copy
+ * its whole executable: its lamports only. After the transaction (`before` given), an account it could not write keeps
+ * its balances from before, and a token account its mint's decimals.
+ */
+export function snapshotBalances(
+  svm: LiteSVM,
+  keys: readonly Address[],
+  accounts: { programs: ReadonlySet<number>; writable: (index: number) => boolean; before?: BalanceSnapshot },
+): BalanceSnapshot {
+  const lamports: bigint[] = [];
   const tokens: TokenBalance[] = [];
+  const earlier = new Map(accounts.before?.tokens.map((t) => [t.accountIndex, t]));
   keys.forEach((key, accountIndex) => {
-    const token = readTokenAccount(svm, key);
-    if (!token) return;
+    if (accounts.before && !accounts.writable(accountIndex)) {
+      lamports.push(accounts.before.lamports[accountIndex]!);
+      const token = earlier.get(accountIndex);
+      if (token) tokens.push(token);
+      return;
+    }
+    if (accounts.programs.has(accountIndex)) {
+      lamports.push(svm.getBalance(key) ?? 0n);
+      return;
+    }
+    const account = svm.getAccount(key);
+    lamports.push(account.exists ? account.lamports : 0n);
+    if (!account.exists || !isTokenProgram(account.programAddress)) return;
+    const data = account.data;
+    if (data.length < TOKEN_ACCOUNT_BYTES || data[ACCOUNT_STATE_OFFSET] === 0) return;
+    const token = getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_BYTES));
+    const known = earlier.get(accountIndex);
+    const decimals = known?.mint === token.mint ? known.uiTokenAmount.decimals : mintDecimals(svm, token.mint);
+    if (decimals === null) return;
     tokens.push({
       accountIndex,
       mint: token.mint,
       owner: token.owner,
-      programId: token.programId,
-      uiTokenAmount: uiTokenAmount(token.amount, token.decimals),
+      programId: account.programAddress,
+      uiTokenAmount: uiTokenAmount(token.amount, decimals),
     });
   });
   return { lamports, tokens };

@@ -4,7 +4,7 @@
 // "already processed", and a transaction history with balances before and after.
 //
 // Account reads always see the latest (processed) state, whatever the commitment asked: LiteSVM keeps no history.
-import { createHash, createPublicKey, verify } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import {
   getBase58Decoder,
   getBase58Encoder,
@@ -12,6 +12,7 @@ import {
   getTransactionDecoder,
   type Address,
   type Signature,
+  type SignatureBytes,
   type Transaction,
 } from '@solana/kit';
 import { Clock, FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
@@ -36,7 +37,8 @@ export const FIRST_SLOT = 1_000n;
 // a slot with lastValidBlockHeight is wrong, and this makes it visibly wrong.
 const SKIPPED_SLOTS = 100n;
 const BLOCKHASHES_KEPT = 2n * MAX_PROCESSING_AGE;
-const RECORDS_MAX = 20_000;
+/** Transactions the history keeps by default (the oldest are forgotten, as a node without long-term storage does). */
+export const HISTORY_MAX = 20_000;
 const PERFORMANCE_WINDOW_MS = 60_000;
 const PERFORMANCE_MARKS_MAX = 2_000;
 
@@ -53,6 +55,8 @@ export interface DecodedTransaction {
 }
 
 export interface TransactionRecord {
+  /** Execution order across the chain: orders the history of every address. */
+  seq: number;
   decoded: DecodedTransaction;
   slot: bigint;
   blockTime: number;
@@ -77,6 +81,8 @@ export interface ChainOptions {
   /** Makes this devnet's blockhashes its own. */
   seed: string;
   now: () => number;
+  /** Transactions kept for getTransaction and getSignaturesForAddress; default HISTORY_MAX. */
+  historyMax?: number;
 }
 
 export class SolanaDevnetChain {
@@ -86,6 +92,9 @@ export class SolanaDevnetChain {
   private readonly genesisUnixSeconds: number;
   private readonly blockhashSlots = new Map<string, bigint>();
   private readonly records = new Map<string, TransactionRecord>();
+  /** Per account, the records naming it, oldest first: getSignaturesForAddress reads one address's list. */
+  private readonly history = new Map<string, TransactionRecord[]>();
+  private nextSeq = 0;
   private readonly marks: { atMs: number; slot: bigint; transactions: bigint }[] = [];
 
   constructor(private readonly options: ChainOptions) {
@@ -227,36 +236,49 @@ export class SolanaDevnetChain {
 
   /**
    * Processes a transaction WITHOUT verifying its signatures (devnet only: `stableroute devnet fund --from`, a
-   * transfer sent as an address whose key nobody here holds). Returns its record; throws when it was dropped.
+   * transfer sent as an address whose key nobody here holds), as `copies` transactions that differ only in their
+   * "signature": 64 random bytes each, so each has its own id. The message is decoded once and each copy's balances
+   * before are the previous copy's after (nothing runs in between), which makes a long history quick to build.
+   * Returns their records; throws when one was dropped.
    */
-  executeUnverified(wire: Uint8Array): TransactionRecord {
+  executeUnverified(wire: Uint8Array, copies = 1): TransactionRecord[] {
     const decoded = this.decode(wire);
+    const records: TransactionRecord[] = [];
     this.svm.withSigverify(false);
     try {
-      this.execute(decoded);
+      for (let i = 0; i < copies; i++) {
+        const copy = i === 0 ? decoded : withRandomSignature(decoded);
+        const record = this.execute(copy, records.at(-1)?.post);
+        if (!record) throw invalidParams('the devnet dropped the transaction (expired blockhash, duplicate, or a fee payer that cannot pay)');
+        records.push(record);
+      }
     } finally {
       this.svm.withSigverify(true);
     }
-    const record = this.records.get(decoded.signature);
-    if (!record) throw invalidParams('the devnet dropped the transaction (expired blockhash, duplicate, or a fee payer that cannot pay)');
-    return record;
+    return records;
   }
 
-  /** getSignaturesForAddress: newest first, after `before` and down to (not including) `until`, at `commitment`. */
+  /**
+   * getSignaturesForAddress: newest first, strictly older than `before` and newer than `until`, at `commitment`. As a
+   * real node: a `before` it does not know lists nothing; an `until` it does not know does not bound the list; either
+   * may be a transaction of another address (its place in the chain's order is what counts).
+   */
   signaturesFor(address: string, options: { before?: string; until?: string; limit: number; commitment: Commitment }): TransactionRecord[] {
     const rank = (c: Commitment) => COMMITMENTS.indexOf(c);
+    const list = this.history.get(address) ?? [];
+    let end = list.length;
+    if (options.before !== undefined) {
+      const before = this.records.get(options.before);
+      if (!before) return [];
+      end = firstAtOrAfter(list, before.seq);
+    }
+    const untilSeq = options.until === undefined ? undefined : this.records.get(options.until)?.seq;
     const found: TransactionRecord[] = [];
-    let started = options.before === undefined;
-    for (const record of [...this.records.values()].reverse()) {
-      if (!started) {
-        started = record.decoded.signature === options.before;
-        continue;
-      }
-      if (record.decoded.signature === options.until) break;
+    for (let i = end - 1; i >= 0 && found.length < options.limit; i--) {
+      const record = list[i]!;
+      if (untilSeq !== undefined && record.seq <= untilSeq) break;
       if (rank(this.commitmentOf(record)) < rank(options.commitment)) continue;
-      if (!record.decoded.message.staticAccounts.includes(address as Address)) continue;
       found.push(record);
-      if (found.length >= options.limit) break;
     }
     return found;
   }
@@ -297,21 +319,24 @@ export class SolanaDevnetChain {
     });
   }
 
-  private execute(decoded: DecodedTransaction): void {
+  /** Records and returns the transaction, or undefined when it is dropped. `before`: its accounts' balances now, when known. */
+  private execute(decoded: DecodedTransaction, before?: BalanceSnapshot): TransactionRecord | undefined {
     // A validator silently drops what it cannot process: an expired blockhash, a duplicate, a fee payer that cannot
     // pay. The sender learns of it only through getSignatureStatuses staying empty.
-    if (!this.isBlockhashValid(decoded.message.lifetimeToken, this.slot)) return;
-    if (this.records.has(decoded.signature)) return;
+    if (!this.isBlockhashValid(decoded.message.lifetimeToken, this.slot)) return undefined;
+    if (this.records.has(decoded.signature)) return undefined;
     const keys = decoded.message.staticAccounts;
-    const pre = snapshotBalances(this.svm, keys);
+    const accounts = { programs: new Set(decoded.message.instructions.map((ix) => ix.programAddressIndex)), writable: writableIn(decoded.message) };
+    const pre = before ?? snapshotBalances(this.svm, keys, accounts);
     const result = this.svm.sendTransaction(decoded.transaction);
     const failed = result instanceof FailedTransactionMetadata;
-    if (failed && this.svm.getTransaction(decoded.signature as Signature) === null) return;
+    if (failed && this.svm.getTransaction(decoded.signature as Signature) === null) return undefined;
     const meta: TransactionMetadata = failed ? result.meta() : result;
-    const post = snapshotBalances(this.svm, keys);
+    const post = snapshotBalances(this.svm, keys, { ...accounts, before: pre });
     const sum = (values: bigint[]) => values.reduce((a, b) => a + b, 0n);
     this.transactionCount += 1n;
-    this.records.set(decoded.signature, {
+    const record: TransactionRecord = {
+      seq: this.nextSeq++,
       decoded,
       slot: this.slot,
       blockTime: this.unixTimestampOf(this.slot),
@@ -323,9 +348,27 @@ export class SolanaDevnetChain {
       logs: meta.logs(),
       computeUnitsConsumed: meta.computeUnitsConsumed(),
       innerInstructions: innerInstructionsJson(meta),
-    });
-    const oldest = this.records.keys().next();
-    if (this.records.size > RECORDS_MAX && !oldest.done) this.records.delete(oldest.value);
+    };
+    this.records.set(decoded.signature, record);
+    for (const key of new Set(keys)) {
+      const list = this.history.get(key);
+      if (list) list.push(record);
+      else this.history.set(key, [record]);
+    }
+    if (this.records.size > (this.options.historyMax ?? HISTORY_MAX)) this.forgetOldest();
+    return record;
+  }
+
+  private forgetOldest(): void {
+    const oldest = this.records.values().next();
+    if (oldest.done) return;
+    this.records.delete(oldest.value.decoded.signature);
+    for (const key of new Set(oldest.value.decoded.message.staticAccounts)) {
+      const list = this.history.get(key);
+      // The oldest record is the first of each of its lists.
+      if (list?.[0] === oldest.value) list.shift();
+      if (list?.length === 0) this.history.delete(key);
+    }
   }
 
   private blockhashOf(slot: bigint): string {
@@ -340,6 +383,44 @@ export class SolanaDevnetChain {
     const now = BigInt(this.unixTimestampOf(this.slot));
     this.svm.setClock(new Clock(this.slot, epochStart, epoch, epoch + 1n, now));
   }
+}
+
+/** Whether the message lets its account at `index` be written: signers first, then the others, read-only ones last. */
+function writableIn(message: CompiledMessage): (index: number) => boolean {
+  const { numSignerAccounts, numReadonlySignerAccounts, numReadonlyNonSignerAccounts } = message.header;
+  const total = message.staticAccounts.length;
+  return (index) =>
+    index < numSignerAccounts ? index < numSignerAccounts - numReadonlySignerAccounts : index < total - numReadonlyNonSignerAccounts;
+}
+
+/** The same transaction with 64 random bytes as its only signature (a transaction the devnet processes unverified). */
+function withRandomSignature(decoded: DecodedTransaction): DecodedTransaction {
+  const signers = Object.keys(decoded.transaction.signatures);
+  if (signers.length !== 1) throw invalidParams('only a transaction with one signer can be copied');
+  const bytes = new Uint8Array(randomBytes(64)) as SignatureBytes;
+  // The wire format: a one-byte count (1), the signature, the message.
+  const wire = new Uint8Array(decoded.wire);
+  wire.set(bytes, 1);
+  const signature = getBase58Decoder().decode(bytes);
+  return {
+    wire,
+    transaction: { messageBytes: decoded.transaction.messageBytes, signatures: { [signers[0]!]: bytes } } as Transaction,
+    signature,
+    signatures: [signature],
+    message: decoded.message,
+  };
+}
+
+/** The index of the first record of `list` (in seq order) whose seq is at least `seq`. */
+function firstAtOrAfter(list: readonly TransactionRecord[], seq: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]!.seq < seq) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 function ed25519PublicKey(address: Address) {

@@ -4,7 +4,8 @@
 // a payout's recipient sending it back. Without `from`, a fresh faucet address is credited first (as fund.ts credits
 // a treasury) and sends; either way the recipient sees an ordinary transaction in its history. The handler derives
 // addresses first (async), then checks and processes every transfer of the call in one synchronous step: all in the
-// same slot, none if one cannot be sent.
+// same slot, none if one cannot be sent. A transfer may ask to be sent `repeat` times: copies of one transaction with
+// their own ids (chain.ts, executeUnverified), to build a long history quickly.
 import { randomBytes } from 'node:crypto';
 import {
   appendTransactionMessageInstructions,
@@ -37,6 +38,9 @@ import { configParam, invalidParams } from './json.js';
 import { describeTransactionError } from './tx-errors.js';
 
 const TRANSFERS_MAX = 10;
+const REPEAT_MAX = 1000;
+/** Owners whose token account address is remembered (deriving one is slow: a hash and a curve check per bump). */
+const ACCOUNTS_REMEMBERED_MAX = 1024;
 /** SOL a sender is topped up to beyond what it sends: fees and a new token account's rent. */
 const FEE_ALLOWANCE_LAMPORTS = 10_000_000n;
 const USDC_DECIMALS = 6;
@@ -47,11 +51,22 @@ interface TransferAsk {
   to: Address;
   usdcMicros: bigint;
   lamports: bigint;
+  repeat: number;
 }
 
 export function devnetMethods(chain: SolanaDevnetChain, mint: Address): Methods {
+  const accounts = new Map<Address, Promise<Address>>();
+  const ataOf = (owner: Address) => {
+    let found = accounts.get(owner);
+    if (!found) {
+      if (accounts.size >= ACCOUNTS_REMEMBERED_MAX) accounts.clear();
+      found = findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS }).then(([ata]) => ata);
+      accounts.set(owner, found);
+    }
+    return found;
+  };
   return {
-    // params: [{ transfers: [{ to, from?, usdc_micros?, lamports? }] }] -> { slot, signatures }
+    // params: [{ transfers: [{ to, from?, usdc_micros?, lamports?, repeat? }] }] -> { slot, signatures }
     stableroute_transfer: async (params) => {
       const config = configParam(params, 0);
       const raw = config.transfers;
@@ -63,13 +78,13 @@ export function devnetMethods(chain: SolanaDevnetChain, mint: Address): Methods 
       const planned = await Promise.all(
         asks.map(async (ask) => {
           const from = ask.from ?? getAddressDecoder().decode(randomBytes(32));
-          const [[source], [destination]] = await Promise.all([ataOf(from, mint), ataOf(ask.to, mint)]);
+          const [source, destination] = await Promise.all([ataOf(from), ataOf(ask.to)]);
           return { ...ask, from, source, destination, faucet: ask.from === null };
         }),
       );
       for (const plan of planned) checkFunds(chain, plan);
       const slot = chain.slotAt('processed');
-      const signatures = planned.map((plan) => transfer(chain, mint, plan));
+      const signatures = planned.flatMap((plan) => transfer(chain, mint, plan));
       return { slot, signatures };
     },
   };
@@ -88,7 +103,15 @@ function parseAsk(value: unknown): TransferAsk {
     if (typeof text !== 'string' || !/^\d{1,30}$/.test(text)) throw invalidParams(`${key} must be a decimal string of an integer`);
     return BigInt(text);
   };
-  const ask = { from: v.from === undefined ? null : addressOf('from'), to: addressOf('to'), usdcMicros: amountOf('usdc_micros'), lamports: amountOf('lamports') };
+  const repeat = v.repeat ?? 1;
+  if (typeof repeat !== 'number' || !Number.isInteger(repeat) || repeat < 1 || repeat > REPEAT_MAX) throw invalidParams(`repeat must be an integer from 1 to ${REPEAT_MAX}`);
+  const ask = {
+    from: v.from === undefined ? null : addressOf('from'),
+    to: addressOf('to'),
+    usdcMicros: amountOf('usdc_micros'),
+    lamports: amountOf('lamports'),
+    repeat,
+  };
   if (ask.usdcMicros === 0n && ask.lamports === 0n) throw invalidParams('a transfer moves usdc_micros, lamports or both');
   return ask;
 }
@@ -105,17 +128,19 @@ function checkFunds(chain: SolanaDevnetChain, plan: PlannedTransfer): void {
   if (plan.faucet || plan.usdcMicros === 0n) return;
   const account = chain.svm.getAccount(plan.source);
   const balance = account.exists ? getTokenDecoder().decode(account.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
-  if (balance < plan.usdcMicros) throw invalidParams(`${plan.from} holds ${balance} USDC micro-units, less than the ${plan.usdcMicros} to send`);
+  const sent = plan.usdcMicros * BigInt(plan.repeat);
+  if (balance < sent) throw invalidParams(`${plan.from} holds ${balance} USDC micro-units, less than the ${sent} to send`);
 }
 
-function transfer(chain: SolanaDevnetChain, mint: Address, ask: PlannedTransfer): string {
+function transfer(chain: SolanaDevnetChain, mint: Address, ask: PlannedTransfer): string[] {
   const svm = chain.svm;
   const { from, source, destination } = ask;
   // The faucet gets what it sends; any sender gets enough SOL for fees and rent.
   const wallet = svm.getAccount(from);
   const held = wallet.exists ? wallet.lamports : 0n;
-  const needed = ask.lamports + FEE_ALLOWANCE_LAMPORTS;
-  creditAccounts(svm, mint, from, source, { usdcMicros: ask.faucet ? ask.usdcMicros : 0n, lamports: held < needed ? needed - held : 0n });
+  const copies = BigInt(ask.repeat);
+  const needed = (ask.lamports + FEE_ALLOWANCE_LAMPORTS) * copies;
+  creditAccounts(svm, mint, from, source, { usdcMicros: ask.faucet ? ask.usdcMicros * copies : 0n, lamports: held < needed ? needed - held : 0n });
   const sender = createNoopSigner(from);
   const instructions: Instruction[] = [];
   if (ask.lamports > 0n) instructions.push(getTransferSolInstruction({ source: sender, destination: ask.to, amount: ask.lamports }));
@@ -140,9 +165,8 @@ function transfer(chain: SolanaDevnetChain, mint: Address, ask: PlannedTransfer)
   // Not a signature: 64 random bytes, so each transfer has its own id. Processed with verification off.
   const signatures = Object.fromEntries(Object.keys(compiled.signatures).map((key) => [key, new Uint8Array(randomBytes(64)) as SignatureBytes]));
   const wire = new Uint8Array(getTransactionEncoder().encode({ ...compiled, signatures }));
-  const record = chain.executeUnverified(wire);
-  if (record.err !== null) throw invalidParams(`the transfer failed: ${describeTransactionError(record.err)}`);
-  return record.decoded.signature;
+  const records = chain.executeUnverified(wire, ask.repeat);
+  const failed = records.find((record) => record.err !== null);
+  if (failed?.err) throw invalidParams(`the transfer failed: ${describeTransactionError(failed.err)}`);
+  return records.map((record) => record.decoded.signature);
 }
-
-const ataOf = (owner: Address, mint: Address) => findAssociatedTokenPda({ owner, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
