@@ -888,6 +888,7 @@ export interface paths {
                             adapter?: string;
                             ledger_usdc?: string;
                             in_flight_usdc?: string;
+                            landed_usdc?: string | null;
                             on_chain_usdc?: string | null;
                             difference_usdc?: string | null;
                             /** @enum {string} */
