@@ -24,6 +24,10 @@ export interface Config {
   adminToken: string | null;
   /** ADMIN_EXPOSE_OPEN_ENDPOINTS: in production the spec's open admin endpoints answer peers beyond loopback on the public listener. */
   adminExposeOpenEndpoints: boolean;
+  /** Four-eyes (decision 190): withdrawals above this wait for an approver other than their requester; null: none wait. */
+  withdrawalApprovalAboveMicros: bigint | null;
+  /** Four-eyes on payments held by a merchant's approval threshold: two approvals by two different operators. */
+  approvalsRequireSecondOperator: boolean;
   databaseUrl: string | null;
   dataDir: string;
   production: boolean;
@@ -425,6 +429,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminAllowedHosts: hostList(env, 'ADMIN_ALLOWED_HOSTS'),
     adminToken: adminToken ?? null,
     adminExposeOpenEndpoints,
+    withdrawalApprovalAboveMicros: usdLimit(env, 'WITHDRAWAL_APPROVAL_ABOVE_USD'),
+    approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,

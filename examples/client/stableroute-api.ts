@@ -1153,7 +1153,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payments waiting for an operator approval before broadcast (funds reserved), oldest first */
+        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested and who gave a first approval */
         get: {
             parameters: {
                 query?: {
@@ -1173,6 +1173,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             payment_intent_id?: string;
+                            /** @enum {string} */
+                            kind?: "payout" | "withdrawal";
+                            requested_by?: string | null;
+                            first_approved_by?: string | null;
                             merchant_id?: string;
                             amount_usd?: number;
                             /** @enum {string} */
@@ -1240,7 +1244,9 @@ export interface paths {
                             payment_intent_id?: string;
                             status?: string;
                             /** @enum {string} */
-                            approval?: "approved" | "rejected";
+                            approval?: "pending" | "approved" | "rejected";
+                            approvals?: number;
+                            approvals_required?: number;
                         };
                     };
                 };
@@ -1316,7 +1322,9 @@ export interface paths {
                             payment_intent_id?: string;
                             status?: string;
                             /** @enum {string} */
-                            approval?: "approved" | "rejected";
+                            approval?: "pending" | "approved" | "rejected";
+                            approvals?: number;
+                            approvals_required?: number;
                         };
                     };
                 };
@@ -2485,6 +2493,20 @@ export interface paths {
                                 created_at?: string;
                                 /** Format: date-time */
                                 updated_at?: string;
+                                approval?: {
+                                    /** @enum {string} */
+                                    status?: "pending" | "approved" | "rejected" | "cancelled";
+                                    /** Format: date-time */
+                                    requested_at?: string;
+                                    requested_by?: string | null;
+                                    first_approved_by?: string | null;
+                                    /** Format: date-time */
+                                    first_approved_at?: string | null;
+                                    decided_by?: string | null;
+                                    /** Format: date-time */
+                                    decided_at?: string | null;
+                                    reason?: string | null;
+                                };
                             }[];
                             next_cursor?: string | null;
                         };
@@ -2542,6 +2564,20 @@ export interface paths {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                            approval?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected" | "cancelled";
+                                /** Format: date-time */
+                                requested_at?: string;
+                                requested_by?: string | null;
+                                first_approved_by?: string | null;
+                                /** Format: date-time */
+                                first_approved_at?: string | null;
+                                decided_by?: string | null;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                reason?: string | null;
+                            };
                         };
                     };
                 };
@@ -2566,6 +2602,20 @@ export interface paths {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                            approval?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected" | "cancelled";
+                                /** Format: date-time */
+                                requested_at?: string;
+                                requested_by?: string | null;
+                                first_approved_by?: string | null;
+                                /** Format: date-time */
+                                first_approved_at?: string | null;
+                                decided_by?: string | null;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                reason?: string | null;
+                            };
                         };
                     };
                 };
@@ -2635,6 +2685,20 @@ export interface paths {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                            approval?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected" | "cancelled";
+                                /** Format: date-time */
+                                requested_at?: string;
+                                requested_by?: string | null;
+                                first_approved_by?: string | null;
+                                /** Format: date-time */
+                                first_approved_at?: string | null;
+                                decided_by?: string | null;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                reason?: string | null;
+                            };
                         };
                     };
                 };
@@ -2645,6 +2709,107 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the credentials name: operator id and name, role, and what the role may do */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            actor?: string;
+                            name?: string | null;
+                            role?: string | null;
+                            permissions?: string[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log, newest first, filtered by actor, action or target id; `{data, next_cursor}` */
+        get: {
+            parameters: {
+                query?: {
+                    actor?: string;
+                    action?: string;
+                    target?: string;
+                    cursor?: string;
+                    limit?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                seq?: string;
+                                /** Format: date-time */
+                                at?: string;
+                                actor?: string;
+                                actor_role?: string | null;
+                                action?: string;
+                                targets?: string[];
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                peer?: string | null;
+                                outcome?: string;
+                                prev_hash?: string;
+                                hash?: string;
+                            }[];
+                            next_cursor?: string | null;
+                        };
                     };
                 };
             };

@@ -20,18 +20,21 @@ const OPEN_ROUTES: ReadonlySet<string> = new Set([
   'POST /admin/chain-health',
 ]);
 
-/** Every state-changing admin route and what it needs. */
-const ACTIONS: Readonly<Record<string, Permission>> = {
-  'POST /admin/payments/:id/resolve': 'operate',
-  'POST /admin/payments/:id/cancel': 'operate',
-  'POST /admin/payments/:id/refund': 'operate',
-  'POST /admin/webhook-events/:id/redeliver': 'operate',
-  'POST /admin/payment_intents/:id/approve': 'approve',
-  'POST /admin/payment_intents/:id/reject': 'approve',
-  'POST /admin/withdrawals': 'administer',
-  'POST /admin/merchants/:id/addresses': 'administer',
-  'DELETE /admin/merchants/:id/addresses/:chain/:address': 'administer',
+/** Every state-changing admin route: what it needs, and the action its audit record names (decision 189). */
+const ACTIONS: Readonly<Record<string, { permission: Permission; action: string }>> = {
+  'POST /admin/payments/:id/resolve': { permission: 'operate', action: 'payment.resolve' },
+  'POST /admin/payments/:id/cancel': { permission: 'operate', action: 'payment.cancel' },
+  'POST /admin/payments/:id/refund': { permission: 'operate', action: 'payment.refund' },
+  'POST /admin/webhook-events/:id/redeliver': { permission: 'operate', action: 'webhook_event.redeliver' },
+  'POST /admin/payment_intents/:id/approve': { permission: 'approve', action: 'payment.approve' },
+  'POST /admin/payment_intents/:id/reject': { permission: 'approve', action: 'payment.reject' },
+  'POST /admin/withdrawals': { permission: 'administer', action: 'withdrawal.create' },
+  'POST /admin/merchants/:id/addresses': { permission: 'administer', action: 'address_book.add' },
+  'DELETE /admin/merchants/:id/addresses/:chain/:address': { permission: 'administer', action: 'address_book.remove' },
 };
+
+/** The audit action of the open state-changing route. */
+const OPEN_ACTIONS: Readonly<Record<string, string>> = { 'POST /admin/chain-health': 'chain_health.insert' };
 
 /** The roles: a viewer reads; an operator also works payments; an approver also decides on held ones; an admin does all. */
 export const ROLE_PERMISSIONS: Readonly<Record<OperatorRole, ReadonlySet<Permission>>> = {
@@ -48,7 +51,14 @@ export function adminAccessOf(method: string, routeUrl: string | undefined): Adm
   const route = `${verb} ${routeUrl}`;
   if (OPEN_ROUTES.has(route)) return 'open';
   if (verb === 'GET' && (routeUrl === CONSOLE_PATH || routeUrl.startsWith(`${CONSOLE_PATH}/`))) return 'page';
-  return ACTIONS[route] ?? (verb === 'GET' ? 'read' : 'administer');
+  return ACTIONS[route]?.permission ?? (verb === 'GET' ? 'read' : 'administer');
+}
+
+/** The action an audit record of this state-changing route names; null for reads. */
+export function auditActionOf(method: string, routeUrl: string | undefined): string | null {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return null;
+  const route = `${method} ${routeUrl ?? '(unknown route)'}`;
+  return ACTIONS[route]?.action ?? OPEN_ACTIONS[route] ?? route;
 }
 
 export function roleMay(role: OperatorRole, permission: Permission): boolean {

@@ -127,6 +127,8 @@ export function registerAdminGuard(scope: FastifyInstance, options: AdminGuardOp
     }
     const admitted = await admit(request, options, tokenMatches);
     if ('status' in admitted) {
+      // An identified caller refused for its role is still who asked: the refusal is audited under its name.
+      if (admitted.actor !== undefined) request.adminActor = admitted.actor;
       if (admitted.status === 401) reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
       return sendError(reply, admitted.status, admitted.code, admitted.message);
     }
@@ -141,6 +143,8 @@ interface Refusal {
   status: 401 | 403;
   code: 'UNAUTHORIZED' | 'ADMIN_NOT_EXPOSED' | 'FORBIDDEN';
   message: string;
+  /** The identified caller a role refusal concerns. */
+  actor?: Actor;
 }
 
 const unauthorized = (message: string): Refusal => ({ status: 401, code: 'UNAUTHORIZED', message });
@@ -174,8 +178,8 @@ async function admit(request: FastifyRequest, options: AdminGuardOptions, tokenM
     };
   }
   if (credentials !== null) {
-    if (roleMay(credentials.role, access)) return { actor: credentials };
-    return { status: 403, code: 'FORBIDDEN', message: `The ${credentials.role} role may not ${PERMISSION_VERBS[access]}` };
+    if (credentials.role !== null && roleMay(credentials.role, access)) return { actor: credentials };
+    return { status: 403, code: 'FORBIDDEN', message: `The ${credentials.role ?? 'anonymous'} role may not ${PERMISSION_VERBS[access]}`, actor: credentials };
   }
   if (options.production || tokenMatches !== null) return unauthorized('Missing Authorization: Bearer <operator token or ADMIN_TOKEN>');
   if (loopback) return { actor: { id: 'local', role: 'admin', peer } };

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../core/context.js';
 import { authenticateOperator } from '../core/operators.js';
 import { registerAdminGuard } from './admin-guard.js';
+import { registerRefusalAudit } from './audit.js';
 import { registerMerchantAuth } from './auth.js';
 import { registerMerchantRateLimit } from './rate-limit.js';
 import { handleClientError } from './client-errors.js';
@@ -15,6 +16,7 @@ import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
 import { adminOperationRoutes } from './routes/admin-operations.js';
 import { adminDepositRoutes } from './routes/admin-deposits.js';
+import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
 import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
@@ -98,6 +100,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
         exposeOpenEndpoints: ctx.config.adminExposeOpenEndpoints,
         authenticate: (token) => authenticateOperator(ctx.pool, ctx.config, token),
       });
+      registerRefusalAudit(adminScope, ctx);
       adminRoutes(adminScope, ctx);
       policyAdminRoutes(adminScope, ctx);
       adminPaymentRoutes(adminScope, ctx);
@@ -105,6 +108,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       adminDepositRoutes(adminScope, ctx);
       adminEventRoutes(adminScope, ctx);
       adminTreasuryOpsRoutes(adminScope, ctx);
+      adminAuditRoutes(adminScope, ctx);
       metricsRoute(adminScope, ctx);
       consoleRoutes(adminScope);
     });

@@ -2,10 +2,11 @@
 // once (with --json, as the last line's api_key); revocation takes effect on the next request in every process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { apiKeysOf, createApiKey, revokeApiKey, type ApiKeyRow } from '../core/api-keys.js';
+import { apiKeysOf, createApiKey, revokeApiKey, SHOWN_PREFIX_LENGTH, type ApiKeyRow } from '../core/api-keys.js';
 import { systemClock } from '../clock.js';
 import type { CliHelpers } from './policies.js';
 import { refusable } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 export const KEYS_USAGE = `usage: stableroute merchants keys create MERCHANT_ID [--json]
        stableroute merchants keys revoke MERCHANT_ID --key KEY_ID|PREFIX|KEY [--json]
@@ -47,7 +48,8 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
   return h.withDatabase(config, async (pool) => {
     return refusable(async () => {
       if (action === 'create') {
-        const { key, apiKey } = await createApiKey(pool, config, merchantId, systemClock.now());
+        const audit = cliAudit('api_key.create', [merchantId]);
+        const { key, apiKey } = await recordingRefusals(pool, audit, () => createApiKey(pool, config, merchantId, systemClock.now(), audit));
         if (values.json) h.out(JSON.stringify({ ...keyView(key), api_key: apiKey }));
         else {
           h.out(`key_id:  ${key.id}`);
@@ -57,7 +59,9 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
         return 0;
       }
       if (action === 'revoke') {
-        const key = await revokeApiKey(pool, config, merchantId, values.key!.trim(), systemClock.now());
+        // The key may be named by the whole key: only its shown prefix goes on record.
+        const audit = cliAudit('api_key.revoke', [merchantId], { key_ref: values.key!.trim().slice(0, SHOWN_PREFIX_LENGTH) });
+        const key = await recordingRefusals(pool, audit, () => revokeApiKey(pool, config, merchantId, values.key!.trim(), systemClock.now(), audit));
         const active = (await apiKeysOf(pool, merchantId)).filter((k) => !k.revoked_at).length;
         if (values.json) h.out(JSON.stringify({ ...keyView(key), active_keys: active }));
         else {

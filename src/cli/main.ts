@@ -5,6 +5,7 @@ import { createMerchant, merchantInputProblem } from '../core/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { verifyLedger } from '../ledger/verify.js';
+import { verifyAudit } from '../core/audit.js';
 import type { AppContext } from '../core/context.js';
 import { cancelPayment } from '../core/lifecycle/cancel.js';
 import { resolveManualReview } from '../core/lifecycle/resolve.js';
@@ -22,6 +23,7 @@ import { intentsRefundCommand, simulateCommand } from './transfers.js';
 import { systemClock } from '../clock.js';
 import { createLogger, openDatabase, prepareDatabase, startRuntime, type Roles } from '../runtime.js';
 import { refusable } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 const USAGE = `usage: stableroute <command>
 
@@ -49,6 +51,7 @@ const USAGE = `usage: stableroute <command>
   merchants webhook enable MERCHANT_ID [--json]
                              enable an endpoint a 410 Gone disabled; queues the events held meanwhile
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
+  audit verify [--json]      check the audit log's hash chain; exit 1 naming the first broken record
   intents resolve ID --settled|--failed|--replace|--retry|--cancel-on-chain [--force] [--json]
                              resolve a payment intent in manual_review (--retry: one more execution
                              attempt, when nothing of it is on chain; --cancel-on-chain: a zero-value
@@ -171,7 +174,8 @@ const commands: Record<string, Command> = {
       return 2;
     }
     return withDatabase(config, async (pool) => {
-      const { merchant, apiKey, webhookSecret } = await createMerchant(pool, config, input, systemClock.now());
+      const audit = cliAudit('merchant.create', [], { name: input.name, webhook_url: input.webhookUrl });
+      const { merchant, apiKey, webhookSecret } = await recordingRefusals(pool, audit, () => createMerchant(pool, config, input, systemClock.now(), audit));
       if (values.json) {
         out(
           JSON.stringify({
@@ -209,6 +213,21 @@ const commands: Record<string, Command> = {
       return report.ok ? 0 : 1;
     });
   },
+
+  audit: async (args, config) => {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+    if (positionals[0] !== 'verify' || positionals.length !== 1) {
+      process.stderr.write('usage: stableroute audit verify [--json]\n');
+      return 2;
+    }
+    return withDatabase(config, async (pool) => {
+      const proof = await verifyAudit(pool);
+      if (values.json) out(JSON.stringify(proof));
+      else if (proof.ok) out(`OK: ${proof.records} audit records, each chained to the one before it`);
+      else out(`BROKEN at record ${proof.seq}: ${proof.problem} (${proof.records} records before it verified)`);
+      return proof.ok ? 0 : 1;
+    });
+  },
 };
 
 commands.intents = async (args, config) => {
@@ -237,11 +256,13 @@ commands.intents = async (args, config) => {
     process.stderr.write('       stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]\n');
     return 2;
   }
+  const audit = cancel
+    ? cliAudit('payment.cancel', [positionals[1]!])
+    : cliAudit('payment.resolve', [positionals[1]!], { resolution: chosen[0], force: values.force });
   return withContext(config, async (ctx) => {
     return refusable(async () => {
-      const result = cancel
-        ? await cancelPayment(ctx, positionals[1]!)
-        : await resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force });
+      const act = () => (cancel ? cancelPayment(ctx, positionals[1]!, audit) : resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force, audit }));
+      const result = await recordingRefusals(ctx.pool, audit, act);
       out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
       return 0;
     });

@@ -7,6 +7,7 @@ import { enableWebhookEndpoint } from '../core/webhooks/endpoint.js';
 import { endWebhookSecretOverlap, rotateWebhookSecret } from '../core/webhooks/secrets.js';
 import type { Pool } from '../db/pool.js';
 import { refusable, usage } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 export const MERCHANT_WEBHOOK_USAGE = `usage: stableroute merchants webhook-secret rotate MERCHANT_ID [--overlap-seconds N] [--json]
        stableroute merchants webhook-secret end-overlap MERCHANT_ID [--json]
@@ -43,7 +44,8 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
     case 'webhook-secret rotate':
       return withDatabase(config, (pool) =>
         refusable(async () => {
-          const result = await rotateWebhookSecret(pool, config, merchantId, now, overlapSeconds);
+          const audit = cliAudit('webhook_secret.rotate', [merchantId], { overlap_seconds: overlapSeconds });
+          const result = await recordingRefusals(pool, audit, () => rotateWebhookSecret(pool, config, merchantId, now, overlapSeconds, audit));
           if (values.json) out(JSON.stringify(result));
           else {
             out(`webhook_secret: ${result.webhook_secret}`);
@@ -60,7 +62,8 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
     case 'webhook-secret end-overlap':
       return withDatabase(config, (pool) =>
         refusable(async () => {
-          const result = await endWebhookSecretOverlap(pool, merchantId, now);
+          const audit = cliAudit('webhook_secret.end_overlap', [merchantId]);
+          const result = await recordingRefusals(pool, audit, () => endWebhookSecretOverlap(pool, merchantId, now, audit));
           out(values.json ? JSON.stringify(result) : `${merchantId}: ${result.retired_secrets} previous secret(s) no longer sign deliveries`);
           return 0;
         }),
@@ -68,7 +71,8 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
     case 'webhook enable':
       return withDatabase(config, (pool) =>
         refusable(async () => {
-          const result = await enableWebhookEndpoint(pool, merchantId, now);
+          const audit = cliAudit('webhook_endpoint.enable', [merchantId]);
+          const result = await recordingRefusals(pool, audit, () => enableWebhookEndpoint(pool, merchantId, now, audit));
           if (values.json) out(JSON.stringify(result));
           else out(`${merchantId}: webhook endpoint enabled${result.was_disabled ? '' : ' (it was not disabled)'}; ${result.requeued_events} held event(s) queued again`);
           return 0;

@@ -14,6 +14,7 @@ import {
 } from '../core/operators.js';
 import type { CliHelpers } from './policies.js';
 import { refusable, usage } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 export const OPERATORS_USAGE = `usage: stableroute operators create --name NAME --role viewer|operator|approver|admin [--json]
        stableroute operators list [--json]
@@ -62,7 +63,9 @@ export async function operatorsCommand(args: string[], config: Config, h: CliHel
     const problem = operatorInputProblem(values.name, values.role);
     if (problem) return usage(OPERATORS_USAGE, problem);
     return h.withDatabase(config, async (pool) => {
-      const { operator, token } = await createOperator(pool, config, { name: values.name!, role: values.role as OperatorRole }, systemClock.now());
+      const audit = cliAudit('operator.create', []);
+      const create = () => createOperator(pool, config, { name: values.name!, role: values.role as OperatorRole }, systemClock.now(), audit);
+      const { operator, token } = await recordingRefusals(pool, audit, create);
       show(operator, token);
       return 0;
     });
@@ -82,10 +85,11 @@ export async function operatorsCommand(args: string[], config: Config, h: CliHel
   const id = rest[rest.length - 1]!;
   return h.withDatabase(config, async (pool) =>
     refusable(async () => {
+      const audit = cliAudit(rotate ? 'operator.token_rotate' : 'operator.disable', [id]);
       if (rotate) {
-        const { operator, token } = await rotateOperatorToken(pool, config, id, systemClock.now());
+        const { operator, token } = await recordingRefusals(pool, audit, () => rotateOperatorToken(pool, config, id, systemClock.now(), audit));
         show(operator, token);
-      } else show(await disableOperator(pool, id, systemClock.now()));
+      } else show(await recordingRefusals(pool, audit, () => disableOperator(pool, id, systemClock.now(), audit)));
       return 0;
     }),
   );

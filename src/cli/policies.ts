@@ -12,6 +12,7 @@ import { addressView, pendingApprovalView, policyView } from '../api/views/polic
 import { systemClock } from '../clock.js';
 import { formatUsdc, MAX_AMOUNT_USD, parseBoundedUsdc } from '../money.js';
 import { refusable, usage } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 /** What main.ts lends these commands: database and full-context runners, and stdout. */
 export interface CliHelpers {
@@ -104,8 +105,9 @@ export async function merchantsPolicyCommand(args: string[], config: Config, h: 
   return h.withDatabase(config, (pool) =>
     refusable(async () => {
       const changed = Object.keys(change).length > 0;
+      const audit = cliAudit('merchant.policy', [merchantId], { ...change });
       const policy = changed
-        ? await updateMerchantPolicy(pool, config, merchantId, change, systemClock.now())
+        ? await recordingRefusals(pool, audit, () => updateMerchantPolicy(pool, config, merchantId, change, systemClock.now(), audit))
         : await getMerchantPolicy(pool, config, merchantId);
       if (values.json) h.out(JSON.stringify(policyView(policy)));
       else printPolicy(policy, h.out);
@@ -139,7 +141,9 @@ export async function merchantsAddressesCommand(args: string[], config: Config, 
     // The chain adapter validates the address (and refuses the treasury), so this one needs the adapters.
     return h.withContext(config, (ctx) =>
       refusable(async () => {
-        const { entry, created } = await addAddress(ctx, merchantId, { chain: chain!, address: values.address!, label: values.label ?? null });
+        const audit = cliAudit('address_book.add', [merchantId], { chain, address: values.address, label: values.label });
+        const input = { chain: chain!, address: values.address!, label: values.label ?? null };
+        const { entry, created } = await recordingRefusals(ctx.pool, audit, () => addAddress(ctx, merchantId, input, audit));
         if (values.json) h.out(JSON.stringify({ ...addressView(entry), created }));
         else {
           printAddress(entry, h.out);
@@ -152,7 +156,8 @@ export async function merchantsAddressesCommand(args: string[], config: Config, 
   return h.withDatabase(config, (pool) =>
     refusable(async () => {
       if (action === 'remove') {
-        const removed = await removeAddress(pool, merchantId, chain!, values.address!.trim());
+        const audit = cliAudit('address_book.remove', [merchantId, chain!, values.address!.trim()]);
+        const removed = await recordingRefusals(pool, audit, () => removeAddress({ pool, clock: systemClock }, merchantId, chain!, values.address!.trim(), audit));
         if (values.json) h.out(JSON.stringify(addressView(removed)));
         else h.out(`removed ${removed.chain} ${removed.address}`);
         return 0;
@@ -191,9 +196,12 @@ export async function intentsApprovalCommand(args: string[], config: Config, h: 
   // Approval queues the execution job, so it needs the queue: a full context.
   return h.withContext(config, (ctx) =>
     refusable(async () => {
-      const input = { via: 'cli' as const, reason: values.reason ?? null };
-      const result = action === 'approve' ? await approvePayment(ctx, intentId!, input) : await rejectPayment(ctx, intentId!, input);
-      h.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.approval} (${result.status})`);
+      const audit = cliAudit(`payment.${action}`, [intentId!], { reason: values.reason });
+      const input = { reason: values.reason ?? null, audit };
+      const decide = () => (action === 'approve' ? approvePayment(ctx, intentId!, input) : rejectPayment(ctx, intentId!, input));
+      const result = await recordingRefusals(ctx.pool, audit, decide);
+      const progress = result.approval === 'pending' ? `, ${result.approvals} of ${result.approvals_required} approvals` : '';
+      h.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.approval}${progress} (${result.status})`);
       return 0;
     }),
   );

@@ -10,6 +10,7 @@ import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
 import { decimalsOf } from '../ledger/currencies.js';
 import { AmountError, parseUnits } from '../money.js';
 import { refusable, usage } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 import type { CliHelpers } from './policies.js';
 
 const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethereum|solana --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
@@ -95,7 +96,8 @@ export async function intentsRefundCommand(args: string[], config: Config, helpe
   if (positionals[0] !== 'refund' || positionals.length !== 2 || !values.tx) return usage(REFUND_USAGE);
   return helpers.withDatabase(config, async (pool) => {
     return refusable(async () => {
-      const result = await attachRefund({ pool, clock: systemClock }, positionals[1]!, values.tx!);
+      const audit = cliAudit('payment.refund', [positionals[1]!], { tx_id: values.tx });
+      const result = await recordingRefusals(pool, audit, () => attachRefund({ pool, clock: systemClock }, positionals[1]!, values.tx!, audit));
       helpers.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: refund of ${result.refund_usdc} USDC booked from ${result.tx_id}`);
       return 0;
     });

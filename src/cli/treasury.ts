@@ -5,6 +5,7 @@ import { withdrawalView } from '../api/views/withdrawals.js';
 import { createWithdrawal } from '../core/withdrawals.js';
 import type { CliHelpers } from './policies.js';
 import { refusable, usage } from './exits.js';
+import { cliAudit, recordingRefusals } from './actor.js';
 
 const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--idempotency-key KEY] [--json]\n';
 
@@ -24,13 +25,15 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
     return usage(USAGE);
   }
   return helpers.withContext(config, async (ctx) => {
+    const audit = cliAudit('withdrawal.create', [], { chain: values.chain, to: values.to, amount_usdc: values.usdc, idempotency_key: values['idempotency-key'] });
     return refusable(async () => {
-      const result = await createWithdrawal(ctx, {
+      const result = await recordingRefusals(ctx.pool, audit, () => createWithdrawal(ctx, {
         chain: values.chain!,
         to: values.to!,
         amountUsdc: values.usdc!,
         idempotencyKey: values['idempotency-key'],
-      });
+        audit,
+      }));
       const view = withdrawalView(result);
       if (values.json) helpers.out(JSON.stringify({ ...view, replayed: result.replayed }));
       else {

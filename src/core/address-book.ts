@@ -7,6 +7,7 @@ import { findMerchant } from '../db/queries/merchants.js';
 import type { Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
 import { addressKey } from '../domain/spending-policy.js';
+import { audited, type AuditEntry } from './audit.js';
 import type { AppContext } from './context.js';
 
 export type { AddressRow };
@@ -24,34 +25,46 @@ export async function addAddress(
   ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'config'>,
   merchantId: string,
   input: { chain: Chain; address: string; label?: string | null },
+  audit: AuditEntry,
 ): Promise<{ entry: AddressRow; created: boolean }> {
   const address = input.address.trim();
   if (!ctx.adapters[input.chain].isValidAddress(address)) {
     throw new AppError('INVALID_DESTINATION', `${address} is not a valid ${input.chain} recipient (an address, not the treasury)`);
   }
-  await requireMerchant(ctx.pool, merchantId);
   const now = ctx.clock.now();
-  const key = addressKey(input.chain, address);
-  const created = await insertAddress(ctx.pool, {
-    merchant_id: merchantId,
-    chain: input.chain,
-    address_key: key,
-    address,
-    label: input.label?.trim() || null,
-    created_at: now,
-    usable_from: addSeconds(now, ctx.config.policy.addressCoolingOffSeconds),
+  return audited(ctx.pool, audit, now, async (tx) => {
+    await requireMerchant(tx, merchantId);
+    const key = addressKey(input.chain, address);
+    const created = await insertAddress(tx, {
+      merchant_id: merchantId,
+      chain: input.chain,
+      address_key: key,
+      address,
+      label: input.label?.trim() || null,
+      created_at: now,
+      usable_from: addSeconds(now, ctx.config.policy.addressCoolingOffSeconds),
+    });
+    if (created) return { entry: created, created: true };
+    const existing = await findAddress(tx, merchantId, input.chain, key);
+    if (!existing) throw new Error(`address ${key} of ${merchantId} vanished while it was being added`);
+    return { entry: existing, created: false };
   });
-  if (created) return { entry: created, created: true };
-  const existing = await findAddress(ctx.pool, merchantId, input.chain, key);
-  if (!existing) throw new Error(`address ${key} of ${merchantId} vanished while it was being added`);
-  return { entry: existing, created: false };
 }
 
-export async function removeAddress(db: Queryable, merchantId: string, chain: Chain, address: string): Promise<AddressRow> {
-  await requireMerchant(db, merchantId);
-  const removed = await deleteAddress(db, merchantId, chain, addressKey(chain, address));
-  if (!removed) throw new AppError('ADDRESS_NOT_FOUND', `${address} is not in the ${chain} address book of ${merchantId}`);
-  return removed;
+/** Removes a recipient; the audit record commits with the removal. */
+export async function removeAddress(
+  ctx: Pick<AppContext, 'pool' | 'clock'>,
+  merchantId: string,
+  chain: Chain,
+  address: string,
+  audit: AuditEntry,
+): Promise<AddressRow> {
+  return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
+    await requireMerchant(tx, merchantId);
+    const removed = await deleteAddress(tx, merchantId, chain, addressKey(chain, address));
+    if (!removed) throw new AppError('ADDRESS_NOT_FOUND', `${address} is not in the ${chain} address book of ${merchantId}`);
+    return removed;
+  });
 }
 
 export async function addressBook(db: Queryable, merchantId: string, chain: Chain | null): Promise<AddressRow[]> {

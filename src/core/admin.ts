@@ -8,6 +8,7 @@ import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { CHAIN_DEFAULTS, DEFAULT_RPC_ERROR_RATE } from '../routing/defaults.js';
 import type { HealthStatus } from '../routing/score.js';
 import type { AppContext } from './context.js';
+import { audited, type AuditEntry } from './audit.js';
 import type { InboundTransferRow } from '../db/queries/deposits.js';
 import { recentDeposits } from './deposits/list.js';
 
@@ -59,7 +60,7 @@ export interface ChainHealthInput {
   rpc_error_rate?: number;
 }
 
-export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput): Promise<SnapshotRow> {
+export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput, audit: AuditEntry): Promise<SnapshotRow> {
   const snapshot: SnapshotRow = {
     chain: input.chain,
     health_status: input.health_status,
@@ -71,7 +72,7 @@ export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput
     source: 'admin',
     created_at: ctx.clock.now(),
   };
-  await insertSnapshot(ctx.pool, snapshot);
+  await audited(ctx.pool, audit, snapshot.created_at, (tx) => insertSnapshot(tx, snapshot));
   ctx.facts?.drop('health'); // the operator's next quote in this process sees it (other processes: the notice)
   return snapshot;
 }

@@ -1,6 +1,7 @@
 // Merchants and authentication. Keys are shown once; only HMAC-SHA256(API_KEY_SALT, key) is stored (api-keys.ts).
 import type { Config } from '../config.js';
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
+import { audited, type AuditEntry } from './audit.js';
 import { GroupCommit, perPool } from '../db/group-commit.js';
 import { findKeyOwners, type KeyOwner } from '../db/queries/api-keys.js';
 import { insertMerchant, upsertTestMerchant } from '../db/queries/merchants.js';
@@ -60,12 +61,13 @@ export async function createMerchant(
   config: Pick<Config, 'apiKeySalt' | 'production' | 'webhookSsrfGuard' | 'webhookAllowedHosts'>,
   input: MerchantInput,
   at: Date,
+  audit: AuditEntry,
 ): Promise<{ merchant: Merchant; apiKey: string; webhookSecret: string }> {
   const problem = merchantInputProblem(input, destinationPolicy(config));
   if (problem !== null) throw new AppError('INVALID_REQUEST', problem);
   const merchant: Merchant = { id: newId('mer'), name: input.name, webhook_url: input.webhookUrl };
   // One transaction: the merchant, its first API key (decision 82) and its webhook secret (decision 98).
-  return withTransaction(pool, async (tx) => {
+  return audited(pool, { ...audit, targets: [merchant.id] }, at, async (tx) => {
     await insertMerchant(tx, { ...merchant, at });
     const { apiKey } = await issueApiKey(tx, config, merchant.id, at);
     const webhookSecret = await issueWebhookSecret(tx, config, merchant.id, at);

@@ -3,7 +3,8 @@
 // disabled operator or a rotated-out token is refused from the next request in every process.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
+import { audited, type AuditEntry } from './audit.js';
 import {
   disableOperator as disableOperatorRow,
   findOperator,
@@ -48,10 +49,12 @@ export async function createOperator(
   config: Pick<Config, 'apiKeySalt'>,
   input: { name: string; role: OperatorRole },
   at: Date,
+  audit: AuditEntry,
 ): Promise<{ operator: OperatorRow; token: string }> {
   const { token, hash, prefix } = newToken(config.apiKeySalt);
   const operator: OperatorRow = { id: newId('op'), name: input.name.trim(), role: input.role, token_prefix: prefix, created_at: at, token_rotated_at: null, disabled_at: null };
-  await withTransaction(pool, (tx) => insertOperator(tx, { ...operator, token_hash: hash }));
+  const entry = { ...audit, targets: [operator.id], details: { name: operator.name, role: operator.role } };
+  await audited(pool, entry, at, (tx) => insertOperator(tx, { ...operator, token_hash: hash }));
   return { operator, token };
 }
 
@@ -66,14 +69,20 @@ async function requireActive(db: Queryable, id: string): Promise<never> {
 }
 
 /** Disables an operator: its token is refused from the commit on, in every process. */
-export async function disableOperator(pool: Pool, id: string, at: Date): Promise<OperatorRow> {
-  return withTransaction(pool, async (tx) => (await disableOperatorRow(tx, id, at)) ?? requireActive(tx, id));
+export async function disableOperator(pool: Pool, id: string, at: Date, audit: AuditEntry): Promise<OperatorRow> {
+  return audited(pool, audit, at, async (tx) => (await disableOperatorRow(tx, id, at)) ?? requireActive(tx, id));
 }
 
 /** A new token for an active operator, shown once; the old one is refused from the commit on. */
-export async function rotateOperatorToken(pool: Pool, config: Pick<Config, 'apiKeySalt'>, id: string, at: Date): Promise<{ operator: OperatorRow; token: string }> {
+export async function rotateOperatorToken(
+  pool: Pool,
+  config: Pick<Config, 'apiKeySalt'>,
+  id: string,
+  at: Date,
+  audit: AuditEntry,
+): Promise<{ operator: OperatorRow; token: string }> {
   const { token, hash, prefix } = newToken(config.apiKeySalt);
-  const operator = await withTransaction(pool, async (tx) => (await replaceOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
+  const operator = await audited(pool, audit, at, async (tx) => (await replaceOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
   return { operator, token };
 }
 

@@ -2,7 +2,8 @@
 // and the check the reservation transaction runs (decisions 75 to 77). The decision itself is
 // src/domain/spending-policy.ts; this file loads its facts under the right locks.
 import type { Config } from '../config.js';
-import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
+import { audited, type AuditEntry } from './audit.js';
 import { findAddress } from '../db/queries/addresses.js';
 import { findPolicy, merchantVolume, savePolicy, type StoredPolicy } from '../db/queries/policies.js';
 import type { Chain } from '../domain/chain.js';
@@ -72,8 +73,9 @@ export async function updateMerchantPolicy(
   merchantId: string,
   change: PolicyChange,
   at: Date,
+  audit: AuditEntry,
 ): Promise<MerchantPolicy> {
-  return withTransaction(pool, async (tx) => {
+  return audited(pool, audit, at, async (tx) => {
     const stored = await findPolicy(tx, merchantId, { lock: true });
     if (!stored) throw notFound(merchantId);
     const overrides: PolicyOverrides = change.reset ? {} : { ...stored.overrides };

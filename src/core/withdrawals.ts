@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
+import { approvalsOf, findApproval, insertApproval, type ApprovalRow } from '../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
 import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
@@ -17,6 +18,7 @@ import { enqueueExecutions } from '../jobs/queue.js';
 import { movements } from '../ledger/movements.js';
 import { lockAvailable, post } from '../ledger/store.js';
 import { AmountError, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../money.js';
+import { appendAudit, type AuditEntry } from './audit.js';
 import type { AppContext } from './context.js';
 
 export { OPERATOR_MERCHANT_ID };
@@ -28,11 +30,15 @@ export interface WithdrawalRequest {
   amountUsdc: string;
   /** Makes a retried request safe: the same key answers the first withdrawal. Generated when absent. */
   idempotencyKey?: string;
+  /** Who asks (its actor is the requester four-eyes keeps from approving it), recorded in the same transaction. */
+  audit: AuditEntry;
 }
 
 export interface WithdrawalRecord {
   intent: PaymentIntentRow;
   attempts: AttemptRow[];
+  /** Present when the withdrawal was above WITHDRAWAL_APPROVAL_ABOVE_USD (decision 190). */
+  approval: ApprovalRow | null;
 }
 
 export interface CreateWithdrawalResult extends WithdrawalRecord {
@@ -64,6 +70,7 @@ function usdcAmount(text: string): bigint | null {
 }
 
 export async function createWithdrawal(ctx: AppContext, request: WithdrawalRequest): Promise<CreateWithdrawalResult> {
+  const threshold = ctx.config.withdrawalApprovalAboveMicros;
   const { chain, to, amountMicros } = parseWithdrawal(ctx, request);
   const idempotencyKey = request.idempotencyKey ?? `withdrawal-${randomUUID()}`;
   const created = await withTransaction(ctx.pool, async (tx) => {
@@ -74,7 +81,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     if (existing) {
       const same = existing.selected_chain === chain && existing.destination_address === to && existing.amount_micros === amountMicros;
       if (!same) throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency key "${idempotencyKey}" was used for another withdrawal`);
-      return { intent: existing, replayed: true };
+      return { intent: existing, replayed: true, approval: await findApproval(tx, existing.id) };
     }
     const available = (await lockAvailable(tx, [chain])).get(chain) ?? 0n;
     // 2. Decide.
@@ -116,8 +123,13 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     await insertQuotes(tx, [quote]);
     await insertCreatedIntents(tx, [intent], now);
     await post(tx, movements.reserve(chain, amountMicros), { paymentIntentId: intent.id, at: now });
-    await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
-    return { intent, replayed: false };
+    // Above the four-eyes threshold the withdrawal waits, reserved, for an approver other than its requester; the
+    // approval queues its execution (core/lifecycle/approve.ts).
+    const held = threshold !== null && amountMicros > threshold;
+    const approval = held ? await insertApproval(tx, intent.id, threshold, now, request.audit.actor.id) : null;
+    if (!held) await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
+    await appendAudit(tx, { ...request.audit, targets: [intent.id, ...request.audit.targets] }, 'ok', now);
+    return { intent, replayed: false, approval };
   });
   // A new withdrawal has no attempt yet; a replayed one may.
   const attempts = created.replayed ? ((await attemptsOf(ctx.pool, [created.intent.id])).get(created.intent.id) ?? []) : [];
@@ -127,11 +139,12 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
 export async function getWithdrawal(ctx: Pick<AppContext, 'pool'>, id: string): Promise<WithdrawalRecord | null> {
   const intent = await findWithdrawal(ctx.pool, id);
   if (!intent) return null;
-  return { intent, attempts: (await attemptsOf(ctx.pool, [id])).get(id) ?? [] };
+  return { intent, attempts: (await attemptsOf(ctx.pool, [id])).get(id) ?? [], approval: await findApproval(ctx.pool, id) };
 }
 
 export async function withdrawals(ctx: Pick<AppContext, 'pool'>, page: { limit: number; before?: string }): Promise<WithdrawalRecord[]> {
   const intents = await listWithdrawals(ctx.pool, page);
-  const attempts = await attemptsOf(ctx.pool, intents.map((i) => i.id));
-  return intents.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [] }));
+  const ids = intents.map((i) => i.id);
+  const [attempts, approvals] = await Promise.all([attemptsOf(ctx.pool, ids), approvalsOf(ctx.pool, ids)]);
+  return intents.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [], approval: approvals.get(intent.id) ?? null }));
 }

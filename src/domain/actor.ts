@@ -4,9 +4,13 @@
 export type OperatorRole = 'viewer' | 'operator' | 'approver' | 'admin';
 
 export interface Actor {
-  /** op_... for an operator; `break-glass` (ADMIN_TOKEN); `cli:<os user>`; `local` (development, loopback, no credentials). */
+  /**
+   * op_... for an operator; `break-glass` (ADMIN_TOKEN); `cli:<os user>`; `local` (development, loopback, no
+   * credentials); `anonymous` (the spec's open admin endpoints, called without credentials).
+   */
   id: string;
-  role: OperatorRole;
+  /** Null for `anonymous`. */
+  role: OperatorRole | null;
   /** The peer's address for HTTP requests; null for the CLI. */
   peer: string | null;
 }

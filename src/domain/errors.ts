@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   CROSS_SITE_REQUEST: 403,
   ADMIN_NOT_EXPOSED: 403,
   FORBIDDEN: 403,
+  SELF_APPROVAL: 403,
   // Operator endpoints behind the console (decisions 120-134).
   INVALID_RESOLUTION: 400,
   INVALID_FILTER: 400,

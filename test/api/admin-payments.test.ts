@@ -5,6 +5,7 @@ import { createMerchant } from '../../src/core/merchants.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 /** Ids newest first, as the list should show them. */
@@ -32,7 +33,7 @@ beforeAll(async () => {
     created.unshift(await createPayment(t.app, amount, { solana_address: SOL_ADDRESS }));
   }
   t.clock.advance(1000);
-  const { apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'Other', webhookUrl: null }, t.clock.now());
+  const { apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'Other', webhookUrl: null }, t.clock.now(), testAudit());
   const quote = await t.app.inject({
     method: 'POST',
     url: '/quotes',

@@ -8,6 +8,7 @@ import { apiKeysOf, createApiKey, revokeApiKey } from '../../src/core/api-keys.j
 import { createMerchant } from '../../src/core/merchants.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 let other: { app: FastifyInstance; pool: Pool };
@@ -27,14 +28,14 @@ const quote = (app: FastifyInstance, key: string) =>
   app.inject({ method: 'POST', url: '/quotes', headers: { 'x-api-key': key }, payload: { amount_usd: 1, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
 
 async function onboard() {
-  const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'Rotating', webhookUrl: null }, t.clock.now());
+  const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'Rotating', webhookUrl: null }, t.clock.now(), testAudit());
   return { id: merchant.id, key: apiKey };
 }
 
 describe('rotation and revocation', () => {
   it('a second key works next to the first; the revoked one is 401 at once in both processes, the other still works', async () => {
     const m = await onboard();
-    const second = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now());
+    const second = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now(), testAudit());
     expect(second.apiKey).toMatch(/^sr_live_[A-Za-z0-9_-]{32}$/);
     expect(second.key.prefix).toBe(second.apiKey.slice(0, 16));
     for (const key of [m.key, second.apiKey]) {
@@ -44,7 +45,7 @@ describe('rotation and revocation', () => {
     // Warm both processes on the old key, then revoke it by its shown prefix.
     const first = (await apiKeysOf(t.db.pool, m.id)).find((k) => m.key.startsWith(k.prefix!))!;
     expect(first.prefix).toHaveLength(16);
-    await revokeApiKey(t.db.pool, t.ctx.config, m.id, first.prefix!, t.clock.now());
+    await revokeApiKey(t.db.pool, t.ctx.config, m.id, first.prefix!, t.clock.now(), testAudit());
     for (const app of [t.app, other.app]) {
       const refused = await quote(app, m.key);
       expect(refused.statusCode).toBe(401);
@@ -55,21 +56,21 @@ describe('rotation and revocation', () => {
 
   it('a key can be named by its id, its prefix or the whole key; a wrong name or a second revocation is refused', async () => {
     const m = await onboard();
-    const b = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now());
-    const c = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now());
-    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, 'sr_live_nothing1', t.clock.now())).rejects.toMatchObject({ code: 'API_KEY_NOT_FOUND' });
+    const b = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now(), testAudit());
+    const c = await createApiKey(t.db.pool, t.ctx.config, m.id, t.clock.now(), testAudit());
+    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, 'sr_live_nothing1', t.clock.now(), testAudit())).rejects.toMatchObject({ code: 'API_KEY_NOT_FOUND' });
     // Another merchant's key is not this merchant's to revoke.
     const stranger = await onboard();
-    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, stranger.key, t.clock.now())).rejects.toMatchObject({ code: 'API_KEY_NOT_FOUND' });
+    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, stranger.key, t.clock.now(), testAudit())).rejects.toMatchObject({ code: 'API_KEY_NOT_FOUND' });
     expect((await quote(t.app, stranger.key)).statusCode).toBe(201);
 
-    expect((await revokeApiKey(t.db.pool, t.ctx.config, m.id, m.key, t.clock.now())).revoked_at).not.toBeNull();
-    expect((await revokeApiKey(t.db.pool, t.ctx.config, m.id, b.key.id, t.clock.now())).id).toBe(b.key.id);
-    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, b.key.id, t.clock.now())).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await revokeApiKey(t.db.pool, t.ctx.config, m.id, m.key, t.clock.now(), testAudit())).revoked_at).not.toBeNull();
+    expect((await revokeApiKey(t.db.pool, t.ctx.config, m.id, b.key.id, t.clock.now(), testAudit())).id).toBe(b.key.id);
+    await expect(revokeApiKey(t.db.pool, t.ctx.config, m.id, b.key.id, t.clock.now(), testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await quote(t.app, m.key)).statusCode).toBe(401);
     expect((await quote(t.app, b.apiKey)).statusCode).toBe(401);
     expect((await quote(t.app, c.apiKey)).statusCode).toBe(201);
-    await expect(revokeApiKey(t.db.pool, t.ctx.config, 'mer_nobody', c.apiKey, t.clock.now())).rejects.toMatchObject({ code: 'MERCHANT_NOT_FOUND' });
+    await expect(revokeApiKey(t.db.pool, t.ctx.config, 'mer_nobody', c.apiKey, t.clock.now(), testAudit())).rejects.toMatchObject({ code: 'MERCHANT_NOT_FOUND' });
   });
 });
 
@@ -100,9 +101,9 @@ describe('development mode', () => {
   it('a revoked issued key is refused there too, while unknown keys stay the test merchant', async () => {
     const dev = await createTestContext({ NODE_ENV: 'development' });
     try {
-      const { merchant, apiKey } = await createMerchant(dev.db.pool, dev.ctx.config, { name: 'dev', webhookUrl: null }, dev.clock.now());
+      const { merchant, apiKey } = await createMerchant(dev.db.pool, dev.ctx.config, { name: 'dev', webhookUrl: null }, dev.clock.now(), testAudit());
       expect((await quote(dev.app, apiKey)).statusCode).toBe(201);
-      await revokeApiKey(dev.db.pool, dev.ctx.config, merchant.id, apiKey, dev.clock.now());
+      await revokeApiKey(dev.db.pool, dev.ctx.config, merchant.id, apiKey, dev.clock.now(), testAudit());
       expect((await quote(dev.app, apiKey)).statusCode).toBe(401);
       expect((await quote(dev.app, 'anything')).statusCode).toBe(201);
     } finally {

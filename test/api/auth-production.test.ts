@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 const SALT = 'production-test-salt-5f0c2b8e91d7a4c3';
 let t: TestContext;
@@ -12,7 +13,7 @@ let globex: { id: string; key: string };
 beforeAll(async () => {
   t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: 'whsec-test-7d2e9a1c4b8f0e6d3a5c7b9e1f2d4a6c' });
   const issue = async (name: string) => {
-    const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name, webhookUrl: null }, t.clock.now());
+    const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name, webhookUrl: null }, t.clock.now(), testAudit());
     return { id: merchant.id, key: apiKey };
   };
   acme = await issue('Acme');

@@ -8,6 +8,7 @@ import { createOperator, disableOperator, rotateOperatorToken, type OperatorRole
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { nonLoopbackAddress, send } from '../helpers/peer.js';
+import { testAudit } from '../helpers/audit.js';
 
 const PEER = nonLoopbackAddress();
 const SALT = 'f0c1d2e3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a59687';
@@ -50,6 +51,8 @@ const MATRIX: Record<string, readonly OperatorRole[]> = {
   'GET /admin/withdrawals/{id}': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/deposits': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/events': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/me': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/audit': ['viewer', 'operator', 'approver', 'admin'],
   'GET /metrics': ['viewer', 'operator', 'approver', 'admin'],
 };
 const OPEN = new Set(['GET /admin/overview', 'GET /admin/route-distribution', 'GET /admin/failures', 'POST /admin/chain-health']);
@@ -67,7 +70,7 @@ beforeAll(async () => {
   runtime = await startRuntime(config, { api: true, workers: false }, { log: pino({ level: 'silent' }) });
   port = Number(new URL(runtime.addresses.public!).port);
   for (const role of ROLES) {
-    const { operator, token } = await createOperator(db.pool, config, { name: `${role} person`, role }, new Date());
+    const { operator, token } = await createOperator(db.pool, config, { name: `${role} person`, role }, new Date(), testAudit());
     tokens.set(role, token);
     ids.set(role, operator.id);
   }
@@ -128,15 +131,15 @@ describe('operator tokens', () => {
 
   it('refuses a disabled operator and a rotated-out token from the next request', async () => {
     const config = loadConfig({ ...env, DATABASE_URL: db.url });
-    const { operator, token } = await createOperator(db.pool, config, { name: 'leaving soon', role: 'operator' }, new Date());
+    const { operator, token } = await createOperator(db.pool, config, { name: 'leaving soon', role: 'operator' }, new Date(), testAudit());
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(token))).status).toBe(200);
-    const rotated = await rotateOperatorToken(db.pool, config, operator.id, new Date());
+    const rotated = await rotateOperatorToken(db.pool, config, operator.id, new Date(), testAudit());
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(token))).status).toBe(401);
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(rotated.token))).status).toBe(200);
-    await disableOperator(db.pool, operator.id, new Date());
+    await disableOperator(db.pool, operator.id, new Date(), testAudit());
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(rotated.token))).status).toBe(401);
-    await expect(rotateOperatorToken(db.pool, config, operator.id, new Date())).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await expect(disableOperator(db.pool, 'op_missing', new Date())).rejects.toMatchObject({ code: 'OPERATOR_NOT_FOUND' });
+    await expect(rotateOperatorToken(db.pool, config, operator.id, new Date(), testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(disableOperator(db.pool, 'op_missing', new Date(), testAudit())).rejects.toMatchObject({ code: 'OPERATOR_NOT_FOUND' });
   });
 
   it('stores only a hash of each token', async () => {

@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 let otherKey: string;
 beforeAll(async () => {
   t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
-  otherKey = (await createMerchant(t.db.pool, t.ctx.config, { name: 'Other', webhookUrl: null }, t.clock.now())).apiKey;
+  otherKey = (await createMerchant(t.db.pool, t.ctx.config, { name: 'Other', webhookUrl: null }, t.clock.now(), testAudit())).apiKey;
 });
 afterAll(async () => t.close());
 

@@ -13,6 +13,7 @@ import { createPool, type Pool } from '../../src/db/pool.js';
 import { startQueue } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 let second: { app: FastifyInstance; pool: Pool; boss: PgBoss };
@@ -35,8 +36,8 @@ afterAll(async () => {
 });
 
 async function merchantWithDailyLimit(limitUsd: number): Promise<{ id: string; headers: Record<string, string> }> {
-  const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'busy', webhookUrl: null }, t.clock.now());
-  await updateMerchantPolicy(t.db.pool, t.ctx.config, merchant.id, { dailyLimitMicros: BigInt(limitUsd) * 1_000_000n }, t.clock.now());
+  const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'busy', webhookUrl: null }, t.clock.now(), testAudit());
+  await updateMerchantPolicy(t.db.pool, t.ctx.config, merchant.id, { dailyLimitMicros: BigInt(limitUsd) * 1_000_000n }, t.clock.now(), testAudit());
   return { id: merchant.id, headers: { 'x-api-key': apiKey } };
 }
 

@@ -13,6 +13,7 @@ import { movements } from '../../src/ledger/movements.js';
 import { post } from '../../src/ledger/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
+import { testAudit } from '../helpers/audit.js';
 
 const HOUR_MS = 3_600_000;
 const AT = new Date('2026-03-01T12:00:00Z');
@@ -102,7 +103,7 @@ describe('NoticeCache', () => {
   it('a policy change or a new merchant drops every merchant policy', async () => {
     const policies = counter();
     const before = await cache.get('policies', policies.key, policies.load);
-    const { merchant } = await createMerchant(db.pool, CONFIG, { name: 'Cache Test Ltd', webhookUrl: null }, AT);
+    const { merchant } = await createMerchant(db.pool, CONFIG, { name: 'Cache Test Ltd', webhookUrl: null }, AT, testAudit());
     const afterMerchant = await refreshed('policies', policies, before);
     await savePolicy(db.pool, merchant.id, { overrides: { maxPaymentMicros: 10_000_000n } }, AT);
     expect(await refreshed('policies', policies, afterMerchant)).toBe(afterMerchant + 1);
@@ -150,13 +151,13 @@ describe('NoticeCache', () => {
 
 describe('grouped key lookups', () => {
   it('concurrent requests share a query, each gets its own answer, and a revoked key is refused by the next request', async () => {
-    const a = await createMerchant(db.pool, CONFIG, { name: 'Group A', webhookUrl: null }, AT);
-    const b = await createMerchant(db.pool, CONFIG, { name: 'Group B', webhookUrl: null }, AT);
+    const a = await createMerchant(db.pool, CONFIG, { name: 'Group A', webhookUrl: null }, AT, testAudit());
+    const b = await createMerchant(db.pool, CONFIG, { name: 'Group B', webhookUrl: null }, AT, testAudit());
     const keys = [a.apiKey, b.apiKey, 'sr_live_unknown', a.apiKey, b.apiKey];
     const answers = await Promise.all(keys.map((key) => authenticate(db.pool, CONFIG, key)));
     expect(answers.map((m) => m?.id ?? null)).toEqual([a.merchant.id, b.merchant.id, null, a.merchant.id, b.merchant.id]);
 
-    await revokeApiKey(db.pool, CONFIG, a.merchant.id, a.apiKey, AT);
+    await revokeApiKey(db.pool, CONFIG, a.merchant.id, a.apiKey, AT, testAudit());
     const after = await Promise.all(keys.map((key) => authenticate(db.pool, CONFIG, key)));
     expect(after.map((m) => m?.id ?? null)).toEqual([null, b.merchant.id, null, null, b.merchant.id]);
   });
@@ -164,7 +165,7 @@ describe('grouped key lookups', () => {
   it('development: an unknown key is the test merchant, an issued key its own merchant, in the same batch', async () => {
     const dev = { ...CONFIG, production: false };
     await ensureTestMerchant(db.pool, null, AT);
-    const c = await createMerchant(db.pool, CONFIG, { name: 'Group C', webhookUrl: null }, AT);
+    const c = await createMerchant(db.pool, CONFIG, { name: 'Group C', webhookUrl: null }, AT, testAudit());
     const answers = await Promise.all(['anything', c.apiKey, 'else'].map((key) => authenticate(db.pool, dev, key)));
     expect(answers.map((m) => m?.id)).toEqual(['mer_test', c.merchant.id, 'mer_test']);
     expect(answers[0]!.keyId).toBeNull();

@@ -8,6 +8,7 @@ import { createMerchant } from '../../src/core/merchants.js';
 import { updateMerchantPolicy } from '../../src/core/policies.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 let other: { app: FastifyInstance; pool: Pool };
@@ -24,8 +25,8 @@ afterAll(async () => {
 });
 
 async function merchant(rateLimitPerMinute?: number): Promise<{ id: string; headers: Record<string, string> }> {
-  const { merchant: m, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'busy', webhookUrl: null }, t.clock.now());
-  if (rateLimitPerMinute !== undefined) await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { rateLimitPerMinute }, t.clock.now());
+  const { merchant: m, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'busy', webhookUrl: null }, t.clock.now(), testAudit());
+  if (rateLimitPerMinute !== undefined) await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { rateLimitPerMinute }, t.clock.now(), testAudit());
   return { id: m.id, headers: { 'x-api-key': apiKey } };
 }
 

@@ -7,6 +7,7 @@ import { cancelPayment } from '../../src/core/lifecycle/cancel.js';
 import { updateMerchantPolicy, type PolicyChange } from '../../src/core/policies.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { testAudit } from '../helpers/audit.js';
 
 const COOLING_OFF_SECONDS = 3600;
 let t: TestContext;
@@ -27,8 +28,8 @@ let keys = 0;
 
 /** A fresh merchant (its own policy and volume) with the overrides given. */
 async function merchant(change: PolicyChange = {}): Promise<{ id: string; headers: Record<string, string> }> {
-  const { merchant: m, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: `m${++merchants}`, webhookUrl: null }, t.clock.now());
-  if (Object.keys(change).length) await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, change, t.clock.now());
+  const { merchant: m, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: `m${++merchants}`, webhookUrl: null }, t.clock.now(), testAudit());
+  if (Object.keys(change).length) await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, change, t.clock.now(), testAudit());
   return { id: m.id, headers: { 'x-api-key': apiKey } };
 }
 
@@ -74,11 +75,11 @@ describe('per-payment maximum', () => {
     // A quote taken under a higher maximum is refused at reservation once the maximum is lowered.
     const q = await quote(m.headers, 100);
     expect(q.statusCode).toBe(201);
-    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(99.99) }, t.clock.now());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(99.99) }, t.clock.now(), testAudit());
     const beforeIntent = await books();
     await expectRefusal(await intent(m.headers, q.json().quote_id, 'max-1'), 422, 'POLICY_MAX_PAYMENT_EXCEEDED', beforeIntent);
 
-    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(100) }, t.clock.now());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(100) }, t.clock.now(), testAudit());
     const ok = await intent(m.headers, q.json().quote_id, 'max-1');
     expect(ok.statusCode, ok.body).toBe(201);
   });
@@ -91,7 +92,7 @@ describe('per-payment maximum', () => {
     expect((await pay(inherits.headers, 1000)).statusCode).toBe(201);
     expect((await pay(lifted.headers, 5000)).statusCode).toBe(201);
     // Back to the default.
-    await updateMerchantPolicy(t.db.pool, t.ctx.config, lifted.id, { maxPaymentMicros: 'default' }, t.clock.now());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, lifted.id, { maxPaymentMicros: 'default' }, t.clock.now(), testAudit());
     expect((await quote(lifted.headers, 5000)).json().code).toBe('POLICY_MAX_PAYMENT_EXCEEDED');
   });
 });
@@ -108,7 +109,7 @@ describe('rolling 24-hour limit', () => {
     await expectRefusal(await intent(m.headers, q.json().quote_id), 422, 'POLICY_DAILY_LIMIT_EXCEEDED', before);
 
     // A cancelled payment's funds went back: its amount no longer counts.
-    await cancelPayment(t.ctx, first.json().payment_intent_id);
+    await cancelPayment(t.ctx, first.json().payment_intent_id, testAudit());
     q = await quote(m.headers, 60);
     expect((await intent(m.headers, q.json().quote_id)).statusCode).toBe(201);
     q = await quote(m.headers, 0.01);
@@ -184,7 +185,7 @@ describe('recipient allowlist (address book)', () => {
   it('the allowlist off again pays anyone', async () => {
     const m = await merchant({ allowlist: true });
     expect((await pay(m.headers, 5)).json().code).toBe('RECIPIENT_NOT_ALLOWED');
-    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { allowlist: false }, t.clock.now());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { allowlist: false }, t.clock.now(), testAudit());
     expect((await pay(m.headers, 5)).statusCode).toBe(201);
   });
 });
@@ -195,7 +196,7 @@ describe('idempotency under a changed policy', () => {
     const q = await quote(m.headers, 20);
     const created = await intent(m.headers, q.json().quote_id, 'order-replay');
     expect(created.statusCode).toBe(201);
-    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(1), allowlist: true, dailyLimitMicros: 0n }, t.clock.now());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, m.id, { maxPaymentMicros: usd(1), allowlist: true, dailyLimitMicros: 0n }, t.clock.now(), testAudit());
     const replay = await intent(m.headers, q.json().quote_id, 'order-replay');
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');

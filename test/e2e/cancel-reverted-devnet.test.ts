@@ -17,6 +17,7 @@ import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } 
 import { jsonRpc } from '../helpers/devnet-process.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 import { drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 /** TestUSDC's storage: totalSupply in slot 0, the balanceOf mapping in slot 1 (src/devnet/TestUSDC.sol). */
@@ -95,7 +96,7 @@ describe('cancelling a payment whose transfer reverted on chain', () => {
     expect(await t.ctx.adapters.ethereum.treasuryNativeBalance()).toBe(gasBefore - charged);
 
     // The operator cancels: the chain says it can never land, so the funds return, and its gas is booked.
-    expect(await cancelPayment(t.ctx, id)).toMatchObject({ status: 'cancelled', tx_id: attempt!.tx_id });
+    expect(await cancelPayment(t.ctx, id, testAudit())).toMatchObject({ status: 'cancelled', tx_id: attempt!.tx_id });
     expect(await bookedGas()).toBe(gasBefore - charged);
     expect(await bookedGas()).toBe(await t.ctx.adapters.ethereum.treasuryNativeBalance());
     const cancelled = await read(id);

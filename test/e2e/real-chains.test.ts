@@ -13,6 +13,7 @@ import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import pino from 'pino';
 import { devnetEnv } from '../helpers/devnet.js';
+import { testAudit } from '../helpers/audit.js';
 
 const ETH_RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const SOL_RECIPIENT = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -122,7 +123,7 @@ describe('real chains', () => {
       t.clock.advance(601_000);
       await confirm(t);
       expect((await read(id)).status).toBe('manual_review');
-      const replaced = await resolveManualReview(t.ctx, id, 'replace');
+      const replaced = await resolveManualReview(t.ctx, id, 'replace', { audit: testAudit() });
       expect(replaced.status).toBe('broadcasted');
     } finally {
       await setAutomine(eth.rpcUrl, true);

@@ -10,6 +10,7 @@ import { authenticate } from '../../src/core/merchants.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { adminDatabaseUrl, databaseUrlFor } from '../helpers/db.js';
+import { testAudit } from '../helpers/audit.js';
 
 const MIGRATIONS = new URL('../../src/db/migrations/', import.meta.url);
 const CONFIG = { apiKeySalt: 'legacy-salt', production: true };
@@ -47,7 +48,7 @@ describe('migration 022: API keys move to their own table', () => {
     expect(await authenticate(pool, CONFIG, LEGACY_KEY)).toMatchObject({ id: 'mer_legacy', keyId: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
     const [key] = await apiKeysOf(pool, 'mer_legacy');
     expect(key).toMatchObject({ merchant_id: 'mer_legacy', prefix: null, revoked_at: null, created_at: new Date('2026-01-01T00:00:00Z') });
-    await revokeApiKey(pool, CONFIG, 'mer_legacy', LEGACY_KEY, new Date());
+    await revokeApiKey(pool, CONFIG, 'mer_legacy', LEGACY_KEY, new Date(), testAudit());
     expect(await authenticate(pool, CONFIG, LEGACY_KEY)).toBeNull();
   });
 

@@ -9,6 +9,7 @@ import { enqueueExecution } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -72,6 +73,9 @@ describe('payments above the threshold', () => {
     expect(await waiting()).toEqual([
       {
         payment_intent_id: id,
+        kind: 'payout',
+        requested_by: null,
+        first_approved_by: null,
         merchant_id: 'mer_test',
         amount_usd: 150,
         selected_chain: 'solana',
@@ -94,7 +98,7 @@ describe('payments above the threshold', () => {
 
     const approved = await decide(id, 'approve', { reason: 'called the merchant' });
     expect(approved.statusCode, approved.body).toBe(200);
-    expect(approved.json()).toEqual({ payment_intent_id: id, status: 'route_selected', approval: 'approved' });
+    expect(approved.json()).toEqual({ payment_intent_id: id, status: 'route_selected', approval: 'approved', approvals: 1, approvals_required: 1 });
     expect(await jobsOf(id)).toBe(1);
     expect(await waiting()).toEqual([]);
     const row = (await t.db.pool.query('SELECT status, decided_via, reason FROM payment_approvals WHERE payment_intent_id = $1', [id])).rows[0];
@@ -121,7 +125,7 @@ describe('payments above the threshold', () => {
     const id = (await create(250)).json().payment_intent_id as string;
     const rejected = await decide(id, 'reject');
     expect(rejected.statusCode, rejected.body).toBe(200);
-    expect(rejected.json()).toEqual({ payment_intent_id: id, status: 'failed', approval: 'rejected' });
+    expect(rejected.json()).toEqual({ payment_intent_id: id, status: 'failed', approval: 'rejected', approvals: 0, approvals_required: 1 });
 
     const intent = await read(id);
     expect(intent).toMatchObject({ status: 'failed', attempts: [], approval: { status: 'rejected' } });
@@ -151,7 +155,7 @@ describe('payments above the threshold', () => {
 
   it('a cancelled payment no longer waits and can no longer be approved', async () => {
     const id = (await create(120)).json().payment_intent_id as string;
-    await cancelPayment(t.ctx, id);
+    await cancelPayment(t.ctx, id, testAudit());
     expect(await waiting()).toEqual([]);
     expect(await read(id)).toMatchObject({ status: 'cancelled', approval: { status: 'cancelled' } });
     const late = await decide(id, 'approve');
@@ -161,8 +165,8 @@ describe('payments above the threshold', () => {
 
   it('a merchant whose override lifts the threshold is not held; one with a lower threshold is', async () => {
     const make = async (approvalAboveMicros: bigint | null) => {
-      const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'm', webhookUrl: null }, t.clock.now());
-      await updateMerchantPolicy(t.db.pool, t.ctx.config, merchant.id, { approvalAboveMicros }, t.clock.now());
+      const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'm', webhookUrl: null }, t.clock.now(), testAudit());
+      await updateMerchantPolicy(t.db.pool, t.ctx.config, merchant.id, { approvalAboveMicros }, t.clock.now(), testAudit());
       return { 'x-api-key': apiKey };
     };
     expect((await create(500, await make(null))).json()).not.toHaveProperty('approval');

@@ -10,6 +10,7 @@ import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
 import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -70,7 +71,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
     expect(rows[0]).toEqual({ to_status: 'manual_review', reason: 'execution_abandoned' });
 
     // An operator says what happens: one more execution attempt pays it out.
-    expect(await resolveManualReview(deps(), id, 'retry')).toEqual({ payment_intent_id: id, status: 'retrying', tx_id: null });
+    expect(await resolveManualReview(deps(), id, 'retry', { audit: testAudit() })).toEqual({ payment_intent_id: id, status: 'retrying', tx_id: null });
     await drainExecution(t);
     expect((await read(id)).status).toBe('broadcasted');
     t.clock.advance(20_000);
@@ -82,7 +83,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
   it('an operator fails it instead: funds released, payment.failed', async () => {
     const id = await pay(10);
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
-    expect(await resolveManualReview(deps(), id, 'failed')).toMatchObject({ status: 'failed' });
+    expect(await resolveManualReview(deps(), id, 'failed', { audit: testAudit() })).toMatchObject({ status: 'failed' });
     const intent = await read(id);
     expect(entryTypes(intent)).toEqual(['reserve', 'release']);
     expect((await eventTypes(id)).at(-1)).toBe('payment.failed');
@@ -101,7 +102,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
     expect(entryTypes(intent)).toEqual(['reserve', 'debit']);
     expect(await solanaReserved()).toBe(12);
     // --retry is refused while a transfer might land; there is none here.
-    expect(await resolveManualReview(deps(), id, 'failed')).toMatchObject({ status: 'failed' });
+    expect(await resolveManualReview(deps(), id, 'failed', { audit: testAudit() })).toMatchObject({ status: 'failed' });
     expect(await solanaReserved()).toBe(0);
   });
 
@@ -112,7 +113,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
     expect((await read(id)).status).toBe('retrying');
     // (Leave the books as the next tests expect them: the retry's job is abandoned too, and an operator fails it.)
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
-    await resolveManualReview(deps(), id, 'failed');
+    await resolveManualReview(deps(), id, 'failed', { audit: testAudit() });
     expect(await solanaReserved()).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 const quiet = pino({ level: 'silent' });
 const OTHER_SOL = 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr';
@@ -133,7 +134,7 @@ describe('deposits on the simulated chains', () => {
     // An operator attaching it again, or attaching another transfer to the refunded payment, is refused.
     const [returnTx] = await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 12_500_000n }]);
     await scan();
-    await expect(attachRefund(t.ctx, id, returnTx!)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(attachRefund(t.ctx, id, returnTx!, testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect(await refundEvents(id)).toHaveLength(1);
     await expectCleanBooks();
   });
@@ -200,7 +201,7 @@ describe('deposits on the simulated chains', () => {
     const statuses = (await t.app.inject({ method: 'GET', url: '/admin/deposits?status=unmatched' })).json().data.map((d: { status: string }) => d.status);
     expect(statuses.sort()).toEqual(['ambiguous', 'unmatched']);
 
-    const outcomes = await Promise.allSettled([attachRefund(t.ctx, first, a!), attachRefund(t.ctx, first, b!), attachRefund(t.ctx, second, a!)]);
+    const outcomes = await Promise.allSettled([attachRefund(t.ctx, first, a!, testAudit()), attachRefund(t.ctx, first, b!, testAudit()), attachRefund(t.ctx, second, a!, testAudit())]);
     const won = outcomes.filter((o) => o.status === 'fulfilled');
     expect(won.length).toBeGreaterThanOrEqual(1);
     expect(won.length).toBeLessThanOrEqual(2);
@@ -220,7 +221,7 @@ describe('deposits on the simulated chains', () => {
       // The exact amount arrives while the operator attaches the partial return to the same payment.
       await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 10_000_000n }]);
       const before = await available('solana');
-      const [scanned, attached] = await Promise.allSettled([scan(), attachRefund(t.ctx, id, partial!)]);
+      const [scanned, attached] = await Promise.allSettled([scan(), attachRefund(t.ctx, id, partial!, testAudit())]);
       expect(scanned.status).toBe('fulfilled');
       const refunds = await entries(id);
       expect(refunds.filter((e) => e.type === 'refund')).toHaveLength(1);

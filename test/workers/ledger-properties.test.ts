@@ -22,6 +22,7 @@ import type { Priority } from '../../src/routing/score.js';
 import { confirmOnce } from '../../src/workers/confirmation/confirm.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 const OPENING_MICROS = 500_000_000n; // SIM_TREASURY_USDC, per chain
 const MAX_AMOUNT_MICROS = 120_000_000n;
@@ -284,7 +285,7 @@ async function resolveByHand(run: Run, id: string, verdict: Verdict): Promise<vo
   const { rows } = await run.t.db.pool.query<{ will_stick: boolean }>(`SELECT will_stick FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1`, [id]);
   const canLand = rows.some((r) => !r.will_stick);
   if (verdict === 'failed' && canLand) {
-    const refused = await resolveManualReview(run.t.ctx, id, verdict).then(
+    const refused = await resolveManualReview(run.t.ctx, id, verdict, { audit: testAudit() }).then(
       () => null,
       (error: unknown) => error,
     );
@@ -292,7 +293,7 @@ async function resolveByHand(run: Run, id: string, verdict: Verdict): Promise<vo
     expect((refused as AppError).code).toBe('INVALID_STATE');
     return;
   }
-  expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true })).status).toBe(verdict);
+  expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true, audit: testAudit() })).status).toBe(verdict);
   if (verdict === 'settled') run.handSettled.set(id, run.t.clock.now().getTime());
 }
 
@@ -324,7 +325,7 @@ async function apply(run: Run, cmd: Command): Promise<void> {
       const id = await pickIntent(run, ['route_selected', 'retrying'], cmd.pick);
       if (!id) return;
       try {
-        expect((await cancelPayment(t.ctx, id)).status).toBe('cancelled');
+        expect((await cancelPayment(t.ctx, id, testAudit())).status).toBe('cancelled');
       } catch (error) {
         // Refused only while a transaction of the intent may still land.
         if (!(error instanceof AppError) || error.code !== 'INVALID_STATE') throw error;

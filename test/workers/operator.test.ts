@@ -5,6 +5,7 @@ import { AppError } from '../../src/domain/errors.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -28,10 +29,10 @@ describe('operator resolution of manual review', () => {
   it('failed: refused while the chain reports the transfer pending; forced, releases the funds and tells the merchant', async () => {
     const id = await stuckIntent(20);
     expect((await status(id)).status).toBe('manual_review');
-    await expect(resolveManualReview(t.ctx, id, 'failed')).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(resolveManualReview(t.ctx, id, 'failed', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await status(id)).status).toBe('manual_review');
     expect((await status(id)).ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit']);
-    const result = await resolveManualReview(t.ctx, id, 'failed', { force: true });
+    const result = await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: testAudit() });
     expect(result.status).toBe('failed');
     const intent = await status(id);
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'release']);
@@ -40,7 +41,7 @@ describe('operator resolution of manual review', () => {
 
   it('settled: books the payout after an outside check', async () => {
     const id = await stuckIntent(30);
-    await resolveManualReview(t.ctx, id, 'settled');
+    await resolveManualReview(t.ctx, id, 'settled', { audit: testAudit() });
     const intent = await status(id);
     expect(intent.status).toBe('settled');
     expect(intent.attempts[0].status).toBe('confirmed');
@@ -48,10 +49,10 @@ describe('operator resolution of manual review', () => {
 
   it('refuses actions that do not apply', async () => {
     const id = await stuckIntent(40);
-    await expect(resolveManualReview(t.ctx, id, 'replace')).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await resolveManualReview(t.ctx, id, 'failed', { force: true });
-    await expect(resolveManualReview(t.ctx, id, 'settled')).rejects.toBeInstanceOf(AppError);
-    await expect(resolveManualReview(t.ctx, 'pi_missing', 'failed')).rejects.toMatchObject({ code: 'PAYMENT_INTENT_NOT_FOUND' });
+    await expect(resolveManualReview(t.ctx, id, 'replace', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: testAudit() });
+    await expect(resolveManualReview(t.ctx, id, 'settled', { audit: testAudit() })).rejects.toBeInstanceOf(AppError);
+    await expect(resolveManualReview(t.ctx, 'pi_missing', 'failed', { audit: testAudit() })).rejects.toMatchObject({ code: 'PAYMENT_INTENT_NOT_FOUND' });
   });
 
   it('checks the chain: settled refused for a transfer that can no longer land, failed allowed; failed refused when the chain is unreachable', async () => {
@@ -62,10 +63,10 @@ describe('operator resolution of manual review', () => {
       throw new Error('connect ECONNREFUSED');
     });
     const id = await stuckIntent(7);
-    await expect(resolveManualReview(expired, id, 'settled')).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await expect(resolveManualReview(unreachable, id, 'failed')).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(resolveManualReview(expired, id, 'settled', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(resolveManualReview(unreachable, id, 'failed', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await status(id)).status).toBe('manual_review');
-    expect((await resolveManualReview(expired, id, 'failed')).status).toBe('failed');
+    expect((await resolveManualReview(expired, id, 'failed', { audit: testAudit() })).status).toBe('failed');
   });
 
   it('the ledger verifies and the simulated wallets reconcile', async () => {
@@ -88,16 +89,16 @@ describe('operator cancellation', () => {
     const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: 9, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
     const created = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: 'cancel-1' } });
     const id = created.json().payment_intent_id;
-    const result = await cancelPayment(t.ctx, id);
+    const result = await cancelPayment(t.ctx, id, testAudit());
     expect(result.status).toBe('cancelled');
     const intent = await status(id);
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'release']);
     // The queued execution job finds nothing to do.
     await drainExecution(t);
     expect((await status(id)).attempts).toEqual([]);
-    await expect(cancelPayment(t.ctx, id)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(cancelPayment(t.ctx, id, testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
     const stuck = await stuckIntent(11);
-    await expect(cancelPayment(t.ctx, stuck)).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    await expect(cancelPayment(t.ctx, stuck, testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { insertEvent } from '../../src/db/queries/webhook-events.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { testAudit } from '../helpers/audit.js';
 
 const CONFIGURED = 'whsec_c2hhcmVkLXNlY3JldC1vZi10aGUtdGVzdC1tZXJjaGFudA==';
 const SALT = 'webhook-secrets-test-salt';
@@ -85,7 +86,7 @@ async function deliverOne(clock: ManualClock, merchantId: string, log?: pino.Log
 }
 
 async function onboard(clock: ManualClock, name: string) {
-  return createMerchant(db.pool, config, { name, webhookUrl: url }, clock.now());
+  return createMerchant(db.pool, config, { name, webhookUrl: url }, clock.now(), testAudit());
 }
 
 describe('per-merchant webhook secrets', () => {
@@ -136,7 +137,7 @@ describe('per-merchant webhook secrets', () => {
   it('rotation: both secrets sign during the overlap (the hex header the new one), then only the new one', async () => {
     const clock = new ManualClock(new Date());
     const acme = await onboard(clock, 'Rotating');
-    const rotated = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 3600);
+    const rotated = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 3600, testAudit());
     expect(rotated.webhook_secret).toMatch(/^whsec_/);
     expect(rotated.webhook_secret).not.toBe(acme.webhookSecret);
     expect(rotated.previous_valid_until).toBe(new Date(clock.now().getTime() + 3_600_000).toISOString());
@@ -160,14 +161,14 @@ describe('per-merchant webhook secrets', () => {
   it('an operator ends the overlap early; an overlap of 0 ends it at once', async () => {
     const clock = new ManualClock();
     const acme = await onboard(clock, 'Early');
-    const second = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 86_400);
+    const second = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 86_400, testAudit());
     expect(standardOk(acme.webhookSecret, await deliverOne(clock, acme.merchant.id))).toBe(true);
-    expect(await endWebhookSecretOverlap(db.pool, acme.merchant.id, clock.now())).toEqual({ merchant_id: acme.merchant.id, retired_secrets: 1 });
+    expect(await endWebhookSecretOverlap(db.pool, acme.merchant.id, clock.now(), testAudit())).toEqual({ merchant_id: acme.merchant.id, retired_secrets: 1 });
     const ended = await deliverOne(clock, acme.merchant.id);
     expect(standardOk(acme.webhookSecret, ended)).toBe(false);
     expect(standardOk(second.webhook_secret, ended)).toBe(true);
 
-    const third = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 0);
+    const third = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 0, testAudit());
     expect(third.previous_valid_until).toBeNull();
     const now = await deliverOne(clock, acme.merchant.id);
     expect(standardOk(second.webhook_secret, now)).toBe(false);
@@ -182,7 +183,7 @@ describe('per-merchant webhook secrets', () => {
     expect(hexOk(CONFIGURED, legacy)).toBe(true);
     expect(standardOk(CONFIGURED, legacy)).toBe(true);
 
-    const rotated = await rotateWebhookSecret(db.pool, config, id, clock.now(), 600);
+    const rotated = await rotateWebhookSecret(db.pool, config, id, clock.now(), 600, testAudit());
     const during = await deliverOne(clock, id);
     expect(hexOk(rotated.webhook_secret, during)).toBe(true);
     expect(standardOk(rotated.webhook_secret, during)).toBe(true);
@@ -197,9 +198,9 @@ describe('per-merchant webhook secrets', () => {
     const delivery = await deliverOne(clock, TEST_MERCHANT_ID);
     expect(hexOk(CONFIGURED, delivery)).toBe(true);
     expect(standardOk(CONFIGURED, delivery)).toBe(true);
-    const refused = await rotateWebhookSecret(db.pool, config, TEST_MERCHANT_ID, clock.now(), 60).catch((e: unknown) => e);
+    const refused = await rotateWebhookSecret(db.pool, config, TEST_MERCHANT_ID, clock.now(), 60, testAudit()).catch((e: unknown) => e);
     expect((refused as AppError).code).toBe('INVALID_STATE');
-    const unknown = await rotateWebhookSecret(db.pool, config, 'mer_nope', clock.now(), 60).catch((e: unknown) => e);
+    const unknown = await rotateWebhookSecret(db.pool, config, 'mer_nope', clock.now(), 60, testAudit()).catch((e: unknown) => e);
     expect((unknown as AppError).code).toBe('NOT_FOUND');
   });
 
@@ -208,7 +209,7 @@ describe('per-merchant webhook secrets', () => {
     const lines: string[] = [];
     const log = pino({ level: 'trace' }, { write: (line: string) => lines.push(line) });
     const acme = await onboard(clock, 'Quiet');
-    const rotated = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 60);
+    const rotated = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 60, testAudit());
     await deliverOne(clock, acme.merchant.id, log);
     expect(lines.length).toBeGreaterThan(0);
     for (const secret of [acme.webhookSecret, rotated.webhook_secret]) expect(lines.join('\n')).not.toContain(secret.slice(6, 20));

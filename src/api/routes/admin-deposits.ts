@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { attachRefund } from '../../core/deposits/attach.js';
+import { auditEntryOf } from '../audit.js';
 import { DEPOSIT_STATUS_FILTERS, depositsPage, type DepositStatusFilter } from '../../core/deposits/list.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams } from '../schemas/common.js';
@@ -69,6 +70,6 @@ export function adminDepositRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
       config: { validationCodes: { '': 'INVALID_REQUEST', id: 'PAYMENT_INTENT_NOT_FOUND' } },
     },
-    async (request) => attachRefund(ctx, request.params.id, request.body.tx_id),
+    async (request) => attachRefund(ctx, request.params.id, request.body.tx_id, auditEntryOf(request)),
   );
 }

@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { cancelPaymentByOperator, resolvePayment } from '../../core/operator/actions.js';
+import { auditEntryOf } from '../audit.js';
 import { DEFAULT_PAGE_SIZE, listPayments, MAX_PAGE_SIZE, paymentCounts, paymentRecord } from '../../core/operator/payments.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
@@ -104,7 +105,7 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
         validationCodes: { '': 'INVALID_RESOLUTION', resolution: 'INVALID_RESOLUTION', force: 'INVALID_REQUEST', id: 'PAYMENT_INTENT_NOT_FOUND' },
       },
     },
-    async (request) => resolvePayment(ctx, request.params.id, request.body.resolution, request.body.force ?? false),
+    async (request) => resolvePayment(ctx, request.params.id, request.body.resolution, request.body.force ?? false, auditEntryOf(request)),
   );
 
   app.post<{ Params: { id: string } }>(
@@ -118,6 +119,6 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
       config: notFound,
     },
-    async (request) => cancelPaymentByOperator(ctx, request.params.id),
+    async (request) => cancelPaymentByOperator(ctx, request.params.id, auditEntryOf(request)),
   );
 }

@@ -6,6 +6,7 @@ import type { AppContext } from '../../core/context.js';
 import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/lifecycle/approve.js';
 import { getMerchantPolicy } from '../../core/policies.js';
 import type { Chain } from '../../domain/chain.js';
+import { auditEntryOf } from '../audit.js';
 import { arrayOf, chainSchema, errorRef, idParams, timestamp } from '../schemas/common.js';
 import { addressView, pendingApprovalView, policyView } from '../views/policies.js';
 
@@ -56,7 +57,9 @@ const decisionSchema = {
   properties: {
     payment_intent_id: { type: 'string' },
     status: { type: 'string' },
-    approval: { type: 'string', enum: ['approved', 'rejected'] },
+    approval: { type: 'string', enum: ['pending', 'approved', 'rejected'] },
+    approvals: { type: 'integer' },
+    approvals_required: { type: 'integer' },
   },
 } as const;
 
@@ -68,11 +71,14 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['admin'],
-        summary: 'Payments waiting for an operator approval before broadcast (funds reserved), oldest first',
+        summary: 'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested and who gave a first approval',
         querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
         response: {
           200: arrayOf({
             payment_intent_id: { type: 'string' },
+            kind: { type: 'string', enum: ['payout', 'withdrawal'] },
+            requested_by: { type: ['string', 'null'] },
+            first_approved_by: { type: ['string', 'null'] },
             merchant_id: { type: 'string' },
             amount_usd: { type: 'number' },
             selected_chain: chainSchema,
@@ -111,7 +117,7 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
       async (request) => {
-        const input = { via: 'admin_api' as const, reason: request.body?.reason ?? null };
+        const input = { reason: request.body?.reason ?? null, audit: auditEntryOf(request) };
         return action === 'approve' ? approvePayment(ctx, request.params.id, input) : rejectPayment(ctx, request.params.id, input);
       },
     );
@@ -169,7 +175,7 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const { entry, created } = await addAddress(ctx, request.params.id, request.body);
+      const { entry, created } = await addAddress(ctx, request.params.id, request.body, auditEntryOf(request));
       return reply.code(created ? 201 : 200).send(addressView(entry));
     },
   );
@@ -185,6 +191,6 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
       config: { validationCodes: { '': 'INVALID_REQUEST', id: 'MERCHANT_NOT_FOUND', chain: 'INVALID_CHAIN', address: 'ADDRESS_NOT_FOUND' } },
     },
-    async (request) => addressView(await removeAddress(ctx.pool, request.params.id, request.params.chain, request.params.address)),
+    async (request) => addressView(await removeAddress(ctx, request.params.id, request.params.chain, request.params.address, auditEntryOf(request))),
   );
 }

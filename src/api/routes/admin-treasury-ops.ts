@@ -8,7 +8,8 @@ import { AppError } from '../../domain/errors.js';
 import { listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
 import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
-import { chainSchema, errorRef, idParams, nullableTimestamp, timestamp } from '../schemas/common.js';
+import { chainSchema, errorRef, idParams, nullableTimestamp, operatorApprovalSchema, timestamp } from '../schemas/common.js';
+import { auditEntryOf } from '../audit.js';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
@@ -60,6 +61,7 @@ const withdrawalSchema = {
     fee_currency: { type: 'string' },
     created_at: timestamp,
     updated_at: timestamp,
+    approval: operatorApprovalSchema,
   },
 } as const;
 
@@ -148,6 +150,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
         to: request.body.to,
         amountUsdc: request.body.amount_usdc,
         idempotencyKey: request.body.idempotency_key,
+        audit: auditEntryOf(request),
       });
       return reply.code(result.replayed ? 200 : 201).send(withdrawalView(result));
     },

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
 import type { AppContext } from '../../core/context.js';
+import { auditEntryOf } from '../audit.js';
 import { reconcile } from '../../core/reconcile.js';
 import { webhookEventsPage } from '../../core/operator/webhooks.js';
 import { redeliverWebhookEvent } from '../../core/webhooks/outbox.js';
@@ -133,7 +134,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
       config: { validationCodes: { '': 'NOT_FOUND', id: 'NOT_FOUND' } },
     },
-    async (request) => redeliverWebhookEvent(ctx.pool, request.params.id, ctx.clock.now()),
+    async (request) => redeliverWebhookEvent(ctx.pool, request.params.id, ctx.clock.now(), auditEntryOf(request)),
   );
 
   app.post<{ Body: ChainHealthInput }>(
@@ -156,7 +157,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
     },
-    async (request, reply) => reply.code(201).send(snapshotView(await recordChainHealth(ctx, request.body))),
+    async (request, reply) => reply.code(201).send(snapshotView(await recordChainHealth(ctx, request.body, auditEntryOf(request)))),
   );
 }
 

@@ -135,3 +135,18 @@ export const idParams = {
   // Ids are opaque but never contain anything outside [A-Za-z0-9_]; anything else cannot exist (404).
   properties: { id: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_]+$' } },
 } as const;
+
+/** An approval as operators see it (decision 190): who asked, who approved, who decided. */
+export const operatorApprovalSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['pending', 'approved', 'rejected', 'cancelled'] },
+    requested_at: timestamp,
+    requested_by: { type: ['string', 'null'] },
+    first_approved_by: { type: ['string', 'null'] },
+    first_approved_at: nullableTimestamp,
+    decided_by: { type: ['string', 'null'] },
+    decided_at: nullableTimestamp,
+    reason: { type: ['string', 'null'] },
+  },
+} as const;

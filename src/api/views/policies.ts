@@ -1,7 +1,7 @@
 // Response shapes of spending policies and address books (admin endpoints and the CLI's --json output).
 import type { AddressRow } from '../../core/address-book.js';
 import type { MerchantPolicy } from '../../core/policies.js';
-import type { PendingApproval } from '../../db/queries/approvals.js';
+import type { ApprovalRow, PendingApproval } from '../../db/queries/approvals.js';
 import { usdcToNumber } from '../../money.js';
 
 const usd = (micros: bigint | null) => (micros === null ? null : usdcToNumber(micros));
@@ -35,9 +35,26 @@ export function addressView(a: AddressRow) {
   };
 }
 
+/** An approval as operators see it (decision 190): who asked, who approved, who decided. Never shown to merchants. */
+export function operatorApprovalView(a: ApprovalRow) {
+  return {
+    status: a.status,
+    requested_at: a.requested_at.toISOString(),
+    requested_by: a.requested_by,
+    first_approved_by: a.first_approved_by,
+    first_approved_at: a.first_approved_at?.toISOString() ?? null,
+    decided_by: a.decided_by,
+    decided_at: a.decided_at?.toISOString() ?? null,
+    reason: a.reason,
+  };
+}
+
 export function pendingApprovalView(p: PendingApproval) {
   return {
     payment_intent_id: p.payment_intent_id,
+    kind: p.kind,
+    requested_by: p.requested_by,
+    first_approved_by: p.first_approved_by,
     merchant_id: p.merchant_id,
     amount_usd: usdcToNumber(p.amount_micros),
     selected_chain: p.selected_chain,

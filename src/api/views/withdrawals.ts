@@ -3,6 +3,7 @@ import type { WithdrawalRecord } from '../../core/withdrawals.js';
 import { NATIVE_CURRENCY } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { formatUnits, formatUsdc } from '../../money.js';
+import { operatorApprovalView } from './policies.js';
 
 /** The operator's view: exact amounts as decimal strings, the live (or final) transfer's id and fee. */
 export function withdrawalView(record: WithdrawalRecord) {
@@ -21,5 +22,6 @@ export function withdrawalView(record: WithdrawalRecord) {
     fee_currency: NATIVE_CURRENCY[intent.selected_chain],
     created_at: intent.created_at.toISOString(),
     updated_at: intent.updated_at.toISOString(),
+    ...(record.approval ? { approval: operatorApprovalView(record.approval) } : {}),
   };
 }

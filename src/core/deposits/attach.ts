@@ -3,7 +3,7 @@
 // operator's word: same chain, from the payout's destination, no more than the payout, not attached before. Booked
 // with balanced postings (the refund, and the funding taken back), in the transaction that holds the intent's row
 // lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
-import { withTransaction } from '../../db/pool.js';
+import { audited, type AuditEntry } from '../audit.js';
 import { findInboundByTx, findInboundOfIntent, markAttached } from '../../db/queries/deposits.js';
 import { findIntent } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
@@ -21,8 +21,8 @@ export interface AttachResult {
   refund_usdc: string;
 }
 
-export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, intentId: string, txId: string): Promise<AttachResult> {
-  return withTransaction(ctx.pool, async (tx) => {
+export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, intentId: string, txId: string, audit: AuditEntry): Promise<AttachResult> {
+  return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
     const at = ctx.clock.now();
     const intent = await findIntent(tx, intentId, { forUpdate: true });
     // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 143).

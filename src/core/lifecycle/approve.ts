@@ -1,14 +1,26 @@
-// Operator approval of a payment above its merchant's approval threshold (decision 79). The payment waits in
-// route_selected with its funds reserved and no execution job. Approval queues the job in the approving transaction,
-// so it runs exactly once and only after the decision commits; rejection fails the payment: the reservation is
-// released and the merchant hears payment.failed with failure_reason approval_rejected. Nothing is on chain yet, so
-// neither asks the chain: lock the intent and its approval, check, persist.
+// Operator approval of a payment above its merchant's approval threshold (decision 79), or of a withdrawal above
+// WITHDRAWAL_APPROVAL_ABOVE_USD (decision 190). The payment waits in route_selected with its funds reserved and no
+// execution job. Approval queues the job in the approving transaction, so it runs exactly once and only after the
+// decision commits; rejection fails the payment: the reservation is released and the merchant hears payment.failed
+// with failure_reason approval_rejected. Nothing is on chain yet, so neither asks the chain: lock the intent and its
+// approval, check, persist, with the audit record. Four-eyes: nobody approves what they requested, and where two
+// approvals are needed (APPROVALS_REQUIRE_SECOND_OPERATOR) they come from two different operators.
+import type { Config } from '../../config.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
-import { decideApproval, findApproval, pendingApprovals, type ApprovalRow, type DecidedVia, type PendingApproval } from '../../db/queries/approvals.js';
+import {
+  decideApproval,
+  findApproval,
+  pendingApprovals,
+  recordFirstApproval,
+  type ApprovalRow,
+  type DecidedVia,
+  type PendingApproval,
+} from '../../db/queries/approvals.js';
 import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { AppError } from '../../domain/errors.js';
 import { enqueueExecution } from '../../jobs/queue.js';
+import { appendAudit, type AuditEntry } from '../audit.js';
 import type { LifecycleDeps } from './deps.js';
 import { failIntent } from './outcomes.js';
 
@@ -16,15 +28,28 @@ export interface ApprovalResult {
   payment_intent_id: string;
   status: PaymentStatus;
   approval: ApprovalRow['status'];
+  /** Approvals given so far, and needed. */
+  approvals: number;
+  approvals_required: number;
 }
 
 export interface ApprovalInput {
-  via: DecidedVia;
   reason?: string | null;
+  /** Who decides (its actor), recorded with the decision in the same transaction. */
+  audit: AuditEntry;
+}
+
+type ApprovalDeps = Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'> & { config: Pick<Config, 'approvalsRequireSecondOperator'> };
+
+const viaOf = (entry: AuditEntry): DecidedVia => (entry.actor.id.startsWith('cli:') ? 'cli' : 'admin_api');
+
+/** Approvals a held payment needs: a withdrawal's requester is the first pair of eyes; a merchant's payment has none. */
+function approvalsRequired(intent: PaymentIntentRow, config: Pick<Config, 'approvalsRequireSecondOperator'>): number {
+  return intent.kind === 'payout' && config.approvalsRequireSecondOperator ? 2 : 1;
 }
 
 /** Locks the intent and its approval; refuses unless the payment still waits for a decision. */
-async function lockWaiting(tx: Queryable, intentId: string): Promise<PaymentIntentRow> {
+async function lockWaiting(tx: Queryable, intentId: string): Promise<{ intent: PaymentIntentRow; approval: ApprovalRow }> {
   const intent = await findIntent(tx, intentId, { forUpdate: true });
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
   const approval = await findApproval(tx, intentId, { forUpdate: true });
@@ -35,30 +60,43 @@ async function lockWaiting(tx: Queryable, intentId: string): Promise<PaymentInte
       `payment intent ${intentId} is ${intent.status} and its approval ${approval.status}; only a waiting payment can be approved or rejected`,
     );
   }
-  return intent;
+  return { intent, approval };
 }
 
-export async function approvePayment(
-  deps: Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'>,
-  intentId: string,
-  input: ApprovalInput,
-): Promise<ApprovalResult> {
+export async function approvePayment(deps: ApprovalDeps, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
   return withTransaction(deps.pool, async (tx) => {
-    const intent = await lockWaiting(tx, intentId);
+    const { intent, approval } = await lockWaiting(tx, intentId);
     const now = deps.clock.now();
-    await decideApproval(tx, intent.id, { status: 'approved', at: now, via: input.via, reason: input.reason ?? null });
+    const actor = input.audit.actor.id;
+    const required = approvalsRequired(intent, deps.config);
+    if (approval.requested_by === actor) {
+      throw new AppError('SELF_APPROVAL', `${actor} requested ${intent.id}; another approver must approve it`);
+    }
+    if (approval.first_approved_by === actor) {
+      throw new AppError('SELF_APPROVAL', `${actor} already gave the first approval of ${intent.id}; a second operator must give the other`);
+    }
+    const result = { payment_intent_id: intent.id, status: intent.status, approvals_required: required };
+    if (required === 2 && approval.first_approved_by === null) {
+      await recordFirstApproval(tx, intent.id, actor, now);
+      await appendAudit(tx, { ...input.audit, details: { ...input.audit.details, approval: 'first of two' } }, 'ok', now);
+      return { ...result, approval: 'pending', approvals: 1 };
+    }
+    await decideApproval(tx, intent.id, { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
     await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: 1 });
-    return { payment_intent_id: intent.id, status: intent.status, approval: 'approved' };
+    await appendAudit(tx, input.audit, 'ok', now);
+    return { ...result, approval: 'approved', approvals: required };
   });
 }
 
-export async function rejectPayment(deps: Pick<LifecycleDeps, 'pool' | 'clock'>, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
+export async function rejectPayment(deps: ApprovalDeps, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
   return withTransaction(deps.pool, async (tx) => {
-    const intent = await lockWaiting(tx, intentId);
+    const { intent, approval } = await lockWaiting(tx, intentId);
     const now = deps.clock.now();
-    await decideApproval(tx, intent.id, { status: 'rejected', at: now, via: input.via, reason: input.reason ?? null });
+    await decideApproval(tx, intent.id, { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
     await failIntent(tx, intent, 'approval_rejected', now);
-    return { payment_intent_id: intent.id, status: intent.status, approval: 'rejected' };
+    await appendAudit(tx, input.audit, 'ok', now);
+    const given = approval.first_approved_by === null ? 0 : 1;
+    return { payment_intent_id: intent.id, status: intent.status, approval: 'rejected', approvals: given, approvals_required: approvalsRequired(intent, deps.config) };
   });
 }
 

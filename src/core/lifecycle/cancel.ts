@@ -3,7 +3,8 @@
 // booked as every other failure on chain books it (decision 180). The spec has no cancellation event, so none is
 // sent; the status shows on read. The chain is asked before the intent is locked; the locked re-check starts over when
 // the payment moved.
-import { withTransaction } from '../../db/pool.js';
+import type { AuditEntry } from '../audit.js';
+import { operatorRound } from './operator-round.js';
 import { decideApproval } from '../../db/queries/approvals.js';
 import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
@@ -25,7 +26,7 @@ function cancellable(intentId: string, intent: PaymentIntentRow | null): Payment
   return intent;
 }
 
-export async function cancelPayment(deps: LifecycleDeps, intentId: string): Promise<ResolutionResult> {
+export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit: AuditEntry): Promise<ResolutionResult> {
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     const seen = cancellable(intentId, await findIntent(deps.pool, intentId));
     const seenLive = await liveAttempt(deps.pool, seen.id);
@@ -37,7 +38,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string): Prom
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
       }
     }
-    const result = await withTransaction(deps.pool, async (tx) => {
+    const result = await operatorRound(deps, audit, async (tx) => {
       const now = deps.clock.now();
       const intent = cancellable(intentId, await findIntent(tx, intentId, { forUpdate: true }));
       const live = await liveAttempt(tx, intent.id, { forUpdate: true });

@@ -7,7 +7,6 @@
 //                    which fails the payment once it is final (decision 173)
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
-import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
@@ -18,6 +17,8 @@ import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
 import { failByCancel, failIntent, postFee, settleIntent } from './outcomes.js';
 import { signAttempt, transferRequestOf } from './sign.js';
+import type { AuditEntry } from '../audit.js';
+import { operatorRound } from './operator-round.js';
 
 export type { Resolution };
 
@@ -39,7 +40,7 @@ export async function resolveManualReview(
   deps: LifecycleDeps,
   intentId: string,
   resolution: Resolution,
-  options: { force?: boolean } = {},
+  options: { force?: boolean; audit: AuditEntry },
 ): Promise<ResolutionResult> {
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     // 1. Load, without locks.
@@ -77,7 +78,7 @@ export async function resolveManualReview(
     if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
-    const result = await withTransaction(deps.pool, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
+    const result = await operatorRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
       const intent = await findIntent(tx, intentId, { forUpdate: true });
       if (!intent || intent.status !== 'manual_review') return CHANGED;

@@ -4,6 +4,7 @@
 import { ChainError } from '../../chains/port.js';
 import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';
+import type { AuditEntry } from '../audit.js';
 import { cancelPayment } from '../lifecycle/cancel.js';
 import type { LifecycleDeps } from '../lifecycle/deps.js';
 import { resolveManualReview, type ResolutionResult } from '../lifecycle/resolve.js';
@@ -17,10 +18,10 @@ async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-export function resolvePayment(deps: LifecycleDeps, id: string, resolution: Resolution, force: boolean): Promise<ResolutionResult> {
-  return chainErrorsAsAppErrors(() => resolveManualReview(deps, id, resolution, { force }));
+export function resolvePayment(deps: LifecycleDeps, id: string, resolution: Resolution, force: boolean, audit: AuditEntry): Promise<ResolutionResult> {
+  return chainErrorsAsAppErrors(() => resolveManualReview(deps, id, resolution, { force, audit }));
 }
 
-export function cancelPaymentByOperator(deps: LifecycleDeps, id: string): Promise<ResolutionResult> {
-  return chainErrorsAsAppErrors(() => cancelPayment(deps, id));
+export function cancelPaymentByOperator(deps: LifecycleDeps, id: string, audit: AuditEntry): Promise<ResolutionResult> {
+  return chainErrorsAsAppErrors(() => cancelPayment(deps, id, audit));
 }

@@ -1,10 +1,15 @@
 // The operator sends a failed webhook event again (the lists are in src/core/operator/webhooks.ts).
-import type { Queryable } from '../../db/pool.js';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { audited, type AuditEntry } from '../audit.js';
 import { findEventStatus, requeueEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 
-/** Puts a failed (or stored) event back in the queue with a fresh retry budget. */
-export async function redeliverWebhookEvent(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {
+/** Puts a failed (or stored) event back in the queue with a fresh retry budget; its audit record commits with it. */
+export async function redeliverWebhookEvent(pool: Pool, id: string, at: Date, audit: AuditEntry): Promise<{ id: string; status: string }> {
+  return audited(pool, audit, at, (tx) => requeue(tx, id, at));
+}
+
+async function requeue(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {
   const requeued = await requeueEvent(db, id, at);
   if (requeued) return requeued;
   const status = await findEventStatus(db, id);

@@ -3,7 +3,8 @@
 // and merchants onboarded before per-merchant secrets (until their first rotation), sign with WEBHOOK_SIGNING_SECRET.
 import { addSeconds } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
+import type { Pool, Queryable } from '../../db/pool.js';
+import { audited, type AuditEntry } from '../audit.js';
 import { lockMerchant } from '../../db/queries/merchants.js';
 import { insertWebhookSecret, retireCurrentSecret, shortenOverlaps, signingSecretRows } from '../../db/queries/webhook-secrets.js';
 import { AppError } from '../../domain/errors.js';
@@ -52,8 +53,9 @@ export async function rotateWebhookSecret(
   merchantId: string,
   at: Date,
   overlapSeconds: number,
+  audit: AuditEntry,
 ): Promise<RotationResult> {
-  return withTransaction(pool, async (tx) => {
+  return audited(pool, audit, at, async (tx) => {
     const merchant = await lockMerchant(tx, merchantId);
     if (merchant === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     if (merchant.isTest) {
@@ -70,8 +72,8 @@ export async function rotateWebhookSecret(
 }
 
 /** Ends every running overlap now: only the current secret signs from here on. */
-export async function endWebhookSecretOverlap(pool: Pool, merchantId: string, at: Date): Promise<{ merchant_id: string; retired_secrets: number }> {
-  return withTransaction(pool, async (tx) => {
+export async function endWebhookSecretOverlap(pool: Pool, merchantId: string, at: Date, audit: AuditEntry): Promise<{ merchant_id: string; retired_secrets: number }> {
+  return audited(pool, audit, at, async (tx) => {
     if ((await lockMerchant(tx, merchantId)) === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     return { merchant_id: merchantId, retired_secrets: await shortenOverlaps(tx, merchantId, at) };
   });

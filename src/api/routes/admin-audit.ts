@@ -1,0 +1,90 @@
+// Who is calling (GET /admin/me, for the console) and the audit log (GET /admin/audit). Thin: validate, call core, shape.
+import type { FastifyInstance } from 'fastify';
+import { auditRecords, type AuditRow } from '../../core/audit.js';
+import type { AppContext } from '../../core/context.js';
+import { findOperator } from '../../db/queries/operators.js';
+import { ROLE_PERMISSIONS } from '../admin-access.js';
+import { actorOf } from '../audit.js';
+import { timestamp } from '../schemas/common.js';
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+
+const auditRecordSchema = {
+  type: 'object',
+  properties: {
+    seq: { type: 'string' },
+    at: timestamp,
+    actor: { type: 'string' },
+    actor_role: { type: ['string', 'null'] },
+    action: { type: 'string' },
+    targets: { type: 'array', items: { type: 'string' } },
+    details: { type: 'object', additionalProperties: true },
+    peer: { type: ['string', 'null'] },
+    outcome: { type: 'string' },
+    prev_hash: { type: 'string' },
+    hash: { type: 'string' },
+  },
+} as const;
+
+const auditView = (r: AuditRow) => ({ ...r, at: r.at.toISOString() });
+
+export function adminAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get(
+    '/admin/me',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Who the credentials name: operator id and name, role, and what the role may do',
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              actor: { type: 'string' },
+              name: { type: ['string', 'null'] },
+              role: { type: ['string', 'null'] },
+              permissions: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      const operator = actor.id.startsWith('op_') ? await findOperator(ctx.pool, actor.id) : null;
+      const name = operator?.name ?? (actor.id === 'break-glass' ? 'break-glass (ADMIN_TOKEN)' : actor.id === 'local' ? 'local (development)' : null);
+      return { actor: actor.id, name, role: actor.role, permissions: actor.role === null ? [] : [...ROLE_PERMISSIONS[actor.role]] };
+    },
+  );
+
+  app.get<{ Querystring: { actor?: string; action?: string; target?: string; cursor?: string; limit?: string } }>(
+    '/admin/audit',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'The audit log, newest first, filtered by actor, action or target id; `{data, next_cursor}`',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            actor: { type: 'string', minLength: 1, maxLength: 200 },
+            action: { type: 'string', minLength: 1, maxLength: 200 },
+            target: { type: 'string', minLength: 1, maxLength: 256 },
+            cursor: { type: 'string', pattern: '^[0-9]{1,18}$' },
+            limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
+          },
+        },
+        response: {
+          200: { type: 'object', properties: { data: { type: 'array', items: auditRecordSchema }, next_cursor: { type: ['string', 'null'] } } },
+        },
+      },
+      config: { validationCodes: { '': 'INVALID_FILTER' } },
+    },
+    async (request) => {
+      const limit = Math.min(MAX_PAGE, Math.max(1, Number(request.query.limit ?? DEFAULT_PAGE)));
+      const { actor, action, target, cursor } = request.query;
+      const rows = await auditRecords(ctx.pool, { actor, action, target, before: cursor === undefined ? undefined : BigInt(cursor), limit });
+      return { data: rows.map(auditView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.seq : null };
+    },
+  );
+}

@@ -1,0 +1,68 @@
+// The audit log (audit_log, audit_head): appends under the head's row lock, pages, and the rows in order for a proof.
+import type { Queryable } from '../pool.js';
+
+export interface AuditRow {
+  seq: string;
+  at: Date;
+  actor: string;
+  actor_role: string | null;
+  action: string;
+  targets: string[];
+  details: Record<string, unknown>;
+  peer: string | null;
+  outcome: string;
+  prev_hash: string;
+  hash: string;
+}
+
+const COLUMNS = 'seq::text AS seq, at, actor, actor_role, action, targets, details, peer, outcome, prev_hash, hash';
+
+/** The last sequence number and hash, locked until the caller's transaction ends: appends go one at a time. */
+export async function lockAuditHead(db: Queryable): Promise<{ seq: bigint; hash: string }> {
+  const { rows } = await db.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_head FOR UPDATE');
+  return { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash };
+}
+
+/** Inserts the record that follows the locked head, and moves the head onto it. */
+export async function insertAuditRecord(db: Queryable, row: Omit<AuditRow, 'seq'> & { seq: bigint }): Promise<void> {
+  await db.query(
+    `WITH record AS (
+       INSERT INTO audit_log (seq, at, actor, actor_role, action, targets, details, peer, outcome, prev_hash, hash)
+       VALUES ($1::bigint, $2, $3, $4, $5, $6::text[], $7::jsonb, $8, $9, $10, $11) RETURNING seq, hash
+     )
+     UPDATE audit_head SET seq = record.seq, hash = record.hash FROM record`,
+    [row.seq.toString(), row.at, row.actor, row.actor_role, row.action, row.targets, JSON.stringify(row.details), row.peer, row.outcome, row.prev_hash, row.hash],
+  );
+}
+
+export interface AuditFilter {
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** Records before this sequence number (a page's cursor). */
+  before?: bigint;
+  limit: number;
+}
+
+/** Records newest first, filtered. */
+export async function listAuditRecords(db: Queryable, filter: AuditFilter): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditRow>(
+    `SELECT ${COLUMNS} FROM audit_log
+      WHERE ($1::text IS NULL OR actor = $1) AND ($2::text IS NULL OR action = $2)
+        AND ($3::text IS NULL OR targets @> ARRAY[$3::text]) AND ($4::bigint IS NULL OR seq < $4::bigint)
+      ORDER BY seq DESC LIMIT $5`,
+    [filter.actor ?? null, filter.action ?? null, filter.target ?? null, filter.before?.toString() ?? null, filter.limit],
+  );
+  return rows;
+}
+
+/** Records in sequence order from `after`, a page at a time (a proof walks the whole log in bounded memory). */
+export async function auditRecordsAfter(db: Queryable, after: bigint, limit: number): Promise<AuditRow[]> {
+  const { rows } = await db.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_log WHERE seq > $1::bigint ORDER BY seq LIMIT $2`, [after.toString(), limit]);
+  return rows;
+}
+
+export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string }> {
+  const { rows } = await db.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_head');
+  return { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash };
+}
