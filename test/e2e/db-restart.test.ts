@@ -70,6 +70,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface LoadReport {
   violations: string[];
   unavailable: number;
+  /** Quotes a crash of PostgreSQL took back after they were answered (decision 150): the client quotes again. */
+  quotesLost: number;
   created: Map<string, string>; // idempotency key -> payment id
   lastCreatedAt: Map<string, number>; // base url -> Date.now() of its last 201
 }
@@ -97,12 +99,24 @@ async function post(base: string, path: string, body: unknown): Promise<Response
   });
 }
 
-/** One payout as a careful client makes it: retries the quote, then the creation under one key, until 201. */
+/**
+ * One payout as a careful client makes it: retries the quote, then the creation under one key, until 201. A quote
+ * committed without waiting for the disk can be lost to a crash of PostgreSQL right after its answer (decision 150):
+ * the creation then answers QUOTE_NOT_FOUND and the client quotes again, under the same key.
+ */
 async function payout(base: string, key: string, i: number, report: LoadReport, running: () => boolean): Promise<void> {
+  for (;;) {
+    const outcome = await quotedPayout(base, key, i, report, running);
+    if (outcome !== 'quote lost') return;
+    report.quotesLost++;
+  }
+}
+
+async function quotedPayout(base: string, key: string, i: number, report: LoadReport, running: () => boolean): Promise<'done' | 'quote lost'> {
   const destination = i % 2 ? { solana_address: SOL } : { ethereum_address: ETH };
   let quoteId: string | undefined;
   while (quoteId === undefined) {
-    if (!running()) return;
+    if (!running()) return 'done';
     const res = await post(base, '/quotes', { amount_usd: 1 + (i % 7), destination, priority: 'fast' }).catch((error: unknown) => error as Error);
     if (res instanceof Error) report.violations.push(`quote ${key}: ${String(res.cause ?? res)}`);
     else if (res.status === 201) quoteId = ((await res.json()) as { quote_id: string }).quote_id;
@@ -111,18 +125,23 @@ async function payout(base: string, key: string, i: number, report: LoadReport, 
   }
   let refused = false; // a 503 came first: the retry must create the payment, not replay it
   for (const deadline = Date.now() + PAYOUT_DEADLINE_MS; ; ) {
-    if (Date.now() > deadline) return void report.violations.push(`create ${key}: no 201 within ${PAYOUT_DEADLINE_MS} ms`);
+    if (Date.now() > deadline) {
+      report.violations.push(`create ${key}: no 201 within ${PAYOUT_DEADLINE_MS} ms`);
+      return 'done';
+    }
     const res = await post(base, '/payment_intents', { quote_id: quoteId, idempotency_key: key }).catch((error: unknown) => error as Error);
     if (res instanceof Error) report.violations.push(`create ${key}: ${String(res.cause ?? res)}`);
     else if (res.status === 201) {
       if (refused && res.headers.get('idempotent-replayed') === 'true') report.violations.push(`create ${key}: a 503 had created the payment`);
       report.created.set(key, ((await res.json()) as { payment_intent_id: string }).payment_intent_id);
       report.lastCreatedAt.set(base, Date.now());
-      return;
+      return 'done';
     } else if (await unavailable(res, `create ${key}`, report)) refused = true;
     else {
-      report.violations.push(`create ${key}: ${res.status} ${await res.text()}`);
-      return;
+      const text = await res.text();
+      if (res.status === 404 && (JSON.parse(text) as { code?: string }).code === 'QUOTE_NOT_FOUND') return 'quote lost';
+      report.violations.push(`create ${key}: ${res.status} ${text}`);
+      return 'done';
     }
     // Once the load stops, a payout already started is still carried through, as a client would.
     await pause(RETRY_PAUSE_MS);
@@ -130,7 +149,7 @@ async function payout(base: string, key: string, i: number, report: LoadReport, 
 }
 
 function startLoad(bases: string[], keyPrefix: string): { report: LoadReport; stop(): Promise<void> } {
-  const report: LoadReport = { violations: [], unavailable: 0, created: new Map(), lastCreatedAt: new Map() };
+  const report: LoadReport = { violations: [], unavailable: 0, quotesLost: 0, created: new Map(), lastCreatedAt: new Map() };
   let running = true;
   const loops = Array.from({ length: LOAD_LOOPS }, async (_, loop) => {
     for (let n = 0; running; n++) {
@@ -265,7 +284,7 @@ describe('a PostgreSQL restart under load', () => {
       events.close();
     }
     alive();
-    console.log([...log, `${load.report.created.size} payouts created, ${load.report.unavailable} answers 503`].join('\n'));
+    console.log([...log, `${load.report.created.size} payouts created, ${load.report.unavailable} answers 503, ${load.report.quotesLost} quotes lost to a crash`].join('\n'));
     expect(load.report.violations).toEqual([]);
 
     // `serve` goes: what the api now creates only the worker process can pay, so its queue and loops came back too.
@@ -325,7 +344,7 @@ describe('the embedded PostgreSQL of `serve`', () => {
     const service = startService(['serve'], { DATA_DIR: folder, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '0' });
     processes.push(service);
     await waitHealthy(base, service, 60_000);
-    const report: LoadReport = { violations: [], unavailable: 0, created: new Map(), lastCreatedAt: new Map() };
+    const report: LoadReport = { violations: [], unavailable: 0, quotesLost: 0, created: new Map(), lastCreatedAt: new Map() };
     const health = async () => {
       if (service.child.exitCode !== null) throw new Error(`serve exited: ${service.output().slice(-3000)}`);
       return (await fetch(`${base}/health`)).status;
