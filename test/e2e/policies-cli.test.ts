@@ -50,6 +50,8 @@ beforeAll(async () => {
     API_KEY_SALT: 'cli-policy-salt-8c3f1a6e9b2d5c7a0e4f6b1d3a9c5e2f',
     WEBHOOK_SIGNING_SECRET: 'cli-policy-secret-2a7e5c9f1b3d6a8c0e4b7f2d5a9c1e6b',
     SIM_TREASURY_USDC: '100000',
+    // One operator (the CLI's OS user) decides here; two-operator approvals are tested in test/api/audit-four-eyes.test.ts.
+    APPROVALS_REQUIRE_SECOND_OPERATOR: 'off',
   };
   const created = await ok('merchants', 'create', '--name', 'Acme', '--webhook-url', 'https://acme.example/hooks', '--json');
   merchantId = created.merchant_id;
@@ -155,8 +157,8 @@ describe('stableroute merchants addresses and intents approve|reject', () => {
       ok('intents', 'approve', approveId!, '--reason', 'verified by phone', '--json'),
       ok('intents', 'reject', rejectId!, '--json'),
     ]);
-    expect(approved).toEqual({ payment_intent_id: approveId, status: 'route_selected', approval: 'approved' });
-    expect(rejected).toEqual({ payment_intent_id: rejectId, status: 'failed', approval: 'rejected' });
+    expect(approved).toEqual({ payment_intent_id: approveId, status: 'route_selected', approval: 'approved', approvals: 1, approvals_required: 1 });
+    expect(rejected).toEqual({ payment_intent_id: rejectId, status: 'failed', approval: 'rejected', approvals: 0, approvals_required: 1 });
     expect(await jobs(approveId!)).toBe(1);
     const read = await call(apis[0]!.base, secondKey, 'GET', `/payment_intents/${rejectId}`);
     expect(read.body).toMatchObject({ status: 'failed', approval: { status: 'rejected' } });
