@@ -14,6 +14,7 @@ import { buildApp } from '../src/api/app.js';
 import { createAdapters } from '../src/chains/factory.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { createGroupCommits } from '../src/core/group-commits.js';
 import type { AppContext } from '../src/core/context.js';
 import { ensureTestMerchant } from '../src/core/merchants.js';
 import { refreshDatabaseGauges } from '../src/core/metrics.js';
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
     const adapters = await createAdapters(config, pool, systemClock, log, metrics);
     await ensureTreasuries(pool, adapters, systemClock.now());
     await ensureTestMerchant(pool, null, systemClock.now());
-    ctx = { config, pool, clock: systemClock, log, adapters, boss, metrics };
+    const groupCommits = createGroupCommits({ pool, clock: systemClock, boss, log, config });
+    ctx = { config, pool, clock: systemClock, log, adapters, boss, metrics, groupCommits };
     app = await buildApp(ctx, { merchant: false, admin: true, readiness: { ready: true } });
 
     const seedStart = performance.now();

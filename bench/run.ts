@@ -13,6 +13,7 @@ import { getBase58Decoder } from '@solana/kit';
 import pg from 'pg';
 import { getAddress } from 'viem';
 import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/domain/addresses.js';
+import { createPool } from '../src/db/pool.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { cpuPerPayment, cpuSnapshot, type CpuPerPayment } from './lib/cpu.js';
@@ -68,7 +69,7 @@ async function throughput(serverUrl: string, reservationTps: number) {
     // The bench measures capacity, not the per-merchant limit (decision 84); one merchant sends all the load.
     RATE_LIMIT_PER_MINUTE: '0',
   });
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const pool = createPool(db.url, 2);
   const rss = setInterval(() => void service.sampleRss(), 1000);
   try {
     const quoteOnce = async () => (await send('POST', `${service.url}/quotes`, QUOTE, KEY)).status === 201;

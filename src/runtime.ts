@@ -9,6 +9,7 @@ import { createAdapters } from './chains/factory.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './core/context.js';
+import { createGroupCommits } from './core/group-commits.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -19,6 +20,7 @@ import { createPool, type Pool } from './db/pool.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './workers/runner.js';
+import { DB_POOL_CONNECTIONS, DB_SERVE_API_POOL_CONNECTIONS, DB_SERVE_WORKER_POOL_CONNECTIONS, QUEUE_STOP_TIMEOUT_MS } from './bounds.js';
 
 export interface Roles {
   api: boolean;
@@ -104,12 +106,6 @@ export async function prepareDatabase(
   });
 }
 
-/** Connections of a process that runs one role (`api`, `worker`). */
-const POOL_SIZE = 20;
-/** `serve`: the api's connections and the workers', kept apart (decision 156). */
-const SERVE_API_POOL_SIZE = 12;
-const SERVE_WORKER_POOL_SIZE = 16;
-
 export async function startRuntime(config: Config, roles: Roles, options: { clock?: Clock; log?: Logger } = {}): Promise<Runtime> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
@@ -117,21 +113,22 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   // `serve` runs the api and the workers in one process; each gets connections of its own (decision 156), so a request
   // never queues for a connection behind a backlog of executions and webhook POSTs.
   const bothRoles = roles.api && roles.workers;
-  const pool = createPool(url, bothRoles ? SERVE_API_POOL_SIZE : POOL_SIZE);
-  const workerPool = bothRoles ? createPool(url, SERVE_WORKER_POOL_SIZE) : pool;
+  const pool = createPool(url, bothRoles ? DB_SERVE_API_POOL_CONNECTIONS : DB_POOL_CONNECTIONS);
+  const workerPool = bothRoles ? createPool(url, DB_SERVE_WORKER_POOL_CONNECTIONS) : pool;
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
   const closers: (() => Promise<void>)[] = [async () => pool.end(), async () => embedded?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
   try {
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
-    closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: 30_000 }));
+    closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: QUEUE_STOP_TIMEOUT_MS }));
     const metrics = createMetrics();
     const adapters = await createAdapters(config, workerPool, clock, log, metrics);
     closers.unshift(async () => {
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics };
+    const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits };
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 

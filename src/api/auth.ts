@@ -19,7 +19,7 @@ export function registerMerchantAuth(app: FastifyInstance, ctx: AppContext): voi
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const header = request.headers['x-api-key'];
     const key = Array.isArray(header) ? header[0] : header;
-    const merchant = await authenticate(ctx.pool, ctx.config, key?.trim());
+    const merchant = await authenticate(ctx.groupCommits.keyLookups, ctx.config, key?.trim());
     if (!merchant) throw new AppError('UNAUTHORIZED', key ? 'The API key is not valid' : 'Missing X-Api-Key header');
     request.merchant = merchant;
     recordUse(merchant);

@@ -11,8 +11,7 @@ import type { AppContext } from './context.js';
 import { audited, type AuditEntry } from './audit.js';
 import type { InboundTransferRow } from '../db/queries/deposits.js';
 import { recentDeposits } from './deposits/list.js';
-
-export const RECENT_PAYMENTS = 20;
+import { ADMIN_RECENT_DEPOSITS, ADMIN_RECENT_PAYMENTS } from '../bounds.js';
 
 export interface Overview {
   counts: PaymentCounts;
@@ -22,16 +21,13 @@ export interface Overview {
   deposits: InboundTransferRow[];
 }
 
-/** Inbound transfers the overview shows. */
-const RECENT_DEPOSITS = 10;
-
 export async function overview(ctx: AppContext): Promise<Overview> {
   const [counts, snapshots, balances, recent, deposits] = await Promise.all([
     paymentCounts(ctx.pool, OPEN_STATUSES),
     latestSnapshots(ctx.pool),
     treasuryBalances(ctx.pool),
-    recentIntents(ctx.pool, RECENT_PAYMENTS),
-    recentDeposits(ctx, RECENT_DEPOSITS),
+    recentIntents(ctx.pool, ADMIN_RECENT_PAYMENTS),
+    recentDeposits(ctx, ADMIN_RECENT_DEPOSITS),
   ]);
   const attempts = await attemptsOf(
     ctx.pool,

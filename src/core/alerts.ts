@@ -22,6 +22,7 @@ import { newId } from '../ids.js';
 import { parseAllowList, type DestinationPolicy, type Resolver } from '../webhooks/destination-guard.js';
 import { buildWebhookHeaders, postWebhook } from '../webhooks/request.js';
 import { inDeliveryTransaction } from './webhooks/delivery.js';
+import { ALERT_DELIVERIES_PER_PASS_MAX } from '../bounds.js';
 
 export type { AlertKind, AlertRow };
 
@@ -37,9 +38,6 @@ export interface AlertDeliveryDeps {
   log: Logger;
   resolver?: Resolver;
 }
-
-/** Notifications sent per delivery pass: bounded, the rest wait for the next pass. */
-const DELIVERIES_PER_PASS = 20;
 
 /** The operator's own receiver is trusted configuration: any address, plain http allowed (decision 140). */
 const OPERATOR_DESTINATION: DestinationPolicy = { guard: false, requireHttps: false, allow: parseAllowList([]) };
@@ -96,7 +94,7 @@ export async function deliverAlertNotifications(deps: AlertDeliveryDeps): Promis
   const url = deps.config.operatorWebhookUrl;
   if (url === null) return 0;
   let attempted = 0;
-  for (; attempted < DELIVERIES_PER_PASS; attempted++) {
+  for (; attempted < ALERT_DELIVERIES_PER_PASS_MAX; attempted++) {
     // Never re-run on a deadlock: the callback POSTs, and a blind re-run would send the alert again.
     const done = await inDeliveryTransaction(deps, async (tx) => {
       const now = deps.clock.now();

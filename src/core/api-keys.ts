@@ -12,6 +12,7 @@ import { insertApiKey, listApiKeys, revokeApiKeys, touchApiKey, type ApiKeyRow }
 import { findMerchant } from '../db/queries/merchants.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../ids.js';
+import { KEY_USE_CACHE_ENTRIES_MAX } from '../bounds.js';
 
 export type { ApiKeyRow };
 
@@ -95,7 +96,7 @@ export function keyUseRecorder(pool: Pool, clock: Clock, log: Logger): (key: { k
     const now = clock.now();
     const last = Math.max(keyLastUsedAt?.getTime() ?? -Infinity, written.get(keyId) ?? -Infinity);
     if (now.getTime() - last < KEY_USE_RESOLUTION_MS) return;
-    if (written.size >= 10_000) written.clear(); // bounded; a forgotten entry costs one extra conditional write
+    if (written.size >= KEY_USE_CACHE_ENTRIES_MAX) written.clear(); // bounded; a forgotten entry costs one extra conditional write
     written.set(keyId, now.getTime());
     touchApiKey(pool, keyId, now, new Date(now.getTime() - KEY_USE_RESOLUTION_MS)).catch((error: unknown) =>
       log.warn({ err: error, key_id: keyId }, 'could not record the last use of an API key'),

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { withReadSnapshot, withTransaction, type Pool, type Queryable } from '../db/pool.js';
 import { auditHead, auditRecordsAfter, insertAuditRecord, listAuditRecords, lockAuditHead, type AuditFilter, type AuditRow } from '../db/queries/audit.js';
 import type { Actor } from '../domain/actor.js';
+import { AUDIT_VERIFY_PAGE_ROWS } from '../bounds.js';
 
 export type { AuditRow, AuditFilter };
 
@@ -20,8 +21,6 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
-/** Records a proof reads at once. */
-const VERIFY_PAGE_ROWS = 1000;
 const GENESIS_HASH = '0'.repeat(64);
 const SECRET_KEYS = /token|secret|password|passphrase|authorization|private|^pin$|^api_key$|^key$/i;
 
@@ -110,7 +109,7 @@ async function verifyChain(db: Queryable): Promise<AuditProof> {
   let prevHash = GENESIS_HASH;
   let records = 0;
   for (;;) {
-    const page = await auditRecordsAfter(db, expectedSeq - 1n, VERIFY_PAGE_ROWS);
+    const page = await auditRecordsAfter(db, expectedSeq - 1n, AUDIT_VERIFY_PAGE_ROWS);
     for (const row of page) {
       const seq = BigInt(row.seq);
       const broken = (problem: string): AuditProof => ({ ok: false, records, seq: row.seq, problem });
@@ -121,7 +120,7 @@ async function verifyChain(db: Queryable): Promise<AuditProof> {
       expectedSeq += 1n;
       records += 1;
     }
-    if (page.length < VERIFY_PAGE_ROWS) break;
+    if (page.length < AUDIT_VERIFY_PAGE_ROWS) break;
   }
   const head = await auditHead(db);
   if (head.seq !== expectedSeq - 1n || head.hash !== prevHash) {

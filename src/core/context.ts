@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { NoticeCache } from '../db/notice-cache.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
+import type { GroupCommits } from './group-commits.js';
 
 /** Everything a use case needs, passed in: no module reads the environment, the wall clock or globals. */
 export interface AppContext {
@@ -17,6 +18,8 @@ export interface AppContext {
   boss: PgBoss;
   /** This process's Prometheus registry and metrics (one per process, never a module global). */
   metrics: Metrics;
+  /** The group commits where this process's HTTP requests meet (group-commits.ts), built once by the runtime. */
+  groupCommits: GroupCommits;
   /** The api's cache of quote facts (decision 145); without one, every quote reads them from the database. */
   facts?: NoticeCache;
 }

@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import type { Pool, Queryable } from '../db/pool.js';
 import { audited, type AuditEntry } from './audit.js';
-import { GroupCommit, perPool } from '../db/group-commit.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { findKeyOwners, type KeyOwner } from '../db/queries/api-keys.js';
 import { insertMerchant, upsertTestMerchant } from '../db/queries/merchants.js';
 import { AppError } from '../domain/errors.js';
@@ -12,6 +12,7 @@ import { newId } from '../ids.js';
 import { destinationPolicy, destinationProblem, type DestinationPolicy } from '../webhooks/destination-guard.js';
 import { hashApiKey, issueApiKey } from './api-keys.js';
 import { issueWebhookSecret } from './webhooks/secrets.js';
+import { KEY_LOOKUP_BATCH_MAX } from '../bounds.js';
 
 export const TEST_MERCHANT_ID = 'mer_test';
 
@@ -97,21 +98,20 @@ interface KeyLookup {
   keyless: boolean;
 }
 
-/** Most keys looked up by one query. */
-const MAX_KEY_LOOKUPS = 256;
+export type KeyLookups = GroupCommit<KeyLookup, KeyOwner | null>;
 
 /**
  * The key lookups of a process, grouped: the requests that arrive while one lookup query runs share the next (decision
- * 145). Each request's lookup still starts after it arrived, so a key revoked before a request is refused by it.
+ * 145). Each request's lookup still starts after it arrived, so a key revoked before a request is refused by it. Held
+ * by the context (group-commits.ts).
  */
-const keyLookupsOf = perPool(
-  (pool) =>
-    new GroupCommit<KeyLookup, KeyOwner | null>(async (lookups) => {
-      const hashes = [...new Set(lookups.map((l) => l.hash))];
-      const { owners, keyless } = await findKeyOwners(pool as Pool, hashes, lookups.some((l) => l.keyless) ? TEST_MERCHANT_ID : null);
-      return lookups.map((l) => ({ ok: true as const, value: owners.get(l.hash) ?? (l.keyless ? keyless : null) }));
-    }, MAX_KEY_LOOKUPS),
-);
+export function createKeyLookups(pool: Pool): KeyLookups {
+  return new GroupCommit<KeyLookup, KeyOwner | null>(async (lookups) => {
+    const hashes = [...new Set(lookups.map((l) => l.hash))];
+    const { owners, keyless } = await findKeyOwners(pool, hashes, lookups.some((l) => l.keyless) ? TEST_MERCHANT_ID : null);
+    return lookups.map((l) => ({ ok: true as const, value: owners.get(l.hash) ?? (l.keyless ? keyless : null) }));
+  }, KEY_LOOKUP_BATCH_MAX);
+}
 
 /**
  * Resolves an API key to a merchant. Production: the key's HMAC must name an active key (looked up by the HMAC,
@@ -120,12 +120,12 @@ const keyLookupsOf = perPool(
  * missing or empty key never authenticates.
  */
 export async function authenticate(
-  pool: Pool,
+  keyLookups: KeyLookups,
   config: Pick<Config, 'apiKeySalt' | 'production'>,
   apiKey: string | undefined,
 ): Promise<Authenticated | null> {
   if (!apiKey) return null;
-  const owner = await keyLookupsOf(pool).submit({ hash: hashApiKey(config.apiKeySalt, apiKey), keyless: !config.production });
+  const owner = await keyLookups.submit({ hash: hashApiKey(config.apiKeySalt, apiKey), keyless: !config.production });
   if (!owner) return null;
   return owner.key_id !== null && owner.revoked_at !== null ? null : authenticated(owner);
 }

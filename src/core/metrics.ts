@@ -1,6 +1,6 @@
 // The gauges that describe the database, read at scrape time: intents by status, job queue depth, confirmation
 // backlog, treasury balances. Bounded cost: a handful of index-only or small-table queries (about 15 ms with 100k
-// intents, bench/console.ts); concurrent scrapes share one read, and a read slower than TIMEOUT_MS is not waited for
+// intents, bench/console.ts); concurrent scrapes share one read, and a read slower than METRICS_READ_TIMEOUT_MS is not waited for
 // (the previous values are served and stableroute_metrics_collect_errors_total counts it), so a slow database never
 // hangs a scrape.
 import { countByStatus } from '../db/queries/intent-list.js';
@@ -9,8 +9,7 @@ import { queueDepths } from '../jobs/depth.js';
 import { formatUnits, formatUsdc } from '../money.js';
 import type { AppContext } from './context.js';
 import { treasuryStates } from './operator/treasury.js';
-
-const TIMEOUT_MS = 5_000;
+import { METRICS_READ_TIMEOUT_MS } from '../bounds.js';
 
 type Deps = Pick<AppContext, 'pool' | 'boss' | 'metrics' | 'log' | 'clock' | 'adapters' | 'config'>;
 
@@ -48,7 +47,7 @@ export async function refreshDatabaseGauges(deps: Deps): Promise<void> {
   }
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`database gauges not read within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`database gauges not read within ${METRICS_READ_TIMEOUT_MS} ms`)), METRICS_READ_TIMEOUT_MS);
   });
   try {
     await Promise.race([read, timeout]);

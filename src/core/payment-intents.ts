@@ -4,7 +4,6 @@ import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
 import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
 import { ledgerEntriesByIntent, type LedgerEntry } from '../ledger/entries.js';
 import type { AppContext } from './context.js';
-import { reservationsOf } from './reservations/batcher.js';
 import type { CreateIntentResult } from './reservations/reserve-batch.js';
 
 export interface CreateIntentRequest {
@@ -20,7 +19,7 @@ export type { CreateIntentResult };
  * concurrent creations (src/core/reservations). Refusals throw their AppError.
  */
 export async function createPaymentIntent(ctx: AppContext, merchantId: string, request: CreateIntentRequest): Promise<CreateIntentResult> {
-  return reservationsOf(ctx).submit({ merchantId, quoteId: request.quoteId, idempotencyKey: request.idempotencyKey });
+  return ctx.groupCommits.reservations.submit({ merchantId, quoteId: request.quoteId, idempotencyKey: request.idempotencyKey });
 }
 
 export interface PaymentIntentRecord {

@@ -1,7 +1,7 @@
 // POST /quotes: load health and balances, score (pure), persist the quote with everything it was decided from.
 import { addSeconds } from '../clock.js';
 import { AppError } from '../domain/errors.js';
-import { GroupCommit, perPool } from '../db/group-commit.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { FactTopic } from '../db/notice-cache.js';
 import type { Pool } from '../db/pool.js';
 import { findPolicy } from '../db/queries/policies.js';
@@ -15,6 +15,7 @@ import { scoreRoutes, type Priority } from '../routing/score.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
+import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
 
 export interface QuoteRequest {
   amountMicros: bigint;
@@ -22,16 +23,15 @@ export interface QuoteRequest {
   priority: Priority;
 }
 
-/** Most quotes written by one INSERT. */
-const MAX_QUOTE_BATCH = 128;
+export type QuoteWriter = GroupCommit<QuoteRow, void>;
 
-const quoteWriterOf = perPool(
-  (pool) =>
-    new GroupCommit<QuoteRow, void>(async (quotes) => {
-      await insertQuotes(pool as Pool, quotes, { lazyFlush: true });
-      return quotes.map(() => ({ ok: true as const, value: undefined }));
-    }, MAX_QUOTE_BATCH),
-);
+/** The quotes of a process created while one INSERT runs share the next (held by the context: group-commits.ts). */
+export function createQuoteWriter(pool: Pool): QuoteWriter {
+  return new GroupCommit<QuoteRow, void>(async (quotes) => {
+    await insertQuotes(pool, quotes, { lazyFlush: true });
+    return quotes.map(() => ({ ok: true as const, value: undefined }));
+  }, QUOTE_WRITE_BATCH_MAX);
+}
 
 export async function createQuote(ctx: AppContext, merchantId: string, request: QuoteRequest): Promise<QuoteRow> {
   for (const chain of CHAINS) {
@@ -93,7 +93,7 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     expires_at: addSeconds(now, ctx.config.quoteTtlSeconds),
   };
   // Shared with the quotes created at the same moment: one INSERT for all of them (decision 112).
-  await quoteWriterOf(ctx.pool).submit(quote);
+  await ctx.groupCommits.quotes.submit(quote);
   return quote;
 }
 

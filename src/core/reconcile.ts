@@ -12,9 +12,7 @@ import { OPEN_STATUSES } from '../domain/payment-intent.js';
 import { landedUnbookedMicros, needsLandedTransfers, reconciliationStatus, type CheckedTransfer } from '../domain/reconciliation.js';
 import { holdingsOf, treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { formatUsdc } from '../money.js';
-
-/** Transfers in flight asked about per getStatuses call (the adapters split further where their node needs it). */
-const STATUS_PAGE = 1000;
+import { RECONCILE_STATUS_PAGE_TRANSFERS } from '../bounds.js';
 
 export interface ChainReconciliation {
   chain: Chain;
@@ -113,8 +111,8 @@ async function reconcileChain(
 /** What the chain says about each transfer, a page per call. Throws when the node cannot be asked. */
 async function checked(adapter: ChainAdapter, transfers: readonly InFlightTransfer[]): Promise<CheckedTransfer[]> {
   const result: CheckedTransfer[] = [];
-  for (let i = 0; i < transfers.length; i += STATUS_PAGE) {
-    const page = transfers.slice(i, i + STATUS_PAGE);
+  for (let i = 0; i < transfers.length; i += RECONCILE_STATUS_PAGE_TRANSFERS) {
+    const page = transfers.slice(i, i + RECONCILE_STATUS_PAGE_TRANSFERS);
     const statuses = await adapter.getStatuses(page.map((t) => t.signed));
     page.forEach((t, n) => result.push({ paymentIntentId: t.payment_intent_id, amountMicros: t.amount_micros, status: statuses[n]! }));
   }

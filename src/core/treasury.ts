@@ -9,6 +9,7 @@ import { CHAINS, type Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
 import { hasNativeFunding, treasuryNativeBalances } from '../ledger/native-balances.js';
 import { post } from '../ledger/store.js';
+import { TREASURY_SNAPSHOT_TRIES_MAX } from '../bounds.js';
 
 /** The configured adapter pays from another wallet than the one this database's ledger books. */
 export class TreasuryMismatchError extends Error {
@@ -82,9 +83,6 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
   });
 }
 
-/** Tries at reading the opening balances between two equal deposit positions, before taking the last reading. */
-const SNAPSHOT_TRIES = 5;
-
 /**
  * The opening balances and the deposit position they include: the position is read before and after the balances,
  * and a transfer landing in between shows as a moved position, so the reading is taken again. Equal positions mean
@@ -95,7 +93,7 @@ async function openingSnapshot(adapter: ChainAdapter): Promise<{ position: strin
     const position = await adapter.inboundPosition();
     const opening = await adapter.treasuryUsdcBalance();
     const openingNative = await adapter.treasuryNativeBalance();
-    if (attempt >= SNAPSHOT_TRIES || (await adapter.inboundPosition()) === position) return { position, opening, openingNative };
+    if (attempt >= TREASURY_SNAPSHOT_TRIES_MAX || (await adapter.inboundPosition()) === position) return { position, opening, openingNative };
   }
 }
 

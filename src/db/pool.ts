@@ -1,18 +1,20 @@
 import pg from 'pg';
-import { collectNotices, endNotices } from './notify.js';
+import { collectNotices, createNoticeSender, endNotices, type NoticeSender } from './notify.js';
+import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, DB_PREPARED_STATEMENTS_MAX, DB_STATEMENT_TIMEOUT_MS, DB_TRANSACTION_TRIES_MAX } from '../bounds.js';
 
 // One pool per process. Queries run either on the pool or on a client inside a transaction; both satisfy Queryable.
 export type Queryable = Pick<pg.PoolClient, 'query'>;
-export type Pool = pg.Pool;
+/** A pool with the group commit of its transactions' notices (notify.ts): built with it, never looked up by it. */
+export type Pool = pg.Pool & { readonly notices: NoticeSender };
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
+export function createPool(connectionString: string, max = 10): Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
     // Bounded waits: a stuck database surfaces as an error instead of a hung request.
-    connectionTimeoutMillis: 10_000,
-    statement_timeout: 30_000,
-    idle_in_transaction_session_timeout: 60_000,
+    connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+    statement_timeout: DB_STATEMENT_TIMEOUT_MS,
+    idle_in_transaction_session_timeout: DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     application_name: 'stableroute',
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
@@ -21,7 +23,7 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
     keepErrorsFromCrashing(client);
     prepareStatements(client);
   });
-  return pool;
+  return Object.assign(pool, { notices: createNoticeSender(pool) });
 }
 
 /**
@@ -34,9 +36,6 @@ function keepErrorsFromCrashing(client: pg.PoolClient): void {
   client.on('error', () => undefined);
 }
 
-/** Statements each connection keeps prepared: beyond it, new texts run unprepared (a bound on server memory). */
-const MAX_PREPARED = 1_000;
-
 /**
  * Every parameterised statement of a connection is prepared once, under a name derived from its text, and then only
  * bound and executed: PostgreSQL parses and plans each of our statements once per connection instead of once per
@@ -46,7 +45,7 @@ function prepareStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   const names = new Map<string, string>();
   (client as { query: unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
-    if (typeof config === 'string' && Array.isArray(values) && (names.has(config) || names.size < MAX_PREPARED)) {
+    if (typeof config === 'string' && Array.isArray(values) && (names.has(config) || names.size < DB_PREPARED_STATEMENTS_MAX)) {
       let name = names.get(config);
       if (name === undefined) names.set(config, (name = `sr_${names.size}`));
       return query({ name, text: config, values }, callback);
@@ -59,7 +58,7 @@ const SERIALIZATION_FAILURE = '40001';
 const DEADLOCK = '40P01';
 
 /** Runs fn in one transaction; commits on success, rolls back on any error. Retries deadlocks a bounded number of times. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let committed = false;
@@ -73,7 +72,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       const code = (error as { code?: string }).code;
-      if ((code === SERIALIZATION_FAILURE || code === DEADLOCK) && attempt < 3) continue;
+      if ((code === SERIALIZATION_FAILURE || code === DEADLOCK) && attempt < DB_TRANSACTION_TRIES_MAX) continue;
       throw error;
     } finally {
       endNotices(pool, client, committed);
@@ -86,7 +85,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) 
  * Runs fn in one read-only transaction on one snapshot (REPEATABLE READ): reads that must agree with one another,
  * such as the checks of a ledger verification, see the same committed state even while the service writes.
  */
-export async function withReadSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withReadSnapshot<T>(pool: Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   return once(pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
 }
 
@@ -94,13 +93,13 @@ export async function withReadSnapshot<T>(pool: pg.Pool, fn: (tx: pg.PoolClient)
  * Runs fn in one transaction that is never retried (fn has an outside effect, such as a POST, that a blind re-run
  * would repeat). The transaction may sit idle while fn waits on the outside world, up to `idleTimeoutMs`.
  */
-export async function withTransactionOnce<T>(pool: pg.Pool, options: { idleTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransactionOnce<T>(pool: Pool, options: { idleTimeoutMs: number }, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   // One round trip: the timeout is a whole number of milliseconds, never text from outside.
   return once(pool, `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(0, Math.trunc(options.idleTimeoutMs))}`, fn);
 }
 
 /** fn in one transaction opened by `begin` (our own text, never a client's), not retried. */
-async function once<T>(pool: pg.Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   let committed = false;

@@ -1,5 +1,6 @@
 // What happens to an event after one POST. Pure: no I/O, no clock; the caller passes the attempt time.
 import { addSeconds } from '../clock.js';
+import { WEBHOOK_ATTEMPTS_MAX } from '../bounds.js';
 
 /** What one POST to a receiver came to. */
 export interface PostOutcome {
@@ -14,9 +15,6 @@ export interface PostOutcome {
    */
   refused?: boolean;
 }
-
-/** The initial attempt plus the 5 retries the spec allows. */
-export const MAX_ATTEMPTS = 6;
 
 /** The receiver says the endpoint is gone for good: the event fails at once and the endpoint is disabled. */
 export const HTTP_GONE = 410;
@@ -56,7 +54,7 @@ export function decideAfterAttempt(input: {
     return { status: 'failed', attempts, lastError: `${lastError} (gone: endpoint disabled, not retried)`, disableEndpoint: true };
   }
   if (input.outcome.refused) return { status: 'failed', attempts, lastError: `${lastError} (not retried)`, disableEndpoint: false };
-  if (attempts >= MAX_ATTEMPTS) return { status: 'failed', attempts, lastError, disableEndpoint: false };
+  if (attempts >= WEBHOOK_ATTEMPTS_MAX) return { status: 'failed', attempts, lastError, disableEndpoint: false };
   const nextAttemptAt = addSeconds(input.attemptedAt, retryDelaySeconds(attempts, input.firstRetryDelaySeconds));
   return { status: 'pending', attempts, nextAttemptAt, lastError };
 }

@@ -2,12 +2,11 @@
 // and its job commit or vanish together.
 import PgBoss from 'pg-boss';
 import type { Queryable } from '../db/pool.js';
+import { EXECUTION_ATTEMPTS_MAX, QUEUE_POOL_CONNECTIONS } from '../bounds.js';
 
 export const EXECUTION_QUEUE = 'payment-execute';
 /** Execution jobs that failed for good are set aside here for operators (pg-boss dead-letter queue). */
 export const EXECUTION_DEAD_LETTER_QUEUE = 'payment-execute-dead';
-/** Up to 3 attempts in all (spec: execution job retries). */
-export const EXECUTION_MAX_ATTEMPTS = 3;
 
 export interface ExecutionJob {
   payment_intent_id: string;
@@ -29,7 +28,7 @@ export interface QueueOptions {
 export async function startQueue(options: QueueOptions): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: options.connectionString,
-    max: 4,
+    max: QUEUE_POOL_CONNECTIONS,
     application_name: 'stableroute-queue',
     supervise: options.supervise,
     schedule: false,
@@ -49,7 +48,7 @@ async function ensureQueues(boss: PgBoss, options: QueueOptions): Promise<void> 
     name: EXECUTION_QUEUE,
     // Our worker schedules business retries itself, as new jobs. pg-boss re-runs only crashed or timed-out runs,
     // with the same backoff (pg-boss counts whole seconds); after those, the job lands in the dead-letter queue.
-    retryLimit: EXECUTION_MAX_ATTEMPTS - 1,
+    retryLimit: EXECUTION_ATTEMPTS_MAX - 1,
     retryDelay: Math.max(1, Math.ceil(options.retryDelaySeconds)),
     retryBackoff: true,
     expireInSeconds: Math.max(1, Math.ceil(options.jobTimeoutSeconds)),

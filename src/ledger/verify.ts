@@ -2,6 +2,7 @@
 // the sum of its postings, no treasury account is negative, every payment intent's entries tell one story, and
 // every inbound transfer the deposit scanner saw is booked exactly once.
 import { withReadSnapshot, type Pool, type Queryable } from '../db/pool.js';
+import { LEDGER_VERIFY_PROBLEMS_MAX } from '../bounds.js';
 
 export interface LedgerProblem {
   check: string;
@@ -15,8 +16,6 @@ export interface LedgerReport {
   accounts: number;
   problems: LedgerProblem[];
 }
-
-const LIMIT = 100; // problems reported per check; enough to act on, bounded output
 
 /**
  * Every check, on one snapshot (decision 165). The checks read whole tables, so their joins are hash joins: nested
@@ -42,7 +41,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
     (
       await db.query(
         `SELECT transaction_id, currency, SUM(amount)::text AS sum FROM ledger_postings
-          GROUP BY transaction_id, currency HAVING SUM(amount) <> 0 ORDER BY transaction_id LIMIT ${LIMIT}`,
+          GROUP BY transaction_id, currency HAVING SUM(amount) <> 0 ORDER BY transaction_id LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -51,7 +50,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
     (
       await db.query(
         `SELECT t.id FROM ledger_transactions t LEFT JOIN ledger_postings p ON p.transaction_id = t.id
-          GROUP BY t.id HAVING COUNT(p.id) < 2 LIMIT ${LIMIT}`,
+          GROUP BY t.id HAVING COUNT(p.id) < 2 LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -61,7 +60,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
       await db.query(
         `SELECT a.id, a.chain, a.currency, a.kind, a.balance::text AS balance, COALESCE(SUM(p.amount), 0)::text AS postings
            FROM ledger_accounts a LEFT JOIN ledger_postings p ON p.account_id = a.id
-          GROUP BY a.id HAVING a.balance <> COALESCE(SUM(p.amount), 0) LIMIT ${LIMIT}`,
+          GROUP BY a.id HAVING a.balance <> COALESCE(SUM(p.amount), 0) LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -70,7 +69,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
     (
       await db.query(
         `SELECT p.id, p.currency, a.currency AS account_currency FROM ledger_postings p
-           JOIN ledger_accounts a ON a.id = p.account_id WHERE p.currency <> a.currency LIMIT ${LIMIT}`,
+           JOIN ledger_accounts a ON a.id = p.account_id WHERE p.currency <> a.currency LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -104,7 +103,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
              OR (pi.status = 'settled' AND (s.total IS DISTINCT FROM pi.amount_micros OR l.n IS NOT NULL))
              OR (pi.status IN ('failed', 'cancelled', 'expired') AND (l.total IS DISTINCT FROM pi.amount_micros OR s.n IS NOT NULL))
              OR (pi.status NOT IN ('settled', 'failed', 'cancelled', 'expired') AND (l.n IS NOT NULL OR s.n IS NOT NULL))
-          LIMIT ${LIMIT}`,
+          LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -136,7 +135,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
              OR (role = 'funding' AND (type <> 'funding' OR booked_intent IS NOT NULL OR treasury_change <> amount))
              OR (role = 'refund' AND (type <> 'refund' OR booked_intent IS DISTINCT FROM payment_intent_id OR treasury_change <> amount))
              OR (role = 'reversal' AND (type <> 'funding' OR booked_intent IS NOT NULL OR treasury_change <> -amount))
-          ORDER BY id LIMIT ${LIMIT}`,
+          ORDER BY id LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -148,7 +147,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
            SELECT funding_transaction_id AS transaction_id FROM inbound_transfers
            UNION ALL SELECT refund_transaction_id FROM inbound_transfers
            UNION ALL SELECT reversal_transaction_id FROM inbound_transfers) x
-          WHERE transaction_id IS NOT NULL GROUP BY transaction_id HAVING COUNT(*) > 1 LIMIT ${LIMIT}`,
+          WHERE transaction_id IS NOT NULL GROUP BY transaction_id HAVING COUNT(*) > 1 LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );
@@ -165,7 +164,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
            LEFT JOIN inbound_transfers i ON i.refund_transaction_id = r.id
            LEFT JOIN payment_intents pi ON pi.id = r.payment_intent_id
           WHERE i.id IS NULL OR r.per_payment > 1 OR pi.id IS NULL OR pi.status <> 'settled' OR r.amount > pi.amount_micros
-          LIMIT ${LIMIT}`,
+          LIMIT ${LEDGER_VERIFY_PROBLEMS_MAX}`,
       )
     ).rows,
   );

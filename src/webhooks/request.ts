@@ -16,12 +16,11 @@ import {
 } from './destination-guard.js';
 import { signingKeys, type SigningSecret } from './secret.js';
 import { signBody, signStandardWebhook } from './signature.js';
+import { WEBHOOK_ANSWER_BODY_MAX_BYTES } from '../bounds.js';
 
 export const USER_AGENT = 'stableroute-webhooks/0.1';
 const ERROR_TEXT_MAX_CHARS = 500;
 const CAUSE_DEPTH_MAX = 4;
-/** A receiver's answer body is read (for the connection's sake) up to this size; past it the connection is dropped. */
-const ANSWER_BODY_MAX_BYTES = 64 * 1024;
 
 /**
  * Connections kept open between attempts (decision 155). A pool holds connections to one checked address (the request
@@ -165,7 +164,7 @@ function drainAnswer(response: IncomingMessage, timeoutMs: number): void {
   timer.unref();
   response.on('data', (chunk: Buffer) => {
     bytes += chunk.length;
-    if (bytes > ANSWER_BODY_MAX_BYTES) response.destroy();
+    if (bytes > WEBHOOK_ANSWER_BODY_MAX_BYTES) response.destroy();
   });
   response.once('close', () => clearTimeout(timer));
   response.on('error', () => undefined); // a destroyed answer is not an error of the attempt, which already has its status

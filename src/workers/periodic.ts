@@ -2,20 +2,18 @@
 // Every background loop of a worker process runs on it (execution pollers, confirmation, health, webhooks). A tick
 // that throws (the database restarting, say) is logged and the loop carries on: never an exit, never a crash.
 import type { Logger } from 'pino';
+import { PERIODIC_FAILURE_BACKOFF_MAX_MS } from '../bounds.js';
 
 /** A tick that resolves to this had more to do: the loop runs it again right away, after yielding to the event loop. */
 export const RUN_AGAIN = Symbol('run again');
 
 /**
- * After failed ticks the loop waits twice as long each time, from its period up to this (or its period, when longer):
- * a fast loop in an outage neither hammers the database nor floods the log, and is back within this of the recovery.
- * A wake() (a notice, which means the database answers again) runs a tick at once, whatever the backoff.
+ * The wait after `failures` failed ticks in a row (1 or more) of a loop whose period is `periodMs`, doubling up to
+ * PERIODIC_FAILURE_BACKOFF_MAX_MS. A wake() (a notice, which means the database answers again) runs a tick at once,
+ * whatever the backoff.
  */
-export const FAILURE_BACKOFF_MAX_MS = 5_000;
-
-/** The wait after `failures` failed ticks in a row (1 or more) of a loop whose period is `periodMs`. */
 export function failureBackoffMs(periodMs: number, failures: number): number {
-  return Math.min(Math.max(periodMs, FAILURE_BACKOFF_MAX_MS), periodMs * 2 ** Math.min(failures, 30));
+  return Math.min(Math.max(periodMs, PERIODIC_FAILURE_BACKOFF_MAX_MS), periodMs * 2 ** Math.min(failures, 30));
 }
 
 export interface PeriodicOptions {

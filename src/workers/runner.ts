@@ -9,15 +9,11 @@ import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
-import { EXECUTION_BATCH, EXECUTION_POLL_SECONDS, startQueuePoller } from './execution/poller.js';
+import { startQueuePoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
 import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
-
-/** Execution pollers per process; each runs up to EXECUTION_BATCH executions at once (poller.ts). */
-export const EXECUTION_POLLERS = 2;
-/** Seconds between looks at the dead-letter queue: a rare path, off the hot one. */
-const DEAD_LETTER_POLL_SECONDS = 2;
+import { DEAD_LETTER_BATCH_JOBS_MAX, DEAD_LETTER_IDLE_POLL_SECONDS, EXECUTION_BATCH_JOBS_MAX, EXECUTION_IDLE_POLL_SECONDS, EXECUTION_POLLERS } from '../bounds.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -32,7 +28,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     startQueuePoller(
       ctx.boss,
       EXECUTION_QUEUE,
-      { batchSize: EXECUTION_BATCH, pollSeconds: EXECUTION_POLL_SECONDS, stopTimeoutMs },
+      { batchSize: EXECUTION_BATCH_JOBS_MAX, pollSeconds: EXECUTION_IDLE_POLL_SECONDS, stopTimeoutMs },
       (job) => executePayment(deps, job),
       log,
     ),
@@ -40,7 +36,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const deadLetters = startQueuePoller(
     ctx.boss,
     EXECUTION_DEAD_LETTER_QUEUE,
-    { batchSize: 1, pollSeconds: DEAD_LETTER_POLL_SECONDS, stopTimeoutMs },
+    { batchSize: DEAD_LETTER_BATCH_JOBS_MAX, pollSeconds: DEAD_LETTER_IDLE_POLL_SECONDS, stopTimeoutMs },
     (job) => handleDeadExecution(deps, job),
     log,
   );

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/api/app.js';
 import { apiKeysOf, createApiKey, revokeApiKey } from '../../src/core/api-keys.js';
 import { createMerchant } from '../../src/core/merchants.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createTestContext, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
@@ -16,7 +16,7 @@ let other: { app: FastifyInstance; pool: Pool };
 beforeAll(async () => {
   t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: 'keys-test-salt-5b1e9c3a7d2f8e4b6a0c9d1e7f3a5b2c', WEBHOOK_SIGNING_SECRET: 'whsec-test-0f6c2a9e4b7d1c3e5a8f2b6d9c0e4a7b' });
   const pool = createPool(t.db.url, 5);
-  other = { pool, app: await buildApp({ ...t.ctx, pool }, { merchant: true, admin: false, readiness: { ready: true } }) };
+  other = { pool, app: await buildApp(secondProcess(t.ctx, { pool }), { merchant: true, admin: false, readiness: { ready: true } }) };
 });
 afterAll(async () => {
   await other.app.close();

@@ -7,7 +7,7 @@ import { reserveBatch } from '../../src/core/reservations/reserve-batch.js';
 import { createPool } from '../../src/db/pool.js';
 import { insertQuotes } from '../../src/db/queries/quotes.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createTestContext, KEY, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 
 let t: TestContext | undefined;
 afterEach(async () => {
@@ -135,7 +135,7 @@ describe('batched reservations under contention', () => {
     const quotes = await Promise.all(Array.from({ length: 40 }, () => newQuote(10)));
     // A second process: its own pool, so its own batcher, on the same database.
     const otherPool = createPool(t.db.url, 10);
-    const other: AppContext = { ...t.ctx, pool: otherPool };
+    const other: AppContext = secondProcess(t.ctx, { pool: otherPool });
     try {
       const results = await Promise.allSettled(
         quotes.map((quoteId, i) => createPaymentIntent(i % 2 === 0 ? t!.ctx : other, 'mer_test', { quoteId, idempotencyKey: `c-${i}` })),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createPool } from '../../src/db/pool.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
-import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
+import { createTestContext, KEY, secondProcess, type TestContext } from '../helpers/context.js';
 import { freePort } from '../helpers/process.js';
 
 let t: TestContext;
@@ -100,7 +100,7 @@ describe('every error uses the spec error body', () => {
   it('503 SERVICE_UNAVAILABLE with Retry-After, not a 500, while the database cannot be reached', async () => {
     // A real pool to a port where no server listens: every connection is refused, as during a restart.
     const pool = createPool(`postgres://postgres@127.0.0.1:${await freePort()}/none`, 2);
-    const app = await buildApp({ ...t.ctx, pool }, { merchant: true, admin: true, readiness: { ready: true } });
+    const app = await buildApp(secondProcess(t.ctx, { pool }), { merchant: true, admin: true, readiness: { ready: true } });
     try {
       const quote = await app.inject({
         method: 'POST',

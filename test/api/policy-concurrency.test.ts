@@ -12,7 +12,7 @@ import { updateMerchantPolicy } from '../../src/core/policies.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { startQueue } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createTestContext, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   const boss = await startQueue({ connectionString: t.db.url, jobTimeoutSeconds: 60, retryDelaySeconds: 5, supervise: false });
   const log = pino({ level: 'silent' });
   const adapters = await createAdapters(t.ctx.config, pool, t.clock, log);
-  const app = await buildApp({ ...t.ctx, pool, boss, adapters, log }, { merchant: true, admin: false, readiness: { ready: true } });
+  const app = await buildApp(secondProcess(t.ctx, { pool, boss, adapters, log }), { merchant: true, admin: false, readiness: { ready: true } });
   second = { app, pool, boss };
 });
 afterAll(async () => {

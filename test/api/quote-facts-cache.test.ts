@@ -3,7 +3,7 @@
 // the LISTEN connection is down nothing is cached. The entries' age limit is an hour here, so only a notice can
 // refresh them. And the key lookups of concurrent requests share one query without ever reusing an answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, createMerchant, ensureTestMerchant } from '../../src/core/merchants.js';
+import { authenticate, createKeyLookups, createMerchant, ensureTestMerchant } from '../../src/core/merchants.js';
 import { revokeApiKey } from '../../src/core/api-keys.js';
 import { NoticeCache, type FactTopic } from '../../src/db/notice-cache.js';
 import { withTransaction } from '../../src/db/pool.js';
@@ -154,11 +154,12 @@ describe('grouped key lookups', () => {
     const a = await createMerchant(db.pool, CONFIG, { name: 'Group A', webhookUrl: null }, AT, testAudit());
     const b = await createMerchant(db.pool, CONFIG, { name: 'Group B', webhookUrl: null }, AT, testAudit());
     const keys = [a.apiKey, b.apiKey, 'sr_live_unknown', a.apiKey, b.apiKey];
-    const answers = await Promise.all(keys.map((key) => authenticate(db.pool, CONFIG, key)));
+    const lookups = createKeyLookups(db.pool);
+    const answers = await Promise.all(keys.map((key) => authenticate(lookups, CONFIG, key)));
     expect(answers.map((m) => m?.id ?? null)).toEqual([a.merchant.id, b.merchant.id, null, a.merchant.id, b.merchant.id]);
 
     await revokeApiKey(db.pool, CONFIG, a.merchant.id, a.apiKey, AT, testAudit());
-    const after = await Promise.all(keys.map((key) => authenticate(db.pool, CONFIG, key)));
+    const after = await Promise.all(keys.map((key) => authenticate(lookups, CONFIG, key)));
     expect(after.map((m) => m?.id ?? null)).toEqual([null, b.merchant.id, null, null, b.merchant.id]);
   });
 
@@ -166,7 +167,8 @@ describe('grouped key lookups', () => {
     const dev = { ...CONFIG, production: false };
     await ensureTestMerchant(db.pool, null, AT);
     const c = await createMerchant(db.pool, CONFIG, { name: 'Group C', webhookUrl: null }, AT, testAudit());
-    const answers = await Promise.all(['anything', c.apiKey, 'else'].map((key) => authenticate(db.pool, dev, key)));
+    const lookups = createKeyLookups(db.pool);
+    const answers = await Promise.all(['anything', c.apiKey, 'else'].map((key) => authenticate(lookups, dev, key)));
     expect(answers.map((m) => m?.id)).toEqual(['mer_test', c.merchant.id, 'mer_test']);
     expect(answers[0]!.keyId).toBeNull();
   });

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/api/app.js';
 import { createMerchant } from '../../src/core/merchants.js';
 import { updateMerchantPolicy } from '../../src/core/policies.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { createTestContext, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
@@ -16,7 +16,7 @@ let other: { app: FastifyInstance; pool: Pool };
 beforeAll(async () => {
   t = await createTestContext({ RATE_LIMIT_PER_MINUTE: '5' });
   const pool = createPool(t.db.url, 5);
-  other = { pool, app: await buildApp({ ...t.ctx, pool }, { merchant: true, admin: false, readiness: { ready: true } }) };
+  other = { pool, app: await buildApp(secondProcess(t.ctx, { pool }), { merchant: true, admin: false, readiness: { ready: true } }) };
 });
 afterAll(async () => {
   await other.app.close();

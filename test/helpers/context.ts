@@ -7,6 +7,7 @@ import { createAdapters } from '../../src/chains/factory.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { AppContext } from '../../src/core/context.js';
+import { createGroupCommits } from '../../src/core/group-commits.js';
 import { ensureTestMerchant } from '../../src/core/merchants.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
 import { startQueue } from '../../src/jobs/queue.js';
@@ -42,7 +43,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   });
   const metrics = createMetrics();
   const adapters = await createAdapters(config, db.pool, clock, log, metrics);
-  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics };
+  const groupCommits = createGroupCommits({ pool: db.pool, clock, boss, log, config });
+  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics, groupCommits };
   await ensureTreasuries(db.pool, adapters, clock.now());
   if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());
   const app = await buildApp(ctx, { merchant: true, admin: options.admin ?? true, readiness: { ready: true } });
@@ -58,6 +60,15 @@ export async function createTestContext(env: Record<string, string> = {}, option
       await db.drop();
     },
   };
+}
+
+/**
+ * The context of a second process on the same database (another pool, queue or adapters): its own group commits, as
+ * its runtime would build them, never the first context's.
+ */
+export function secondProcess(ctx: AppContext, overrides: Partial<AppContext>): AppContext {
+  const own = { ...ctx, ...overrides };
+  return { ...own, groupCommits: createGroupCommits(own) };
 }
 
 export const ETH_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';

@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pool.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
 
 export interface TestDatabase {
   url: string;
-  pool: pg.Pool;
+  pool: Pool;
   drop(): Promise<void>;
 }
 

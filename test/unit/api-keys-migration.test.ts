@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeysOf, hashApiKey, revokeApiKey } from '../../src/core/api-keys.js';
-import { authenticate } from '../../src/core/merchants.js';
+import { authenticate, createKeyLookups } from '../../src/core/merchants.js';
 import { migrate } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pool.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
 import { adminDatabaseUrl, databaseUrlFor } from '../helpers/db.js';
 import { testAudit } from '../helpers/audit.js';
 
@@ -16,7 +16,7 @@ const MIGRATIONS = new URL('../../src/db/migrations/', import.meta.url);
 const CONFIG = { apiKeySalt: 'legacy-salt', production: true };
 const LEGACY_KEY = 'sr_live_issued-before-key-rotation-existed';
 const name = `sr_test_${randomBytes(6).toString('hex')}`;
-let pool: pg.Pool;
+let pool: Pool;
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminDatabaseUrl() });
@@ -45,11 +45,11 @@ afterAll(async () => {
 
 describe('migration 022: API keys move to their own table', () => {
   it('the old key still authenticates as its merchant, listed without a prefix, and can be revoked by the whole key', async () => {
-    expect(await authenticate(pool, CONFIG, LEGACY_KEY)).toMatchObject({ id: 'mer_legacy', keyId: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
+    expect(await authenticate(createKeyLookups(pool), CONFIG, LEGACY_KEY)).toMatchObject({ id: 'mer_legacy', keyId: expect.stringMatching(/^key_[0-9a-f]{16}$/) });
     const [key] = await apiKeysOf(pool, 'mer_legacy');
     expect(key).toMatchObject({ merchant_id: 'mer_legacy', prefix: null, revoked_at: null, created_at: new Date('2026-01-01T00:00:00Z') });
     await revokeApiKey(pool, CONFIG, 'mer_legacy', LEGACY_KEY, new Date(), testAudit());
-    expect(await authenticate(pool, CONFIG, LEGACY_KEY)).toBeNull();
+    expect(await authenticate(createKeyLookups(pool), CONFIG, LEGACY_KEY)).toBeNull();
   });
 
   it('leaves no second copy of the hash in merchants', async () => {

@@ -3,7 +3,8 @@
 // the period back.
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { every, FAILURE_BACKOFF_MAX_MS, failureBackoffMs } from '../../src/workers/periodic.js';
+import { PERIODIC_FAILURE_BACKOFF_MAX_MS } from '../../src/bounds.js';
+import { every, failureBackoffMs } from '../../src/workers/periodic.js';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -56,6 +57,6 @@ describe('periodic loop backoff', () => {
   it('a loop slower than the cap keeps its period', () => {
     expect(failureBackoffMs(60_000, 1)).toBe(60_000);
     expect(failureBackoffMs(60_000, 40)).toBe(60_000);
-    expect(failureBackoffMs(100, 40)).toBe(FAILURE_BACKOFF_MAX_MS);
+    expect(failureBackoffMs(100, 40)).toBe(PERIODIC_FAILURE_BACKOFF_MAX_MS);
   });
 });

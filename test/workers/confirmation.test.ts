@@ -6,7 +6,8 @@ import { createAdapters } from '../../src/chains/factory.js';
 import type { TxStatus } from '../../src/chains/port.js';
 import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { confirmRound, ROUND_PAGE } from '../../src/core/lifecycle/confirm.js';
+import { CONFIRMATION_PAGE_ATTEMPTS } from '../../src/bounds.js';
+import { confirmRound } from '../../src/core/lifecycle/confirm.js';
 import type { SignedTransfer } from '../../src/domain/chain.js';
 import { decideConfirmation } from '../../src/domain/confirmation.js';
 import { transferVerdict } from '../../src/domain/transfer-verdict.js';
@@ -56,7 +57,7 @@ describe('the confirmation worker', () => {
   it('one round looks at every open attempt, more than a thousand, in batched status calls', { timeout: 240_000 }, async () => {
     const env = { SIM_TREASURY_USDC: '100000', SIM_STUCK_RATE: '1', STUCK_AFTER_SECONDS: '600' };
     t = await createTestContext(env);
-    const stuck = ROUND_PAGE + 10;
+    const stuck = CONFIRMATION_PAGE_ATTEMPTS + 10;
     for (let i = 0; i < stuck; i++) await pay(1);
     await drainExecution(t, 2 * stuck);
     t.clock.advance(601_000);
@@ -68,7 +69,7 @@ describe('the confirmation worker', () => {
     };
     const round = await confirmRound({ ...t.ctx, adapters: counting, log: pino({ level: 'silent' }) });
     expect(round).toMatchObject({ seen: stuck, manualReview: stuck });
-    expect(calls).toEqual([ROUND_PAGE, stuck - ROUND_PAGE]);
+    expect(calls).toEqual([CONFIRMATION_PAGE_ATTEMPTS, stuck - CONFIRMATION_PAGE_ATTEMPTS]);
     expect(await countWithStatus('manual_review')).toBe(stuck);
 
     // A healthy transfer, broadcast after the backlog formed (same simulated network, no stuck transactions).

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
 import { handleDeadExecution } from '../../src/core/lifecycle/abandon.js';
 import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
-import { MAX_TAKEOVERS, resumeExpiredExecutions } from '../../src/core/lifecycle/recover.js';
+import { LEASE_TAKEOVERS_MAX } from '../../src/bounds.js';
+import { resumeExpiredExecutions } from '../../src/core/lifecycle/recover.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
@@ -127,12 +128,12 @@ describe('execution leases', () => {
     expect((await read(id)).status).toBe('broadcasted');
   });
 
-  it(`after ${MAX_TAKEOVERS} dead runs of one attempt the sweeper abandons it: manual review, nothing failed`, async () => {
+  it(`after ${LEASE_TAKEOVERS_MAX} dead runs of one attempt the sweeper abandons it: manual review, nothing failed`, async () => {
     const id = await createPayment(t.app, 8);
     const stuck = gated();
     const presumedDead = executePayment(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
-    await t.db.pool.query('UPDATE execution_leases SET takeovers = $2 WHERE payment_intent_id = $1', [id, MAX_TAKEOVERS - 1]);
+    await t.db.pool.query('UPDATE execution_leases SET takeovers = $2 WHERE payment_intent_id = $1', [id, LEASE_TAKEOVERS_MAX - 1]);
     await expireLease(id);
 
     expect(await resumeExpiredExecutions(deps())).toEqual({ resumed: 0, abandoned: 1 });

@@ -2,7 +2,8 @@
 // complete; and a backlog drains through the poller, several jobs at a time.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { EXECUTION_BATCH, EXECUTION_POLL_SECONDS, runBatch, startQueuePoller } from '../../src/workers/execution/poller.js';
+import { EXECUTION_BATCH_JOBS_MAX, EXECUTION_IDLE_POLL_SECONDS } from '../../src/bounds.js';
+import { runBatch, startQueuePoller } from '../../src/workers/execution/poller.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext | undefined;
@@ -34,12 +35,12 @@ describe('execution batches', () => {
 
   it('drains a backlog several batches long, each job once, several at a time', { timeout: 60_000 }, async () => {
     t = await createTestContext();
-    const total = EXECUTION_BATCH * 3 + 5;
+    const total = EXECUTION_BATCH_JOBS_MAX * 3 + 5;
     await t.boss.insert(Array.from({ length: total }, (_, n) => ({ name: EXECUTION_QUEUE, data: { payment_intent_id: `pi_${n}`, attempt: 1 } })));
     const seen = new Map<string, number>();
     let running = 0;
     let mostAtOnce = 0;
-    const options = { batchSize: EXECUTION_BATCH, pollSeconds: EXECUTION_POLL_SECONDS, stopTimeoutMs: 5_000 };
+    const options = { batchSize: EXECUTION_BATCH_JOBS_MAX, pollSeconds: EXECUTION_IDLE_POLL_SECONDS, stopTimeoutMs: 5_000 };
     const poller = startQueuePoller(
       t.boss,
       EXECUTION_QUEUE,

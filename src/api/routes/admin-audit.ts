@@ -6,9 +6,7 @@ import { findOperator } from '../../db/queries/operators.js';
 import { ROLE_PERMISSIONS } from '../admin-access.js';
 import { actorOf } from '../audit.js';
 import { timestamp } from '../schemas/common.js';
-
-const DEFAULT_PAGE = 50;
-const MAX_PAGE = 200;
+import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
 
 const auditRecordSchema = {
   type: 'object',
@@ -81,7 +79,7 @@ export function adminAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
       config: { validationCodes: { '': 'INVALID_FILTER' } },
     },
     async (request) => {
-      const limit = Math.min(MAX_PAGE, Math.max(1, Number(request.query.limit ?? DEFAULT_PAGE)));
+      const limit = Math.min(ADMIN_PAGE_ROWS_MAX, Math.max(1, Number(request.query.limit ?? ADMIN_PAGE_ROWS_DEFAULT)));
       const { actor, action, target, cursor } = request.query;
       const rows = await auditRecords(ctx.pool, { actor, action, target, before: cursor === undefined ? undefined : BigInt(cursor), limit });
       return { data: rows.map(auditView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.seq : null };

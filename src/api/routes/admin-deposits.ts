@@ -9,8 +9,7 @@ import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams } from '../schemas/common.js';
 import { depositSchema } from '../schemas/deposits.js';
 import { depositView } from '../views/deposits.js';
-
-const DEFAULT_PAGE = 50;
+import { ADMIN_PAGE_ROWS_DEFAULT } from '../../bounds.js';
 
 export function adminDepositRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: { status?: DepositStatusFilter; chain?: Chain; limit?: string; before?: string } }>(
@@ -42,7 +41,7 @@ export function adminDepositRoutes(app: FastifyInstance, ctx: AppContext): void 
         status: request.query.status ?? 'all',
         chain: request.query.chain ?? null,
         before: request.query.before === undefined ? null : Number(request.query.before),
-        limit: Number(request.query.limit ?? DEFAULT_PAGE),
+        limit: Number(request.query.limit ?? ADMIN_PAGE_ROWS_DEFAULT),
       });
       return { data: page.data.map(depositView), next_before: page.next === null ? null : String(page.next) };
     },

@@ -10,12 +10,9 @@ import type { AppContext } from '../../core/context.js';
 import { INTENT_CHANNEL } from '../../db/queries/intents.js';
 import { listen, type Listener } from '../../db/listener.js';
 import { AppError } from '../../domain/errors.js';
+import { ADMIN_EVENT_BUFFERED_BYTES_MAX, ADMIN_EVENT_STREAMS_MAX } from '../../bounds.js';
 
 export const HEARTBEAT_MS = 15_000;
-/** Open streams per process; more are refused with 503 rather than letting a tab storm exhaust sockets. */
-export const MAX_STREAMS = 100;
-/** Unsent bytes a stream may pile up (a client that stopped reading); past this it is ended, and reconnects to re-read. */
-const MAX_BUFFERED_BYTES = 1_000_000;
 
 interface Stream {
   send(event: string, data: string): void;
@@ -44,7 +41,7 @@ export function adminEventRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.get('/admin/events', { schema: { hide: true } }, async (request, reply: FastifyReply) => {
-    if (streams.size >= MAX_STREAMS) throw new AppError('SERVICE_UNAVAILABLE', `at most ${MAX_STREAMS} event streams are open at once`);
+    if (streams.size >= ADMIN_EVENT_STREAMS_MAX) throw new AppError('SERVICE_UNAVAILABLE', `at most ${ADMIN_EVENT_STREAMS_MAX} event streams are open at once`);
     ensureListening();
     reply.hijack();
     const raw = reply.raw;
@@ -58,7 +55,7 @@ export function adminEventRoutes(app: FastifyInstance, ctx: AppContext): void {
     heartbeat.unref();
     const stream: Stream = {
       send: (event, data) => {
-        if (raw.writableLength <= MAX_BUFFERED_BYTES) raw.write(`event: ${event}\ndata: ${data}\n\n`);
+        if (raw.writableLength <= ADMIN_EVENT_BUFFERED_BYTES_MAX) raw.write(`event: ${event}\ndata: ${data}\n\n`);
         else {
           // Its buffer would never drain: drop the connection rather than wait for a finish that will not come.
           clearInterval(heartbeat);

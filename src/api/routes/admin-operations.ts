@@ -1,7 +1,8 @@
 // Operator views behind the console's treasury, chain-health and webhook pages. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { chainHealthHistory, DEFAULT_HISTORY_POINTS, MAX_HISTORY_POINTS } from '../../core/operator/chain-health.js';
+import { ADMIN_HEALTH_HISTORY_POINTS_DEFAULT, ADMIN_HEALTH_HISTORY_POINTS_MAX } from '../../bounds.js';
+import { chainHealthHistory } from '../../core/operator/chain-health.js';
 import { treasuryStates } from '../../core/operator/treasury.js';
 import { webhookEventRecord } from '../../core/operator/webhooks.js';
 import type { Chain } from '../../domain/chain.js';
@@ -42,7 +43,7 @@ export function adminOperationRoutes(app: FastifyInstance, ctx: AppContext): voi
       config: { validationCodes: { '': 'INVALID_FILTER' } },
     },
     async (request) => {
-      const points = Math.min(MAX_HISTORY_POINTS, Math.max(1, Number(request.query.points ?? DEFAULT_HISTORY_POINTS)));
+      const points = Math.min(ADMIN_HEALTH_HISTORY_POINTS_MAX, Math.max(1, Number(request.query.points ?? ADMIN_HEALTH_HISTORY_POINTS_DEFAULT)));
       const since = request.query.since ? new Date(request.query.since) : undefined;
       const rows = await chainHealthHistory(ctx, { chain: request.query.chain, since, points });
       return rows.map((s) => ({ ...snapshotView(s), source: s.source }));

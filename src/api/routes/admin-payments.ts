@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { cancelPaymentByOperator, resolvePayment } from '../../core/operator/actions.js';
 import { auditEntryOf } from '../audit.js';
-import { DEFAULT_PAGE_SIZE, listPayments, MAX_PAGE_SIZE, paymentCounts, paymentRecord } from '../../core/operator/payments.js';
+import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
+import { listPayments, paymentCounts, paymentRecord } from '../../core/operator/payments.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';
@@ -49,8 +50,8 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
     },
     async (request) => {
       const query = request.query;
-      const limit = Number(query.limit ?? DEFAULT_PAGE_SIZE);
-      if (limit < 1 || limit > MAX_PAGE_SIZE) throw new AppError('INVALID_FILTER', `limit must be between 1 and ${MAX_PAGE_SIZE}`);
+      const limit = Number(query.limit ?? ADMIN_PAGE_ROWS_DEFAULT);
+      if (limit < 1 || limit > ADMIN_PAGE_ROWS_MAX) throw new AppError('INVALID_FILTER', `limit must be between 1 and ${ADMIN_PAGE_ROWS_MAX}`);
       const page = await listPayments(
         ctx,
         {

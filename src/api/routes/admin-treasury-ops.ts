@@ -10,11 +10,10 @@ import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams, nullableTimestamp, operatorApprovalSchema, timestamp } from '../schemas/common.js';
 import { auditEntryOf } from '../audit.js';
+import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
 
-const DEFAULT_PAGE = 50;
-const MAX_PAGE = 200;
 const limitSchema = { type: 'string', pattern: '^[0-9]{1,3}$' } as const;
-const pageLimit = (raw: string | undefined) => Math.min(MAX_PAGE, Math.max(1, Number(raw ?? DEFAULT_PAGE)));
+const pageLimit = (raw: string | undefined) => Math.min(ADMIN_PAGE_ROWS_MAX, Math.max(1, Number(raw ?? ADMIN_PAGE_ROWS_DEFAULT)));
 const filterCodes = { validationCodes: { '': 'INVALID_FILTER' } } as const;
 
 const alertSchema = {

@@ -27,7 +27,8 @@ import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
-import { createEthereumRpc, STATUS_BATCH_SIZE, timeoutMs, withDeadline } from './rpc.js';
+import { ETHEREUM_RPC_BATCH_REQUESTS_MAX } from '../../bounds.js';
+import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
 import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './transaction.js';
@@ -190,8 +191,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       // A page at a time, each page's reads in flight together, so the batching transport sends each step of them
       // (receipts, then block numbers, ...) as one JSON-RPC batch; each page within one deadline.
       const statuses: TxStatus[] = [];
-      for (let i = 0; i < signed.length; i += STATUS_BATCH_SIZE) {
-        const page = signed.slice(i, i + STATUS_BATCH_SIZE);
+      for (let i = 0; i < signed.length; i += ETHEREUM_RPC_BATCH_REQUESTS_MAX) {
+        const page = signed.slice(i, i + ETHEREUM_RPC_BATCH_REQUESTS_MAX);
         try {
           const input = { rpc: statusRpc, from, confirmations: options.confirmations, finalities: new Map() };
           statuses.push(...(await within(() => Promise.all(page.map((transfer) => readTransferStatus(input, transfer))))));

@@ -5,6 +5,7 @@
 // every request made inside `withDeadline` carries the call's AbortSignal, so none outlives the call that made it.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createPublicClient, http } from 'viem';
+import { ETHEREUM_RPC_BATCH_REQUESTS_MAX } from '../../bounds.js';
 
 const deadlines = new AsyncLocalStorage<AbortSignal>();
 
@@ -26,7 +27,7 @@ export function createEthereumRpc(rpcUrl: string, timeoutSeconds: number, option
       timeout: timeoutMs(timeoutSeconds),
       retryCount: 0,
       fetchFn: fetchWithinDeadline,
-      ...(options.batch ? { batch: { batchSize: STATUS_BATCH_SIZE } } : {}),
+      ...(options.batch ? { batch: { batchSize: ETHEREUM_RPC_BATCH_REQUESTS_MAX } } : {}),
     }),
     // Confirmations are counted from eth_blockNumber: a cached block number would under-count them.
     cacheTime: 0,
@@ -34,9 +35,6 @@ export function createEthereumRpc(rpcUrl: string, timeoutSeconds: number, option
 }
 
 export type EthereumRpc = ReturnType<typeof createEthereumRpc>;
-
-/** Transfers whose statuses are read in one round of JSON-RPC batches (and at most this many calls per batch). */
-export const STATUS_BATCH_SIZE = 100;
 
 export function timeoutMs(timeoutSeconds: number): number {
   return Math.max(1, Math.round(timeoutSeconds * 1000));

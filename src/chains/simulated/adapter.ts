@@ -22,6 +22,7 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../port.js';
+import { SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../bounds.js';
 
 export interface SimulatedOptions {
   chain: Chain;
@@ -42,9 +43,6 @@ export interface SimulatedAdapter extends ChainAdapter {
   /** Creates the treasury wallet with its opening balances, once per database; later calls change nothing. */
   genesis(at: Date): Promise<void>;
 }
-
-/** Transfers the deposit scanner reads per call (bounded, like an RPC page). */
-const INBOUND_PAGE = 200;
 
 interface ChainProfile {
   nativeCurrency: 'ETH' | 'SOL';
@@ -310,13 +308,13 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       }>(
         `SELECT sequence::text, tx_id, from_address, to_address, currency, amount::text FROM sim_external_transfers
           WHERE chain = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
-        [chain, position, INBOUND_PAGE + 1],
+        [chain, position, SIMULATED_INBOUND_PAGE_TRANSFERS + 1],
       );
-      const page = rows.slice(0, INBOUND_PAGE);
+      const page = rows.slice(0, SIMULATED_INBOUND_PAGE_TRANSFERS);
       return {
         transfers: page.flatMap((r) => (sameAddress(chain, r.to_address, address) ? [{ txId: r.tx_id, index: 0, from: r.from_address, currency: r.currency, amountUnits: BigInt(r.amount) }] : [])),
         position: page.at(-1)?.sequence ?? position,
-        more: rows.length > INBOUND_PAGE,
+        more: rows.length > SIMULATED_INBOUND_PAGE_TRANSFERS,
       };
     },
 

@@ -11,21 +11,7 @@
 import type { Address, Signature } from '@solana/kit';
 import { ChainError, type InboundScan, type InboundTransfer } from '../port.js';
 import { call, type RpcClient } from './rpc.js';
-
-/** getSignaturesForAddress's largest page. */
-const SIGNATURE_PAGE = 1000;
-/** Pages listed per address per scan call, walking down a backlog. */
-const SIGNATURE_PAGES_PER_SCAN = 10;
-/** Signatures of one address in a window: what a scan lists once the walk down is done. */
-const WINDOW_SIGNATURES = 100;
-/** Signatures read per scan call (one getTransaction each, failed ones excepted): both addresses' windows. */
-const TRANSACTIONS_PER_SCAN = 2 * WINDOW_SIGNATURES;
-const TRANSACTIONS_IN_FLIGHT = 10;
-/**
- * Marks kept per address. A longer walk drops its newest marks, found again by a later walk once the older windows
- * are read: the position stays a few kilobytes whatever the backlog.
- */
-const MARKS_MAX = 100;
+import { SOLANA_SCAN_MARKS_MAX, SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT, SOLANA_SCAN_TRANSACTIONS_MAX, SOLANA_SIGNATURE_PAGES_PER_SCAN_MAX, SOLANA_SIGNATURE_PAGE_SIGNATURES, SOLANA_WINDOW_SIGNATURES } from '../../bounds.js';
 
 type Which = 'wallet' | 'token';
 const ADDRESSES: readonly Which[] = ['wallet', 'token'];
@@ -94,7 +80,7 @@ interface Window {
 }
 
 /**
- * The oldest window of one address, walking down (at most SIGNATURE_PAGES_PER_SCAN pages) where the stored marks do
+ * The oldest window of one address, walking down (at most SOLANA_SIGNATURE_PAGES_PER_SCAN_MAX pages) where the stored marks do
  * not reach it yet. A listing shorter than the limit is everything between `after` and its upper end; a full one may
  * not reach `after`, so one of its signatures becomes a mark and the next page starts right below it. A mark is the
  * first signature of its slot where it can be, so that windows end at slot boundaries (see pageEnd).
@@ -103,15 +89,15 @@ async function oldestWindow(input: InboundInput, address: Address, cursor: Curso
   const marks = [...cursor.marks];
   const push = (signature: string) => {
     marks.push(signature);
-    if (marks.length > MARKS_MAX) marks.shift();
+    if (marks.length > SOLANA_SCAN_MARKS_MAX) marks.shift();
   };
-  for (let page = 0; page < SIGNATURE_PAGES_PER_SCAN; page++) {
-    const listed = await listSignatures(input, address, marks.at(-1), cursor.after, SIGNATURE_PAGE);
-    if (listed.length === SIGNATURE_PAGE) {
+  for (let page = 0; page < SOLANA_SIGNATURE_PAGES_PER_SCAN_MAX; page++) {
+    const listed = await listSignatures(input, address, marks.at(-1), cursor.after, SOLANA_SIGNATURE_PAGE_SIGNATURES);
+    if (listed.length === SOLANA_SIGNATURE_PAGE_SIGNATURES) {
       // The window above the mark (the mark and what is newer) then holds fewer than a page.
-      let mark = SIGNATURE_PAGE - 2;
+      let mark = SOLANA_SIGNATURE_PAGE_SIGNATURES - 2;
       while (mark > 0 && !startsSlot(listed, mark)) mark--;
-      push(listed[startsSlot(listed, mark) ? mark : SIGNATURE_PAGE - 2]!.signature);
+      push(listed[startsSlot(listed, mark) ? mark : SOLANA_SIGNATURE_PAGE_SIGNATURES - 2]!.signature);
       continue;
     }
     // Nothing below the last mark (or a node that does not know it): the window above it is next.
@@ -119,11 +105,11 @@ async function oldestWindow(input: InboundInput, address: Address, cursor: Curso
       marks.pop();
       continue;
     }
-    // Cut the listing into windows of at most WINDOW_SIGNATURES from the oldest, so that later scans list
+    // Cut the listing into windows of at most SOLANA_WINDOW_SIGNATURES from the oldest, so that later scans list
     // no more than they read. The mark above a window is the oldest signature of the window after it.
     const cuts: number[] = [];
-    for (let rest = listed.length; rest > WINDOW_SIGNATURES; ) {
-      const lowest = rest - WINDOW_SIGNATURES - 1;
+    for (let rest = listed.length; rest > SOLANA_WINDOW_SIGNATURES; ) {
+      const lowest = rest - SOLANA_WINDOW_SIGNATURES - 1;
       let mark = lowest;
       while (mark < rest - 2 && !startsSlot(listed, mark)) mark++;
       if (!startsSlot(listed, mark)) mark = lowest;
@@ -180,20 +166,20 @@ export async function readInboundTransfers(input: InboundInput, positionText: st
   // Read a few at a time, kept in order.
   const transfers: InboundTransfer[] = [];
   const landed = page.filter((s) => !s.failed);
-  for (let i = 0; i < landed.length; i += TRANSACTIONS_IN_FLIGHT) {
-    const batch = await Promise.all(landed.slice(i, i + TRANSACTIONS_IN_FLIGHT).map((s) => transfersIn(input, s.signature)));
+  for (let i = 0; i < landed.length; i += SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT) {
+    const batch = await Promise.all(landed.slice(i, i + SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT).map((s) => transfersIn(input, s.signature)));
     transfers.push(...batch.flat());
   }
   return { transfers, position: formatPosition(next), more };
 }
 
 /**
- * Where the page of `candidates` ends: at most TRANSACTIONS_PER_SCAN, and not inside a slot, unless that slot
+ * Where the page of `candidates` ends: at most SOLANA_SCAN_TRANSACTIONS_MAX, and not inside a slot, unless that slot
  * alone fills the page. Within one slot the two addresses' lists need not agree on the order, so a cut there would
  * make the next scan read a transaction touching both addresses a second time (harmless, booked once, but wasted).
  */
 function pageEnd(candidates: readonly SignatureSeen[]): number {
-  const bound = Math.min(candidates.length, TRANSACTIONS_PER_SCAN);
+  const bound = Math.min(candidates.length, SOLANA_SCAN_TRANSACTIONS_MAX);
   let end = bound;
   while (end > 0 && end < candidates.length && candidates[end - 1]!.slot === candidates[end]!.slot) end--;
   return end > 0 ? end : bound;

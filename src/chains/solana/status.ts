@@ -5,6 +5,7 @@ import type { SignedTransfer, TxStatus } from '../port.js';
 import { rawTransactionErrorVerdict, reasonOf } from './errors.js';
 import { decodeMeta } from './meta.js';
 import { call, type RpcClient } from './rpc.js';
+import { SOLANA_STATUS_SIGNATURES_PER_CALL_MAX } from '../../bounds.js';
 
 /** Confirmations reported for a finalized transaction whose details the node cannot return yet. */
 const FINALIZED_CONFIRMATIONS = 32;
@@ -15,13 +16,10 @@ export interface SignatureStatus {
   err: unknown;
 }
 
-/** getSignatureStatuses takes at most this many signatures per call. */
-export const MAX_SIGNATURES_PER_CALL = 256;
-
 export async function signatureStatuses(client: RpcClient, txIds: readonly string[]): Promise<(SignatureStatus | null)[]> {
   const statuses: (SignatureStatus | null)[] = [];
-  for (let i = 0; i < txIds.length; i += MAX_SIGNATURES_PER_CALL) {
-    const chunk = txIds.slice(i, i + MAX_SIGNATURES_PER_CALL) as Signature[];
+  for (let i = 0; i < txIds.length; i += SOLANA_STATUS_SIGNATURES_PER_CALL_MAX) {
+    const chunk = txIds.slice(i, i + SOLANA_STATUS_SIGNATURES_PER_CALL_MAX) as Signature[];
     const answer = await call(client, 'getSignatureStatuses', client.rpc.getSignatureStatuses(chunk, { searchTransactionHistory: true }));
     for (let j = 0; j < chunk.length; j++) statuses.push(answer.value[j] ?? null);
   }

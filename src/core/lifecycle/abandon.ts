@@ -9,6 +9,7 @@
 //     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
 //     fails it (`--failed`), the merchant is told by payment.manual_review.
 // The chain is asked before any lock is taken; the locked re-check starts over when the payment moved meanwhile.
+import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
@@ -16,7 +17,7 @@ import { lockLease } from '../../db/queries/leases.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
-import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { CHANGED, type LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
 import { failOnChain } from './outcomes.js';
 
@@ -27,7 +28,7 @@ const UNFINISHED: readonly PaymentStatus[] = ['route_selected', 'retrying', 'bro
 export const ABANDONED_REASON = 'execution_abandoned';
 
 export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob, options: { runId?: string } = {}): Promise<void> {
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
+  for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     // 1. Load, without locks.
     const seen = await findIntent(deps.pool, job.payment_intent_id);
     if (!seen || !UNFINISHED.includes(seen.status)) return;

@@ -3,6 +3,7 @@
 // booked as every other failure on chain books it (decision 180). The spec has no cancellation event, so none is
 // sent; the status shows on read. The chain is asked before the intent is locked; the locked re-check starts over when
 // the payment moved.
+import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { AuditEntry } from '../audit.js';
 import { operatorRound } from './operator-round.js';
 import { decideApproval } from '../../db/queries/approvals.js';
@@ -11,7 +12,7 @@ import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/querie
 import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
-import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { CHANGED, type LifecycleDeps } from './deps.js';
 import { postFee, releaseReservation } from './outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 
@@ -27,7 +28,7 @@ function cancellable(intentId: string, intent: PaymentIntentRow | null): Payment
 }
 
 export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit: AuditEntry): Promise<ResolutionResult> {
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
+  for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     const seen = cancellable(intentId, await findIntent(deps.pool, intentId));
     const seenLive = await liveAttempt(deps.pool, seen.id);
     let verdict: TransferVerdict | null = null;

@@ -29,6 +29,7 @@ import type { LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
 import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from './outcomes.js';
 import { postMany } from '../../ledger/store.js';
+import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../bounds.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds'>;
@@ -38,14 +39,10 @@ export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters'
 
 /** Intent statuses whose broadcast attempt is watched (manual review included: the chain may still decide). */
 export const WATCHED: readonly PaymentStatus[] = ['broadcasted', 'pending_confirmation', 'manual_review'];
-/** Open attempts loaded, and asked about, per page of a round. */
-export const ROUND_PAGE = 1000;
 /** Attempts persisted at once, each in its own short transaction (the verdicts not written in batches). */
 const PARALLEL_WRITES = 8;
 /** The verdicts written for many attempts in one transaction, and how many at most in one. */
 const BATCHED: readonly ConfirmationAction['kind'][] = ['settle', 'pending_confirmation', 'wait'];
-const WRITE_BATCH = 64;
-const PARALLEL_BATCHES = 2;
 /** One round at a time across processes: a second worker skips a round another is running. */
 const ROUND_LOCK = 7_340_213_001;
 
@@ -66,12 +63,12 @@ export async function confirmRound(deps: ConfirmationDeps): Promise<Confirmation
   const summary: ConfirmationSummary = { checked: 0, settled: 0, failed: 0, manualReview: 0, seen: 0 };
   const ran = await withSessionLockIfFree(deps.pool, ROUND_LOCK, async () => {
     for (let afterId = ''; ; ) {
-      const page = await openAttempts(deps.pool, WATCHED, afterId, ROUND_PAGE);
+      const page = await openAttempts(deps.pool, WATCHED, afterId, CONFIRMATION_PAGE_ATTEMPTS);
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       summary.seen += page.length;
       await confirmPage(deps, page, summary);
-      if (page.length < ROUND_PAGE) break;
+      if (page.length < CONFIRMATION_PAGE_ATTEMPTS) break;
     }
   });
   if (!ran) deps.log.debug('confirmation: another process is running a round');
@@ -103,8 +100,8 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
     if (kind === null) continue;
     (BATCHED.includes(kind) && item.verdict.kind !== 'cannot_land' ? batched : alone).push(item);
   }
-  const chunks = Array.from({ length: Math.ceil(batched.length / WRITE_BATCH) }, (_, i) => batched.slice(i * WRITE_BATCH, (i + 1) * WRITE_BATCH));
-  await drainWith(PARALLEL_BATCHES, chunks, async (chunk) => {
+  const chunks = Array.from({ length: Math.ceil(batched.length / CONFIRMATION_WRITE_BATCH_MAX) }, (_, i) => batched.slice(i * CONFIRMATION_WRITE_BATCH_MAX, (i + 1) * CONFIRMATION_WRITE_BATCH_MAX));
+  await drainWith(CONFIRMATION_WRITE_LANES, chunks, async (chunk) => {
     try {
       const done = await applyVerdicts(deps, chunk);
       done.outcomes.forEach((outcome) => count(summary, outcome));

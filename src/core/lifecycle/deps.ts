@@ -16,11 +16,5 @@ export interface LifecycleDeps {
   log: Logger;
 }
 
-/**
- * A use case that asks the chain first and then locks re-checks what it decided from; when that changed in between
- * (another worker or an operator moved the payment), it starts over, at most this many times.
- */
-export const MAX_ROUNDS = 3;
-
 /** Returned from a locked re-check whose facts changed since the chain was asked: start over. */
 export const CHANGED = Symbol('changed');

@@ -4,6 +4,7 @@
 // Each run is load -> ask the chain -> lock, re-check, decide, persist. The chain is never asked while a row lock is
 // held (a slow node would hold up every other writer of the payment); the transaction that persists re-checks what
 // the run decided from, and when another run or an operator changed it in between, the run starts over.
+import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import { markBroadcasted, markFailed, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
@@ -13,7 +14,7 @@ import { hasReachedChain, transferVerdict } from '../../domain/transfer-verdict.
 import { newId } from '../../ids.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
 import { claim, type Done, type Run } from './claim.js';
-import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { CHANGED, type LifecycleDeps } from './deps.js';
 import { recordFinalOutcome } from './record.js';
 import { moveAndTell } from './events.js';
 import { failOnChain } from './outcomes.js';
@@ -24,7 +25,6 @@ import { transferRequestOf } from './sign.js';
 export type ExecutionDeps = LifecycleDeps;
 
 type Sendable = Pick<AttemptRow, 'id' | 'tx_id' | 'signed_tx' | 'chain_meta'>;
-
 
 type Step =
   | Done
@@ -85,7 +85,7 @@ async function execute(deps: ExecutionDeps, run: Run): Promise<void> {
   const log = deps.log.child({ payment_intent_id: job.payment_intent_id, attempt: job.attempt });
   let step: Step = CHANGED;
   for (let round = 1; step === CHANGED; round++) {
-    if (round > MAX_ROUNDS) throw new Error(`payment ${job.payment_intent_id} kept changing while it was being executed`);
+    if (round > RECHECK_ROUNDS_MAX) throw new Error(`payment ${job.payment_intent_id} kept changing while it was being executed`);
     step = await nextStep(deps, run);
   }
   if (step.kind === 'done') {

@@ -9,7 +9,8 @@ import { leaseAndLiveAttempt, leasesAndLive, markBroadcasted, markBroadcastedMan
 import { changeStatus, changeStatuses, findIntent, lockIntents, type StatusChange } from '../../db/queries/intents.js';
 import { releaseLeases } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
-import { EXECUTION_MAX_ATTEMPTS, enqueueExecution, setAside } from '../../jobs/queue.js';
+import { EXECUTION_ATTEMPTS_MAX } from '../../bounds.js';
+import { enqueueExecution, setAside } from '../../jobs/queue.js';
 import type { Run } from './claim.js';
 import type { LifecycleDeps } from './deps.js';
 import { moveAndTell, paymentEventOf } from './events.js';
@@ -97,7 +98,7 @@ async function recordFailure(deps: LifecycleDeps, tx: Queryable, run: Run, attem
   } else if (error.outcome === 'rejected') await markFailed(tx, attemptId, error.reason, error.details ?? error.shortMessage);
   else await recordSendError(tx, attemptId, error.reason, error.shortMessage);
 
-  if (job.attempt < EXECUTION_MAX_ATTEMPTS) {
+  if (job.attempt < EXECUTION_ATTEMPTS_MAX) {
     intent.status = await changeStatus(tx, intent, 'retrying', now, error.reason);
     const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
     await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);

@@ -6,6 +6,7 @@
 //  cancel_on_chain - a transaction on the same nonce that moves nothing (Ethereum), watched by the confirmation worker,
 //                    which fails the payment once it is final (decision 173)
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
+import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
@@ -13,7 +14,7 @@ import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecution } from '../../jobs/queue.js';
-import { CHANGED, MAX_ROUNDS, type LifecycleDeps } from './deps.js';
+import { CHANGED, type LifecycleDeps } from './deps.js';
 import { moveAndTell } from './events.js';
 import { failByCancel, failIntent, postFee, settleIntent } from './outcomes.js';
 import { signAttempt, transferRequestOf } from './sign.js';
@@ -42,7 +43,7 @@ export async function resolveManualReview(
   resolution: Resolution,
   options: { force?: boolean; audit: AuditEntry },
 ): Promise<ResolutionResult> {
-  for (let round = 1; round <= MAX_ROUNDS; round++) {
+  for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     // 1. Load, without locks.
     const seen = await findIntent(deps.pool, intentId);
     if (!seen) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);

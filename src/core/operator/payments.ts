@@ -10,9 +10,7 @@ import { operatorActions, type LiveTransaction, type OperatorActions } from '../
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
 import type { AppContext } from '../context.js';
-
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 200;
+import { ADMIN_PAGE_ROWS_DEFAULT } from '../../bounds.js';
 
 export interface PaymentPage {
   rows: (IntentListRow & { actions: OperatorActions })[];
@@ -24,7 +22,7 @@ export async function listPayments(
   ctx: Pick<AppContext, 'pool' | 'adapters'>,
   filter: IntentFilter,
   after: IntentCursor | null,
-  limit = DEFAULT_PAGE_SIZE,
+  limit = ADMIN_PAGE_ROWS_DEFAULT,
 ): Promise<PaymentPage> {
   // One row more than asked tells whether another page follows, without a count over the whole filter.
   const rows = await listIntents(ctx.pool, filter, after, limit + 1);

@@ -57,6 +57,7 @@ import { SealedSecretError } from '../../webhooks/secret-box.js';
 import { signingSecretsOf } from './secrets.js';
 import type { Metrics } from '../../metrics/registry.js';
 import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhooks/request.js';
+import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
 export interface WebhookDeps {
   pool: Pool;
@@ -96,12 +97,6 @@ export interface DeliveryCounts {
   stored: number;
 }
 
-/** Events per batch; each of the DEFAULT_CONCURRENCY lanes claims its share at once (decisions 152, 162). */
-export const DEFAULT_BATCH_SIZE = 64;
-export const DEFAULT_CONCURRENCY = 4;
-// Margin over the POSTs' timeouts for the idle-in-transaction limit: the transaction sits idle while they run.
-const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
-
 export type AttemptResult =
   | { kind: 'stored'; event: ClaimedEvent }
   | { kind: 'attempted'; event: ClaimedEvent; url: string; outcome: PostOutcome; decision: DeliveryDecision };
@@ -119,7 +114,7 @@ export async function inDeliveryTransaction<T>(
   fn: (tx: Queryable) => Promise<T>,
   posts = 1,
 ): Promise<T> {
-  const idleTimeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) * posts + IDLE_IN_TRANSACTION_MARGIN_MS;
+  const idleTimeoutMs = Math.ceil(deps.config.webhookTimeoutSeconds * 1000) * posts + WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS;
   return withTransactionOnce(deps.pool, { idleTimeoutMs }, fn);
 }
 
@@ -282,8 +277,8 @@ export function observeAttempt(deps: WebhookDeps, result: AttemptResult): void {
  * processes at once. Resolves once nothing of this batch is in flight; rejects with the first database error.
  */
 export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOptions = {}): Promise<DeliveryCounts> {
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const concurrency = Math.max(1, Math.min(options.concurrency ?? DEFAULT_CONCURRENCY, batchSize));
+  const batchSize = options.batchSize ?? WEBHOOK_BATCH_EVENTS_MAX;
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? WEBHOOK_LANES, batchSize));
   const shouldContinue = options.shouldContinue ?? (() => true);
   const now = deps.clock.now();
   const handled: string[] = [];

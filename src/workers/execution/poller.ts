@@ -9,11 +9,6 @@ import type PgBoss from 'pg-boss';
 import type { ExecutionJob } from '../../jobs/queue.js';
 import { every, RUN_AGAIN, type Periodic } from '../periodic.js';
 
-/** Jobs one fetch takes and runs at once. */
-export const EXECUTION_BATCH = 16;
-/** Seconds an idle poller waits before asking for jobs again. */
-export const EXECUTION_POLL_SECONDS = 0.5;
-
 /**
  * Runs a fetched batch and settles its jobs: the runs that returned complete, a run that threw (an outage or a bug;
  * business failures are handled inside the run) fails its own job alone, which pg-boss retries.

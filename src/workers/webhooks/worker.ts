@@ -1,7 +1,8 @@
 // The webhook worker loop: a batch every WEBHOOK_POLL_SECONDS (the shared periodic loop), sooner when the outbox
 // NOTIFYs (wake()), and back to back while batches come back full. The LISTEN connection is an accelerator only:
 // while it is down, polling still delivers everything, just later.
-import { DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, deliverDueEvents, totalHandled, type WebhookDeps } from '../../core/webhooks/delivery.js';
+import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_LANES, WEBHOOK_PASSES_PER_WAKE_MAX, WEBHOOK_STOP_MARGIN_MS } from '../../bounds.js';
+import { deliverDueEvents, totalHandled, type WebhookDeps } from '../../core/webhooks/delivery.js';
 import { listen } from '../../db/listener.js';
 import { WEBHOOK_CHANNEL } from '../../db/queries/webhook-events.js';
 import { every, RUN_AGAIN } from '../periodic.js';
@@ -26,9 +27,9 @@ export interface WebhookWorker {
 export const LISTENER_APPLICATION_NAME = 'stableroute-webhooks-listener';
 
 export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const maxBatchesPerWake = options.maxBatchesPerWake ?? 50;
+  const batchSize = options.batchSize ?? WEBHOOK_BATCH_EVENTS_MAX;
+  const concurrency = options.concurrency ?? WEBHOOK_LANES;
+  const maxBatchesPerWake = options.maxBatchesPerWake ?? WEBHOOK_PASSES_PER_WAKE_MAX;
   const log = deps.log;
   let stopping: Promise<void> | null = null;
 
@@ -47,7 +48,7 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
     log,
     {
       onIdle: () => options.onIdle?.({ listening: listener.listening }),
-      stopTimeoutMs: options.stopTimeoutMs ?? deps.config.webhookTimeoutSeconds * 1000 + 5_000,
+      stopTimeoutMs: options.stopTimeoutMs ?? deps.config.webhookTimeoutSeconds * 1000 + WEBHOOK_STOP_MARGIN_MS,
     },
   );
 

@@ -1,0 +1,160 @@
+// Every bound of the service that is not a setting: batch sizes, lanes, pages, retries, timeouts, pool sizes, queue
+// lengths. One module, so a reader sees what limits what, and where two bounds are tied the arithmetic is written
+// here once. Units and qualifiers come last (`..._MAX`, `..._SECONDS`, `..._MS`). Settings an operator changes live in
+// config.ts; these change only with the code.
+
+// --- Execution (src/core/execution, src/workers/execution) --------------------------------------------------------
+
+/** Execution pollers per worker process: while one batch waits on the chain, the other's transactions run. */
+export const EXECUTION_POLLERS = 2;
+/** Jobs one poll fetches; the fetched batch is the unit every execution step runs on (claim, sign, record). */
+export const EXECUTION_BATCH_JOBS_MAX = 16;
+/** Seconds an idle poller waits before asking for jobs again; a full batch fetches again at once (decision 113). */
+export const EXECUTION_IDLE_POLL_SECONDS = 0.5;
+/** Expired leases one recovery sweep takes over and resumes as one batch; the rest wait for the next sweep. */
+export const LEASE_SWEEP_LEASES_MAX = 8;
+/** The largest execution batch: a poller's fetch or a sweep's takeovers. Bounds each step's lock hold and statements. */
+export const EXECUTION_BATCH_MAX = Math.max(EXECUTION_BATCH_JOBS_MAX, LEASE_SWEEP_LEASES_MAX);
+/** Attempts of one execution in all (spec: execution job retries); pg-boss re-runs a crashed run within the same budget. */
+export const EXECUTION_ATTEMPTS_MAX = 3;
+/** Runs of one attempt that may die holding the lease before it is abandoned: the same budget as pg-boss's runs. */
+export const LEASE_TAKEOVERS_MAX = EXECUTION_ATTEMPTS_MAX;
+/** Dead-letter jobs one poll fetches: a rare path, handled one at a time off the hot one. */
+export const DEAD_LETTER_BATCH_JOBS_MAX = 1;
+/** Seconds between looks at the dead-letter queue. */
+export const DEAD_LETTER_IDLE_POLL_SECONDS = 2;
+/**
+ * A use case that asks the chain first and then locks re-checks what it decided from; when that changed in between
+ * (another worker or an operator moved the payment), it starts over, at most this many times in all.
+ */
+export const RECHECK_ROUNDS_MAX = 3;
+
+// --- Confirmation (src/core/confirmation) ---------------------------------------------------------------------------
+
+/** Open attempts loaded, and asked about, per page of a confirmation round. */
+export const CONFIRMATION_PAGE_ATTEMPTS = 1000;
+/** Verdicts written in one transaction at most. */
+export const CONFIRMATION_WRITE_BATCH_MAX = 64;
+/** Write transactions of one page in flight at once. */
+export const CONFIRMATION_WRITE_LANES = 2;
+
+// --- Group commits where independent HTTP requests meet (src/core/group-commits.ts, src/db/notify.ts) -----------
+
+/** Creations in one reservation transaction: bounds the treasury row's lock hold and the statement sizes. */
+export const RESERVATION_BATCH_MAX = 64;
+/** Quotes written by one INSERT. */
+export const QUOTE_WRITE_BATCH_MAX = 128;
+/** API keys looked up by one query. */
+export const KEY_LOOKUP_BATCH_MAX = 256;
+/** Notices sent by one statement after their transactions committed. */
+export const NOTICE_BATCH_MAX = 512;
+
+// --- Webhooks (src/core/webhooks, src/workers/webhooks, src/webhook-client) --------------------------------------
+
+/** Events one delivery pass handles at most; each lane claims its share (decisions 152, 162). */
+export const WEBHOOK_BATCH_EVENTS_MAX = 64;
+/** Delivery lanes in flight at once, each on one pool connection with its claim. */
+export const WEBHOOK_LANES = 4;
+/** Full delivery passes run back to back before the loop yields to its timer. */
+export const WEBHOOK_PASSES_PER_WAKE_MAX = 50;
+/** Attempts of one webhook event: the first plus the 5 retries the spec allows (schedule: src/domain/webhook-delivery.ts). */
+export const WEBHOOK_ATTEMPTS_MAX = 6;
+/** Margin over the POSTs' timeouts for a delivery transaction's idle limit: it sits idle while they run. */
+export const WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
+/** Margin over the POST timeout that stopping the webhook worker waits for its pass in flight. */
+export const WEBHOOK_STOP_MARGIN_MS = 5_000;
+/** A receiver's answer body is read (for the connection's sake) up to this size; past it the connection is dropped. */
+export const WEBHOOK_ANSWER_BODY_MAX_BYTES = 64 * 1024;
+/** Operator alert notifications sent per pass: the rest wait for the next pass. */
+export const ALERT_DELIVERIES_PER_PASS_MAX = 20;
+
+// --- Chains (src/chains) ------------------------------------------------------------------------------------------
+
+/** Transfers whose statuses are read in one round of Ethereum JSON-RPC batches, and the most calls in one batch. */
+export const ETHEREUM_RPC_BATCH_REQUESTS_MAX = 100;
+/** Signatures in one Solana getSignatureStatuses call (the node's limit). */
+export const SOLANA_STATUS_SIGNATURES_PER_CALL_MAX = 256;
+/** getSignaturesForAddress's largest page. */
+export const SOLANA_SIGNATURE_PAGE_SIGNATURES = 1000;
+/** Signature pages listed per address per inbound scan, walking down a backlog. */
+export const SOLANA_SIGNATURE_PAGES_PER_SCAN_MAX = 10;
+/** Signatures of one address in a window: what an inbound scan lists once the walk down is done. */
+export const SOLANA_WINDOW_SIGNATURES = 100;
+/** Transactions read per inbound scan (one getTransaction each, failed ones excepted): both addresses' windows. */
+export const SOLANA_SCAN_TRANSACTIONS_MAX = 2 * SOLANA_WINDOW_SIGNATURES;
+/** getTransaction calls of a scan in flight at once. */
+export const SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT = 10;
+/** Walk marks kept per address: the scan position stays a few kilobytes whatever the backlog. */
+export const SOLANA_SCAN_MARKS_MAX = 100;
+/** Transfers the deposit scanner reads per call of the simulated chain (bounded, like an RPC page). */
+export const SIMULATED_INBOUND_PAGE_TRANSFERS = 200;
+/** Transfers in flight asked about per getStatuses call of a reconciliation (adapters split further as needed). */
+export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
+/** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */
+export const TREASURY_SNAPSHOT_TRIES_MAX = 5;
+
+// --- Database (src/db) --------------------------------------------------------------------------------------------
+
+/** Connections of a process that runs one role (`api`, `worker`). */
+export const DB_POOL_CONNECTIONS = 20;
+/** `serve`: the api's connections and the workers', kept apart (decision 156). */
+export const DB_SERVE_API_POOL_CONNECTIONS = 12;
+export const DB_SERVE_WORKER_POOL_CONNECTIONS = 16;
+/** pg-boss's own connections. */
+export const QUEUE_POOL_CONNECTIONS = 4;
+/** Waits for a free connection, a statement, and a transaction left idle: a stuck database surfaces as an error. */
+export const DB_CONNECT_TIMEOUT_MS = 10_000;
+export const DB_STATEMENT_TIMEOUT_MS = 30_000;
+export const DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** Tries of a transaction that hit a deadlock or a serialization failure. */
+export const DB_TRANSACTION_TRIES_MAX = 3;
+/** Statements each connection keeps prepared: beyond it, new texts run unprepared (a bound on server memory). */
+export const DB_PREPARED_STATEMENTS_MAX = 1_000;
+/** Entries the quote facts cache keeps per topic (one per merchant for policies): beyond it the topic starts afresh. */
+export const NOTICE_CACHE_ENTRIES_MAX = 10_000;
+/** How long closing a LISTEN connection may take. */
+export const LISTEN_END_TIMEOUT_MS = 5_000;
+/**
+ * Waits between LISTEN reconnection attempts, doubling from the first to the cap. The cap is short: an attempt costs
+ * one refused connection, and a listener held back by a long backoff would miss notices for that long after the
+ * database is back (caches bypassed, the console's live view silent).
+ */
+export const LISTEN_RECONNECT_MIN_MS = 500;
+export const LISTEN_RECONNECT_MAX_MS = 5_000;
+/** The embedded server: how long an orphan's stop, a restart's backoff and attaching to another owner's may take. */
+export const EMBEDDED_ORPHAN_STOP_TIMEOUT_MS = 30_000;
+export const EMBEDDED_RESTART_MIN_MS = 500;
+export const EMBEDDED_RESTART_MAX_MS = 10_000;
+export const EMBEDDED_ATTACH_TIMEOUT_MS = 120_000;
+/** How long stopping the queue waits for its in-flight work. */
+export const QUEUE_STOP_TIMEOUT_MS = 30_000;
+
+// --- Loops, pages and reads (src/workers, src/core, src/api) ------------------------------------------------------
+
+/**
+ * After failed ticks a periodic loop waits twice as long each time, from its period up to this (or its period, when
+ * longer): a fast loop in an outage neither hammers the database nor floods the log, and is back within this of the
+ * recovery.
+ */
+export const PERIODIC_FAILURE_BACKOFF_MAX_MS = 5_000;
+/** A scrape's database read slower than this is not waited for. */
+export const METRICS_READ_TIMEOUT_MS = 5_000;
+/** Records an audit-chain proof reads at once. */
+export const AUDIT_VERIFY_PAGE_ROWS = 1000;
+/** Problems a ledger check reports at most: enough to act on, bounded output. */
+export const LEDGER_VERIFY_PROBLEMS_MAX = 100;
+/** Rows of an admin list page, by default and at most. */
+export const ADMIN_PAGE_ROWS_DEFAULT = 50;
+export const ADMIN_PAGE_ROWS_MAX = 200;
+/** Points of a chain's health chart: by default about an hour at the default 15 s collection period, and at most. */
+export const ADMIN_HEALTH_HISTORY_POINTS_DEFAULT = 240;
+export const ADMIN_HEALTH_HISTORY_POINTS_MAX = 2000;
+/** The admin overview's recent payments and deposits. */
+export const ADMIN_RECENT_PAYMENTS = 20;
+export const ADMIN_RECENT_DEPOSITS = 10;
+/** Open server-sent event streams per process; more are refused with 503 rather than exhausting sockets. */
+export const ADMIN_EVENT_STREAMS_MAX = 100;
+/** Unsent bytes a stream may pile up (a client that stopped reading) before it is ended, to reconnect and re-read. */
+export const ADMIN_EVENT_BUFFERED_BYTES_MAX = 1_000_000;
+/** Keys whose last use this process remembers writing (a forgotten one costs one extra conditional write). */
+export const KEY_USE_CACHE_ENTRIES_MAX = 10_000;
