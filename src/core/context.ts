@@ -23,3 +23,13 @@ export interface AppContext {
   /** The api's cache of quote facts (decision 145); without one, every quote reads them from the database. */
   facts?: NoticeCache;
 }
+
+/** What the payment lifecycle's use cases (execution, confirmation, operator transitions) need of the context. */
+export interface LifecycleDeps {
+  pool: Pool;
+  boss: PgBoss;
+  clock: Clock;
+  adapters: ChainAdapters;
+  config: Pick<Config, 'executionRetryDelaySeconds' | 'stuckAfterSeconds' | 'executionLeaseSeconds'>;
+  log: Logger;
+}

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { writeBatch, type ItemOutcome } from './group-commit.js';
 import { collectNotices, createNoticeSender, endNotices, type NoticeSender } from './notify.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, DB_PREPARED_STATEMENTS_MAX, DB_STATEMENT_TIMEOUT_MS, DB_TRANSACTION_TRIES_MAX } from '../bounds.js';
 
@@ -79,6 +80,25 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
       client.release();
     }
   }
+}
+
+/**
+ * withTransaction for a batch of independent items: `fn` answers each item of the batch it is given. When the
+ * transaction fails because of one of its items (not an outage), each item runs again in a transaction of its own, so
+ * that only the culprit fails (writeBatch, group-commit.ts). The workers' steps run their batches through it.
+ */
+export async function withBatchTransaction<T, R>(
+  pool: Pool,
+  items: readonly T[],
+  fn: (tx: pg.PoolClient, items: readonly T[]) => Promise<R[]>,
+  onSplit?: (error: unknown, items: readonly T[]) => void,
+): Promise<ItemOutcome<R>[]> {
+  if (items.length === 0) return [];
+  return writeBatch(
+    items,
+    async (batch) => (await withTransaction(pool, (tx) => fn(tx, batch))).map((value) => ({ ok: true as const, value })),
+    onSplit,
+  );
 }
 
 /**

@@ -1,11 +1,11 @@
-// Starts every background worker of a process: execution (pg-boss jobs running src/core/lifecycle), confirmation,
+// Starts every background worker of a process: execution (pg-boss jobs running src/core/execution), confirmation,
 // webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
+import { EXECUTION_POLLERS } from '../bounds.js';
 import type { AppContext } from '../core/context.js';
 import { deliverAlertNotifications } from '../core/alerts.js';
-import { handleDeadExecution } from '../core/lifecycle/abandon.js';
 import { runReconciliation } from '../core/reconcile-runs.js';
-import { executePayment, type ExecutionDeps } from '../core/lifecycle/execute.js';
-import { resumeExpiredExecutions } from '../core/lifecycle/recover.js';
+import type { ExecutionDeps } from '../core/execution/execute.js';
+import { resumeExpiredExecutions } from '../core/execution/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
@@ -13,7 +13,6 @@ import { startQueuePoller } from './execution/poller.js';
 import { collectOnce } from './health/collect.js';
 import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
-import { DEAD_LETTER_BATCH_JOBS_MAX, DEAD_LETTER_IDLE_POLL_SECONDS, EXECUTION_BATCH_JOBS_MAX, EXECUTION_IDLE_POLL_SECONDS, EXECUTION_POLLERS } from '../bounds.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -24,22 +23,8 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const deps: ExecutionDeps = { ...ctx, log: log.child({ worker: 'execution' }) };
   // A stopping process waits this long for the executions in flight; what it abandons expires and is retried.
   const stopTimeoutMs = ctx.config.executionJobTimeoutSeconds * 1000;
-  const pollers = Array.from({ length: EXECUTION_POLLERS }, () =>
-    startQueuePoller(
-      ctx.boss,
-      EXECUTION_QUEUE,
-      { batchSize: EXECUTION_BATCH_JOBS_MAX, pollSeconds: EXECUTION_IDLE_POLL_SECONDS, stopTimeoutMs },
-      (job) => executePayment(deps, job),
-      log,
-    ),
-  );
-  const deadLetters = startQueuePoller(
-    ctx.boss,
-    EXECUTION_DEAD_LETTER_QUEUE,
-    { batchSize: DEAD_LETTER_BATCH_JOBS_MAX, pollSeconds: DEAD_LETTER_IDLE_POLL_SECONDS, stopTimeoutMs },
-    (job) => handleDeadExecution(deps, job),
-    log,
-  );
+  const pollers = Array.from({ length: EXECUTION_POLLERS }, () => startQueuePoller(deps, EXECUTION_QUEUE, stopTimeoutMs));
+  const deadLetters = startQueuePoller(deps, EXECUTION_DEAD_LETTER_QUEUE, stopTimeoutMs);
   const confirmation = startConfirmationWorker(
     { ...ctx, log: log.child({ worker: 'confirmation' }) },
     { pollSeconds: ctx.config.confirmationPollSeconds, headPollSeconds: ctx.config.confirmationHeadPollSeconds },

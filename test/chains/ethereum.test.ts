@@ -28,7 +28,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
-import { signAttempt } from '../../src/core/lifecycle/sign.js';
+import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
@@ -92,7 +92,7 @@ async function sign(request: TransferRequest, signer: ChainAdapter = adapter): P
       [request.paymentIntentId, request.amountMicros, request.to],
     );
     const intent = (await findIntent(tx, request.paymentIntentId))!;
-    return (await signAttempt(tx, signer, intent, prepared, new Date())).signed;
+    return (await signAttempts(tx, signer, [{ intent, prepared }], new Date()))[0]!.signed;
   });
 }
 
@@ -713,7 +713,7 @@ describe('ethereum adapter: node unreachable', () => {
          VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
         [request.paymentIntentId, request.amountMicros, request.to],
       );
-      return (await signAttempt(tx, viaHop, (await findIntent(tx, request.paymentIntentId))!, prepared, new Date())).signed;
+      return (await signAttempts(tx, viaHop, [{ intent: (await findIntent(tx, request.paymentIntentId))!, prepared }], new Date()))[0]!.signed;
     });
     expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(prepared.feeEstimate.feeUsd);
     await adapter.broadcast(signed);

@@ -7,7 +7,6 @@ import pino from 'pino';
 import { createPublicClient, createTestClient, encodeAbiParameters, http, keccak256, numberToHex, parseAbi, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelPayment } from '../../src/core/lifecycle/cancel.js';
-import { executePayment } from '../../src/core/lifecycle/execute.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
@@ -16,7 +15,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
 import { jsonRpc } from '../helpers/devnet-process.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
-import { drainExecution } from '../helpers/workers.js';
+import { drainExecution, executeAlone } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';
 
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
@@ -71,7 +70,7 @@ describe('cancelling a payment whose transfer reverted on chain', () => {
     proxy.holdMethods.add('eth_sendRawTransaction');
     try {
       const [job] = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { ignoreStartAfter: true });
-      await executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
+      await executeAlone({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
       await t.boss.complete(EXECUTION_QUEUE, job!.id);
     } finally {
       proxy.holdMethods.clear();

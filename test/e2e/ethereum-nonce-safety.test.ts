@@ -5,8 +5,7 @@
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleDeadExecution } from '../../src/core/lifecycle/abandon.js';
-import { executePayment } from '../../src/core/lifecycle/execute.js';
+import { handleDeadExecution } from '../../src/core/execution/abandon.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
@@ -16,7 +15,7 @@ import { createPayment, createTestContext, KEY, type TestContext } from '../help
 import { jsonRpc } from '../helpers/devnet-process.js';
 import { runCommand } from '../helpers/process.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
-import { confirm, drainExecution } from '../helpers/workers.js';
+import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 
 const RECIPIENT = '0x52908400098527886E0F7030069857D2E4169EE7' as Address;
 const ERC20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
@@ -66,7 +65,7 @@ const attemptsOf = async (id: string) =>
 async function executeOnce(id: string): Promise<void> {
   const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 20, ignoreStartAfter: true });
   for (const job of jobs) {
-    if (job.data.payment_intent_id === id) await executePayment({ ...t.ctx, log: quiet }, job.data);
+    if (job.data.payment_intent_id === id) await executeAlone({ ...t.ctx, log: quiet }, job.data);
     await t.boss.complete(EXECUTION_QUEUE, job.id);
   }
 }

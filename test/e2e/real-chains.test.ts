@@ -10,7 +10,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { collectOnce } from '../../src/workers/health/collect.js';
 import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
-import { confirm, drainExecution } from '../helpers/workers.js';
+import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 import pino from 'pino';
 import { devnetEnv } from '../helpers/devnet.js';
 import { testAudit } from '../helpers/audit.js';
@@ -99,8 +99,7 @@ describe('real chains', () => {
     const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => pay(1 + i / 100, { ethereum_address: ETH_RECIPIENT }, `eth-${i}`)));
     // Run the ten jobs concurrently, as several workers would.
     const jobs = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { batchSize: 20, ignoreStartAfter: true });
-    const { executePayment } = await import('../../src/core/lifecycle/execute.js');
-    await Promise.all(jobs.map((job) => executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job.data)));
+    await Promise.all(jobs.map((job) => executeAlone({ ...t.ctx, log: pino({ level: 'silent' }) }, job.data)));
     for (const job of jobs) await t.boss.complete('payment-execute', job.id);
     // A run whose node read timed out on a busy machine (RPC_TIMEOUT_SECONDS is 1 here) queued its retry: run it too.
     await drainExecution(t);
@@ -142,8 +141,7 @@ describe('real chains', () => {
     try {
       id = await pay(2, { ethereum_address: ETH_RECIPIENT }, 'down-1');
       const [job] = await t.boss.fetch<{ payment_intent_id: string; attempt: number }>('payment-execute', { ignoreStartAfter: true });
-      const { executePayment } = await import('../../src/core/lifecycle/execute.js');
-      await executePayment({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
+      await executeAlone({ ...t.ctx, log: pino({ level: 'silent' }) }, job!.data);
       await t.boss.complete('payment-execute', job!.id);
       const intent = await read(id);
       expect(intent.status).toBe('retrying');

@@ -1,12 +1,22 @@
 // Drives the workers by hand in tests: no timers, the manual clock decides what is due.
 import type PgBoss from 'pg-boss';
 import pino from 'pino';
+import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
+import { runOf } from '../../src/core/execution/run.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { confirmOnce } from '../../src/workers/confirmation/confirm.js';
-import { executePayment } from '../../src/core/lifecycle/execute.js';
 import type { TestContext } from './context.js';
 
 const quiet = pino({ level: 'silent' });
+
+/**
+ * Runs one job through the execution batch path as a batch of one (under `runId`, a sweeper's owner, when given); a run
+ * that fails rejects, as its job would fail.
+ */
+export async function executeAlone(deps: ExecutionDeps, job: ExecutionJob, runId?: string): Promise<void> {
+  const [outcome] = await executeBatch(deps, [runId === undefined ? runOf(job) : { job, runId }]);
+  if (!outcome!.ok) throw outcome!.error;
+}
 
 /** Runs every queued execution job (retries included, ignoring their start time) until the queue is empty. */
 export async function drainExecution(t: TestContext, maxJobs = 1000): Promise<number> {
@@ -15,7 +25,7 @@ export async function drainExecution(t: TestContext, maxJobs = 1000): Promise<nu
     const jobs: PgBoss.Job<ExecutionJob>[] = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 20, ignoreStartAfter: true });
     if (jobs.length === 0) return ran;
     for (const job of jobs) {
-      await executePayment({ ...t.ctx, log: quiet }, job.data);
+      await executeAlone({ ...t.ctx, log: quiet }, job.data);
       await t.boss.complete(EXECUTION_QUEUE, job.id);
       if (++ran > maxJobs) throw new Error('execution did not converge');
     }

@@ -5,11 +5,11 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/chains/port.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { handleDeadExecution } from '../../src/core/lifecycle/abandon.js';
+import { handleDeadExecution } from '../../src/core/execution/abandon.js';
 import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
-import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
+import type { ExecutionDeps } from '../../src/core/execution/execute.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
-import { confirm, drainExecution } from '../helpers/workers.js';
+import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
@@ -92,7 +92,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
 
   it('a transfer the node refused for good (nothing on chain): manual_review, funds reserved', async () => {
     const id = await pay(12);
-    await executePayment(deps(refusing()), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(refusing()), { payment_intent_id: id, attempt: 1 });
     expect((await read(id)).status).toBe('retrying');
     // The retry's job (attempt 2) is the one pg-boss gave up on.
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
@@ -108,7 +108,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
 
   it('a dead job of an earlier attempt changes nothing: the current attempt is alive', async () => {
     const id = await pay(17);
-    await executePayment(deps(refusing()), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(refusing()), { payment_intent_id: id, attempt: 1 });
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
     expect((await read(id)).status).toBe('retrying');
     // (Leave the books as the next tests expect them: the retry's job is abandoned too, and an operator fails it.)
@@ -121,7 +121,7 @@ describe('handleDeadExecution, nothing reached the chain', () => {
 describe('handleDeadExecution, a transfer failed on chain', () => {
   it('fails an intent whose transfer the chain reports reverted, with the chain\'s reason and the fee it spent', async () => {
     const id = await pay(16);
-    await executePayment(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
     const reverted: ChainAdapters = {
       ...t.ctx.adapters,
       solana: { ...t.ctx.adapters.solana, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
@@ -139,7 +139,7 @@ describe('handleDeadExecution, a transfer may land', () => {
   it('moves the intent to manual_review, and the confirmation worker settles it once the transfer is final', async () => {
     const id = await pay(13);
     // The node took the bytes but the answer was lost; then the job was abandoned.
-    await executePayment(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     let intent = await read(id);
     expect(intent.status).toBe('manual_review');
@@ -159,7 +159,7 @@ describe('handleDeadExecution, a transfer may land', () => {
 
   it('re-sends a transfer the chain never got, then settles it', async () => {
     const id = await pay(14);
-    await executePayment(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     expect((await read(id)).status).toBe('manual_review');
 
@@ -174,7 +174,7 @@ describe('handleDeadExecution, a transfer may land', () => {
 
   it('a late execution job changes nothing, and the books balance', async () => {
     const id = await pay(15);
-    await executePayment(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
+    await executeAlone(deps(answerLost(true)), { payment_intent_id: id, attempt: 1 });
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 2 });
     await drainExecution(t); // every job still queued (this retry included) finds its intent past execution
     const intent = await read(id);

@@ -1,15 +1,16 @@
 // Execution steps in batches. The locked re-check of a signature batch, in two statements for the whole batch
-// (live.ts lockLiveToSign): each payment is answered as its run left it (still broadcasting, the run holding its
-// lease, nothing signed yet), or CHANGED, in the order the runs asked; the batch's attempts are written in one INSERT.
-// A claim batch (claim.ts) claims the plain payments together and every other run as alone.
+// (recheck.ts): each payment is answered as its run left it (still broadcasting, the run holding its lease, nothing
+// signed yet), or CHANGED, in the order the runs asked; the batch's attempts are written in one INSERT. A claim batch
+// (claim.ts) claims its payments in one transaction and answers every run as a claim alone would.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claim } from '../../src/core/lifecycle/claim.js';
-import { CHANGED } from '../../src/core/lifecycle/deps.js';
-import { lockLiveToSign } from '../../src/core/lifecycle/live.js';
-import { withTransaction } from '../../src/db/pool.js';
+import { claimRuns } from '../../src/core/execution/claim.js';
+import { lockForRecheck } from '../../src/core/execution/recheck.js';
+import { CHANGED } from '../../src/core/lifecycle/changed.js';
+import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { insertAttempts } from '../../src/db/queries/attempts.js';
-import { grantLease } from '../../src/db/queries/leases.js';
+import { grantLeases } from '../../src/db/queries/leases.js';
+import { isAsLeft } from '../../src/domain/execution.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext;
@@ -22,8 +23,14 @@ afterAll(async () => t.close());
 async function executing(owner: string): Promise<string> {
   const id = await createPayment(t.app, 2);
   await t.db.pool.query("UPDATE payment_intents SET status = 'broadcasting' WHERE id = $1", [id]);
-  await grantLease(t.db.pool, { intentId: id, owner, attempt: 1, seconds: 30, takeovers: 0 });
+  await grantLeases(t.db.pool, [{ intentId: id, owner, attempt: 1, seconds: 30, takeovers: 0 }]);
   return id;
+}
+
+/** What a signature batch's re-check answers each run: its payment, or CHANGED. */
+async function recheckToSign(tx: Queryable, runs: { runId: string; intentId: string }[]) {
+  const locked = await lockForRecheck(tx, runs.map((r) => ({ job: { payment_intent_id: r.intentId, attempt: 1 }, runId: r.runId })), { lockAttempts: false });
+  return locked.map(({ intent, facts }) => (intent && isAsLeft(facts, null) ? intent : CHANGED));
 }
 
 const attempt = (id: string, intent: string) => ({
@@ -42,10 +49,10 @@ describe('a signature batch', () => {
     const signed = await executing('run-signed');
     await insertAttempts(t.db.pool, [attempt('att_signed', signed)]);
     const notBroadcasting = await createPayment(t.app, 2); // still route_selected
-    await grantLease(t.db.pool, { intentId: notBroadcasting, owner: 'run-early', attempt: 1, seconds: 30, takeovers: 0 });
+    await grantLeases(t.db.pool, [{ intentId: notBroadcasting, owner: 'run-early', attempt: 1, seconds: 30, takeovers: 0 }]);
 
     const answers = await withTransaction(t.db.pool, (tx) =>
-      lockLiveToSign(tx, [
+      recheckToSign(tx, [
         { runId: 'run-signed', intentId: signed },
         { runId: 'run-ready', intentId: ready },
         { runId: 'run-presumed-dead', intentId: takenOver },
@@ -70,7 +77,7 @@ describe('a signature batch', () => {
     ]);
     // The batch re-check now finds both signed: a second signature of either would be refused.
     const answers = await withTransaction(t.db.pool, (tx) =>
-      lockLiveToSign(tx, [
+      recheckToSign(tx, [
         { runId: 'run-a', intentId: a },
         { runId: 'run-b', intentId: b },
       ]),
@@ -80,12 +87,11 @@ describe('a signature batch', () => {
 });
 
 describe('a claim batch', () => {
-  it('claims plain payments together and answers every other run as a claim alone would', async () => {
+  it('claims its payments in one transaction and answers every run as a claim alone would', async () => {
     const [a, b, twice, stale] = [await createPayment(t.app, 1), await createPayment(t.app, 1), await createPayment(t.app, 1), await createPayment(t.app, 1)];
     const deps = { ...t.ctx, log: pino({ level: 'silent' }) };
-    const run = (id: string, runId: string, attempt = 1) => claim(deps, { job: { payment_intent_id: id, attempt }, runId });
-    // The first claim is written at once, alone; the others arrive while it is, and share the next transaction.
-    const answers = await Promise.all([
+    const run = (id: string, runId: string, attempt = 1) => ({ job: { payment_intent_id: id, attempt }, runId });
+    const answers = await claimRuns(deps, [
       run(a, 'run-a'),
       run(b, 'run-b'),
       run(twice, 'run-first'),
@@ -93,7 +99,10 @@ describe('a claim batch', () => {
       run(stale, 'run-stale', 2),
       run('pi_does_not_exist', 'run-ghost'),
     ]);
-    const summary = answers.map((x) => ('kind' in x ? x.why : `${x.intent.id} ${x.intent.status} live=${x.live?.id ?? null}`));
+    const summary = answers.map((x) => {
+      if (!x.ok) throw x.error;
+      return x.value.kind === 'done' ? x.value.why : `${x.value.intent.id} ${x.value.intent.status} live=${x.value.live?.id ?? null}`;
+    });
     expect(summary).toEqual([
       `${a} broadcasting live=null`,
       `${b} broadcasting live=null`,

@@ -4,10 +4,10 @@
 // run records a retry while the stale job of attempt 1 waits (in its claim batch's lock, claim.ts): the stale run must
 // then do nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executePayment } from '../../src/core/lifecycle/execute.js';
 import { changeStatus, findIntent } from '../../src/db/queries/intents.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
+import { executeAlone } from '../helpers/workers.js';
 
 let t: TestContext;
 beforeEach(async () => {
@@ -26,7 +26,7 @@ describe('an execution claim that waited for the intent lock', () => {
       const intent = (await findIntent(holder, id, { forUpdate: true }))!;
       intent.status = await changeStatus(holder, intent, 'broadcasting', now);
       await changeStatus(holder, intent, 'retrying', now, 'rpc_error');
-      stale = executePayment(t.ctx, { payment_intent_id: id, attempt: 1 });
+      stale = executeAlone(t.ctx, { payment_intent_id: id, attempt: 1 });
       await waitFor(
         'the stale claim waiting for the intent lock',
         async () => {

@@ -4,13 +4,13 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
-import { handleDeadExecution } from '../../src/core/lifecycle/abandon.js';
-import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
+import { handleDeadExecution } from '../../src/core/execution/abandon.js';
+import type { ExecutionDeps } from '../../src/core/execution/execute.js';
 import { LEASE_TAKEOVERS_MAX } from '../../src/bounds.js';
-import { resumeExpiredExecutions } from '../../src/core/lifecycle/recover.js';
+import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
-import { drainExecution } from '../helpers/workers.js';
+import { drainExecution, executeAlone } from '../helpers/workers.js';
 
 // Long enough that no heartbeat comes while a test plays a worker's death by ageing the lease by hand.
 let t: TestContext;
@@ -66,11 +66,11 @@ describe('execution leases', () => {
   it('a second run of the same attempt stops at its claim while the first one is alive', async () => {
     const id = await createPayment(t.app, 5);
     const stuck = gated();
-    const first = executePayment(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    const first = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
     expect(await lease(id)).toMatchObject({ attempt: 1, takeovers: 0 });
 
-    await executePayment(deps(), { payment_intent_id: id, attempt: 1 }); // pg-boss re-ran the job, say
+    await executeAlone(deps(), { payment_intent_id: id, attempt: 1 }); // pg-boss re-ran the job, say
     expect((await read(id)).status).toBe('broadcasting');
     expect(await resumeExpiredExecutions(deps())).toEqual({ resumed: 0, abandoned: 0 }); // the lease is alive
 
@@ -87,7 +87,7 @@ describe('execution leases', () => {
     const id = await createPayment(t.app, 6);
     const stuck = gated();
     // Killed between storing the signed transfer and sending it, as far as anyone can tell.
-    const presumedDead = executePayment(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    const presumedDead = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
     const deadOwner = (await lease(id)).owner;
     await expireLease(id);
@@ -117,7 +117,7 @@ describe('execution leases', () => {
   it('the heartbeat keeps a long run\'s lease alive, so the sweeper leaves it be', async () => {
     const id = await createPayment(t.app, 7);
     const stuck = gated();
-    const running = executePayment(deps(stuck.adapters, 0.6), { payment_intent_id: id, attempt: 1 });
+    const running = executeAlone(deps(stuck.adapters, 0.6), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
     const first = (await lease(id)).expires_at.getTime();
     // Renewed every 0.2 s: wait for two renewals past the first expiry, the sweeper never gets it.
@@ -131,7 +131,7 @@ describe('execution leases', () => {
   it(`after ${LEASE_TAKEOVERS_MAX} dead runs of one attempt the sweeper abandons it: manual review, nothing failed`, async () => {
     const id = await createPayment(t.app, 8);
     const stuck = gated();
-    const presumedDead = executePayment(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    const presumedDead = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
     await t.db.pool.query('UPDATE execution_leases SET takeovers = $2 WHERE payment_intent_id = $1', [id, LEASE_TAKEOVERS_MAX - 1]);
     await expireLease(id);
@@ -161,7 +161,7 @@ describe('execution leases', () => {
   it('the dead-letter handler leaves a payment alone while another run of its attempt is alive', async () => {
     const id = await createPayment(t.app, 4);
     const stuck = gated();
-    const running = executePayment(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    const running = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
     await stuck.entered;
     await handleDeadExecution(deps(), { payment_intent_id: id, attempt: 1 });
     expect((await read(id)).status).toBe('broadcasting');

@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import type { ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
+import type { ExecutionDeps } from '../../src/core/execution/execute.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
+import { executeAlone } from '../helpers/workers.js';
 
 let t: TestContext;
 afterEach(async () => t?.close());
@@ -49,7 +50,7 @@ async function setup(broadcasts: Broadcast[], statuses: TxStatus[], signRefusal?
   const adapter = scripted(t.ctx.adapters.ethereum, broadcasts, statuses, signRefusal);
   const deps: ExecutionDeps = { ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: adapter }, log: pino({ level: 'silent' }) };
   const id = await createPayment(t.app, 40, { ethereum_address: ETH_ADDRESS });
-  const run = (attempt: number) => executePayment(deps, { payment_intent_id: id, attempt } satisfies ExecutionJob);
+  const run = (attempt: number) => executeAlone(deps, { payment_intent_id: id, attempt } satisfies ExecutionJob);
   return { id, adapter, run };
 }
 

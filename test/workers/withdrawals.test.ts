@@ -6,13 +6,13 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
-import { executePayment, type ExecutionDeps } from '../../src/core/lifecycle/execute.js';
-import { resumeExpiredExecutions } from '../../src/core/lifecycle/recover.js';
+import type { ExecutionDeps } from '../../src/core/execution/execute.js';
+import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
-import { confirm, drainExecution } from '../helpers/workers.js';
+import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -160,12 +160,12 @@ describe('withdrawals', () => {
       },
     };
     const deps = (adapters: ChainAdapters): ExecutionDeps => ({ ...t.ctx, adapters, log: quiet });
-    const dead = executePayment(deps({ ...t.ctx.adapters, solana }), job!.data);
+    const dead = executeAlone(deps({ ...t.ctx.adapters, solana }), job!.data);
     await inSend;
     await t.db.pool.query("UPDATE execution_leases SET expires_at = now() - interval '1 second' WHERE payment_intent_id = $1", [w.id]);
     // ...the sweeper resumes it with the same signed bytes, and pg-boss delivering the job once more changes nothing.
     expect(await resumeExpiredExecutions(deps(t.ctx.adapters))).toEqual({ resumed: 1, abandoned: 0 });
-    await executePayment(deps(t.ctx.adapters), job!.data);
+    await executeAlone(deps(t.ctx.adapters), job!.data);
     open();
     await dead;
     await settleAll();

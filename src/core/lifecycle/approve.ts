@@ -21,7 +21,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { AppError } from '../../domain/errors.js';
 import { enqueueExecution } from '../../jobs/queue.js';
 import { appendAudit, type AuditEntry } from '../audit.js';
-import type { LifecycleDeps } from './deps.js';
+import type { LifecycleDeps } from '../context.js';
 import { failIntent } from './outcomes.js';
 
 export interface ApprovalResult {

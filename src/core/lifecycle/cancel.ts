@@ -12,7 +12,8 @@ import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/querie
 import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
-import { CHANGED, type LifecycleDeps } from './deps.js';
+import type { LifecycleDeps } from '../context.js';
+import { CHANGED } from './changed.js';
 import { postFee, releaseReservation } from './outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 

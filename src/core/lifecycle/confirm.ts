@@ -25,7 +25,7 @@ import { decideConfirmation, type ConfirmationAction } from '../../domain/confir
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { Metrics } from '../../metrics/registry.js';
-import type { LifecycleDeps } from './deps.js';
+import type { LifecycleDeps } from '../context.js';
 import { moveAndTell } from './events.js';
 import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from './outcomes.js';
 import { postMany } from '../../ledger/store.js';

@@ -3,7 +3,8 @@
 import type pg from 'pg';
 import { withTransaction } from '../../db/pool.js';
 import { appendAudit, type AuditEntry } from '../audit.js';
-import { CHANGED, type LifecycleDeps } from './deps.js';
+import type { LifecycleDeps } from '../context.js';
+import { CHANGED } from './changed.js';
 
 export async function operatorRound<T>(
   deps: Pick<LifecycleDeps, 'pool' | 'clock'>,

@@ -14,10 +14,11 @@ import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecution } from '../../jobs/queue.js';
-import { CHANGED, type LifecycleDeps } from './deps.js';
+import type { LifecycleDeps } from '../context.js';
+import { CHANGED } from './changed.js';
 import { moveAndTell } from './events.js';
 import { failByCancel, failIntent, postFee, settleIntent } from './outcomes.js';
-import { signAttempt, transferRequestOf } from './sign.js';
+import { signAttempts, transferRequestOf } from './sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { operatorRound } from './operator-round.js';
 
@@ -128,7 +129,8 @@ export async function resolveManualReview(
       // replace / cancel_on_chain: the new transaction shares the nonce, so whichever lands, the others never do. The
       // one it supersedes is kept as 'replaced' for the record; the confirmation worker watches the new one.
       const cancel = resolution === 'cancel_on_chain';
-      const { attemptId, signed } = await signAttempt(tx, adapter, intent, prepared!, now, cancel ? 'cancel' : 'transfer');
+      const [successor] = await signAttempts(tx, adapter, [{ intent, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' }], now);
+      const { id: attemptId, signed } = successor!;
       await markFailed(tx, attempt!.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
       // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
       await markBroadcasted(tx, attemptId, now);

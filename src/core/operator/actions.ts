@@ -6,7 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';
 import type { AuditEntry } from '../audit.js';
 import { cancelPayment } from '../lifecycle/cancel.js';
-import type { LifecycleDeps } from '../lifecycle/deps.js';
+import type { LifecycleDeps } from '../context.js';
 import { resolveManualReview, type ResolutionResult } from '../lifecycle/resolve.js';
 
 async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {

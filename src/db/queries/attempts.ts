@@ -30,12 +30,13 @@ const COLUMN_NAMES = [
   'id', 'payment_intent_id', 'chain', 'tx_id', 'status', 'purpose', 'signed_tx', 'chain_meta', 'estimated_fee_usd',
   'actual_fee_native::text', 'failure_reason', 'failure_detail', 'broadcast_at', 'included_at', 'confirmed_at', 'created_at',
 ];
-/** The attempt columns, optionally qualified by a table alias. */
-const columns = (alias = '') => COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
-const COLUMNS = columns();
+/** The attempt columns, optionally qualified by a table alias (for the queries of other files that read attempts). */
+export const attemptColumns = (alias = '') => COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+const COLUMNS = attemptColumns();
 
-type RawRow = Omit<AttemptRow, 'actual_fee_native'> & { actual_fee_native: string | null };
-const toRow = (r: RawRow): AttemptRow => ({
+export type RawAttemptRow = Omit<AttemptRow, 'actual_fee_native'> & { actual_fee_native: string | null };
+type RawRow = RawAttemptRow;
+export const attemptOf = (r: RawRow): AttemptRow => ({
   ...r,
   actual_fee_native: r.actual_fee_native === null ? null : BigInt(r.actual_fee_native),
 });
@@ -49,10 +50,6 @@ export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' |
   /** 'transfer' when absent. */
   purpose?: AttemptPurpose;
 };
-
-export async function insertAttempt(db: Queryable, row: NewAttempt): Promise<void> {
-  await insertAttempts(db, [row]);
-}
 
 /** Signed attempts, none sent yet, in one INSERT. */
 export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[]): Promise<void> {
@@ -83,7 +80,7 @@ export async function attemptsOf(db: Queryable, intentIds: readonly string[]): P
     `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY created_at, id`,
     [intentIds],
   );
-  for (const row of rows.map(toRow)) {
+  for (const row of rows.map(attemptOf)) {
     const list = byIntent.get(row.payment_intent_id) ?? [];
     list.push(row);
     byIntent.set(row.payment_intent_id, list);
@@ -92,7 +89,7 @@ export async function attemptsOf(db: Queryable, intentIds: readonly string[]): P
 }
 
 /** An attempt that may still land: signed (perhaps sent) or broadcast. */
-const LIVE_STATUSES = ['signed', 'broadcasted'];
+export const LIVE_STATUSES = ['signed', 'broadcasted'];
 
 /** The attempt that is still live for an intent (signed or broadcast), if any. */
 export async function liveAttempt(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow | null> {
@@ -101,66 +98,7 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
       ORDER BY created_at DESC, id DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [intentId, LIVE_STATUSES],
   );
-  return rows[0] ? toRow(rows[0]) : null;
-}
-
-/**
- * Whether `runId` holds the intent's execution lease, and the intent's live attempt (locked with `forUpdate`), in one
- * statement. Call with the intent's row lock held: the lease only changes hands under it, so even when the attempt's
- * lock makes this statement wait, the lease it read is still the lease (decision 154).
- */
-export async function leaseAndLiveAttempt(
-  db: Queryable,
-  intentId: string,
-  runId: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<{ holdsLease: boolean; live: AttemptRow | null }> {
-  const { rows } = await db.query<RawRow & { holds_lease: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM execution_leases WHERE payment_intent_id = $1 AND owner = $3) AS holds_lease, a.*
-       FROM (SELECT 1) AS one
-       LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
-          ORDER BY created_at DESC, id DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}) AS a ON true`,
-    [intentId, LIVE_STATUSES, runId],
-  );
-  const { holds_lease: holdsLease, ...attempt } = rows[0]!;
-  return { holdsLease, live: attempt.id === null ? null : toRow(attempt) };
-}
-
-/**
- * For each (intent, run): whether the run holds the intent's execution lease, and the intent's live attempt
- * (leaseAndLiveAttempt's answers, many at once, unlocked: callers hold the intents' locks). In input order.
- */
-export async function leasesAndLive(
-  db: Queryable,
-  pairs: readonly { intentId: string; runId: string }[],
-): Promise<{ holdsLease: boolean; live: AttemptRow | null }[]> {
-  const { rows } = await db.query<RawRow & { holds_lease: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM execution_leases l WHERE l.payment_intent_id = p.intent AND l.owner = p.run) AS holds_lease, a.*
-       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(intent, run, k)
-       LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = p.intent AND status = ANY($3::text[])
-          ORDER BY created_at DESC, id DESC LIMIT 1) AS a ON true
-      ORDER BY p.k`,
-    [pairs.map((p) => p.intentId), pairs.map((p) => p.runId), LIVE_STATUSES],
-  );
-  return rows.map(({ holds_lease: holdsLease, ...attempt }) => ({ holdsLease, live: attempt.id === null ? null : toRow(attempt) }));
-}
-
-/** liveAttempt of several intents in one statement; every intent asked is in the answer (null: none live). */
-export async function liveAttemptsOf(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow | null>> {
-  if (intentIds.length === 0) return new Map();
-  const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1::text[]) AND status = ANY($2::text[])
-      ORDER BY created_at DESC, id DESC`,
-    [intentIds, LIVE_STATUSES],
-  );
-  return new Map(
-    intentIds.map((id) => {
-      const live = rows.find((r) => r.payment_intent_id === id);
-      return [id, live ? toRow(live) : null];
-    }),
-  );
+  return rows[0] ? attemptOf(rows[0]) : null;
 }
 
 /**
@@ -173,7 +111,7 @@ export async function replacedAttempts(db: Queryable, intentId: string, exceptId
       ORDER BY created_at, id`,
     [intentId, exceptId],
   );
-  return rows.map(toRow);
+  return rows.map(attemptOf);
 }
 
 /** A transfer of a payment whose amount the books still count in flight, and that amount. */
@@ -243,13 +181,13 @@ export async function findAttemptForUpdate(db: Queryable, attemptId: string, ski
     `SELECT ${COLUMNS} FROM payment_attempts WHERE id = $1 FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`,
     [attemptId],
   );
-  return rows[0] ? toRow(rows[0]) : null;
+  return rows[0] ? attemptOf(rows[0]) : null;
 }
 
 /** The attempts `ids` that no other transaction holds, locked, in id order. */
 export async function lockAttemptsIfFree(db: Queryable, ids: readonly string[]): Promise<Map<string, AttemptRow>> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_attempts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED`, [ids]);
-  return new Map(rows.map((r) => [r.id, toRow(r)]));
+  return new Map(rows.map((r) => [r.id, attemptOf(r)]));
 }
 
 /** A broadcast attempt the confirmation worker watches, with its intent's status as read (not locked). */
@@ -266,13 +204,13 @@ export async function openAttempts(
   limit: number,
 ): Promise<OpenAttempt[]> {
   const { rows } = await db.query<RawRow & { intent_status: PaymentStatus }>(
-    `SELECT ${columns('a')}, i.status AS intent_status
+    `SELECT ${attemptColumns('a')}, i.status AS intent_status
        FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
       WHERE a.status = 'broadcasted' AND i.status = ANY($1) AND a.id > $2
       ORDER BY a.id LIMIT $3`,
     [watchedIntentStatuses, afterId, limit],
   );
-  return rows.map((r) => ({ ...toRow(r), intent_status: r.intent_status }));
+  return rows.map((r) => ({ ...attemptOf(r), intent_status: r.intent_status }));
 }
 
 export async function markBroadcasted(db: Queryable, attemptId: string, at: Date): Promise<void> {

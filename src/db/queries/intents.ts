@@ -125,28 +125,6 @@ export async function lockIntents(db: Queryable, ids: readonly string[], options
   return new Map(rows.map((r) => [r.id, toRow(r)]));
 }
 
-/**
- * What an execution's claim reads about an intent besides the intent, in one statement: how many times it went to
- * `retrying` (the attempt number is one more) and whether it waits for an operator approval. Read after the intent's
- * row lock is taken, in a statement of its own: a statement that waited for that lock would still see the other tables
- * as they were before the wait.
- */
-export async function executionFacts(db: Queryable, id: string): Promise<{ retries: number; awaitsApproval: boolean }> {
-  return (await executionFactsOf(db, [id])).get(id)!;
-}
-
-/** executionFacts of several intents in one statement. */
-export async function executionFactsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { retries: number; awaitsApproval: boolean }>> {
-  const { rows } = await db.query<{ id: string; retries: number; awaits_approval: boolean }>(
-    `SELECT i.id,
-            (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
-            EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = i.id AND a.status <> 'approved') AS awaits_approval
-       FROM unnest($1::text[]) AS i(id)`,
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.id, { retries: r.retries, awaitsApproval: r.awaits_approval }]));
-}
-
 /** The intent, locked, unless another transaction holds it: null when it is held (or gone). */
 export async function findIntentIfFree(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1 FOR UPDATE SKIP LOCKED`, [id]);

@@ -1,6 +1,7 @@
 // Every statement on execution_leases. Times come from the database clock (now()), like pg-boss's: every process
 // compares against one clock, so a process whose clock drifts cannot take a live lease early.
 import type { Queryable } from '../pool.js';
+import { attemptColumns, attemptOf, LIVE_STATUSES, type AttemptRow, type RawAttemptRow } from './attempts.js';
 
 export interface LeaseRow {
   owner: string;
@@ -19,12 +20,75 @@ export async function lockLease(tx: Queryable, intentId: string): Promise<LeaseR
   return rows[0] ?? null;
 }
 
+/** What an execution claim reads about an intent besides the intent itself. */
+export interface ClaimRow {
+  /** Times the intent went to `retrying`: the attempt number is one more. */
+  retries: number;
+  awaitsApproval: boolean;
+  lease: LeaseRow | null;
+  /** The transfer an earlier run left (signed, perhaps sent), or the one already broadcast. */
+  live: AttemptRow | null;
+}
+
 /**
- * Gives the lease to `owner` for `seconds`. `takeovers` is what the row should count: the caller knows whether it
- * takes over from a dead run. Call with the intent's row lock held.
+ * What an execution claim reads about each of `ids`, in one statement: the retries, whether an operator approval is
+ * awaited, the lease (locked) and the live attempt. Read after the intents' row locks are taken, in a statement of its
+ * own: one that waited for those locks would still see the other tables as they were before the wait (decision 151).
+ * Every intent asked is in the answer.
  */
-export async function grantLease(tx: Queryable, lease: NewLease): Promise<void> {
-  await grantLeases(tx, [lease]);
+export async function claimFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ClaimRow>> {
+  const { rows } = await tx.query<
+    RawAttemptRow & { intent_id: string; retries: number; awaits_approval: boolean; lease_owner: string | null; lease_attempt: number; lease_takeovers: number; lease_expired: boolean }
+  >(
+    `WITH lease AS MATERIALIZED (
+       SELECT payment_intent_id, owner, attempt, takeovers, expires_at < now() AS expired
+         FROM execution_leases WHERE payment_intent_id = ANY($1::text[]) FOR UPDATE)
+     SELECT i.id AS intent_id,
+            (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
+            EXISTS (SELECT 1 FROM payment_approvals p WHERE p.payment_intent_id = i.id AND p.status <> 'approved') AS awaits_approval,
+            l.owner AS lease_owner, l.attempt AS lease_attempt, l.takeovers AS lease_takeovers, l.expired AS lease_expired, a.*
+       FROM unnest($1::text[]) AS i(id)
+       LEFT JOIN lease l ON l.payment_intent_id = i.id
+       LEFT JOIN LATERAL (
+         SELECT ${attemptColumns()} FROM payment_attempts WHERE payment_intent_id = i.id AND status = ANY($2::text[])
+          ORDER BY created_at DESC, id DESC LIMIT 1) AS a ON true`,
+    [ids, LIVE_STATUSES],
+  );
+  return new Map(
+    rows.map(({ intent_id, retries, awaits_approval, lease_owner, lease_attempt, lease_takeovers, lease_expired, ...attempt }) => [
+      intent_id,
+      {
+        retries,
+        awaitsApproval: awaits_approval,
+        lease: lease_owner === null ? null : { owner: lease_owner, attempt: lease_attempt, takeovers: lease_takeovers, expired: lease_expired },
+        live: attempt.id === null ? null : attemptOf(attempt),
+      },
+    ]),
+  );
+}
+
+/**
+ * For each (intent, run): whether the run holds the intent's execution lease, and the intent's live attempt (locked
+ * with `lockAttempts`), in one statement. Call with the intents' row locks held: a lease changes hands only under its
+ * intent's lock, so even when an attempt's lock makes the statement wait, the lease it read is still the lease
+ * (decision 154). In input order.
+ */
+export async function leasesAndLive(
+  db: Queryable,
+  pairs: readonly { intentId: string; runId: string }[],
+  options: { lockAttempts?: boolean } = {},
+): Promise<{ holdsLease: boolean; live: AttemptRow | null }[]> {
+  if (pairs.length === 0) return [];
+  const { rows } = await db.query<RawAttemptRow & { holds_lease: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM execution_leases l WHERE l.payment_intent_id = p.intent AND l.owner = p.run) AS holds_lease, a.*
+       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(intent, run, k)
+       LEFT JOIN LATERAL (
+         SELECT ${attemptColumns()} FROM payment_attempts WHERE payment_intent_id = p.intent AND status = ANY($3::text[])
+          ORDER BY created_at DESC, id DESC LIMIT 1${options.lockAttempts ? ' FOR UPDATE' : ''}) AS a ON true
+      ORDER BY p.k`,
+    [pairs.map((p) => p.intentId), pairs.map((p) => p.runId), LIVE_STATUSES],
+  );
+  return rows.map(({ holds_lease: holdsLease, ...attempt }) => ({ holdsLease, live: attempt.id === null ? null : attemptOf(attempt) }));
 }
 
 export interface NewLease {
@@ -35,7 +99,10 @@ export interface NewLease {
   takeovers: number;
 }
 
-/** grantLease for several intents (distinct), in one statement. */
+/**
+ * Gives each lease to its `owner` for `seconds`, in one statement (distinct intents). `takeovers` is what the row
+ * should count: the caller knows whether it takes over from a dead run. Call with the intents' row locks held.
+ */
 export async function grantLeases(tx: Queryable, leases: readonly NewLease[]): Promise<void> {
   if (leases.length === 0) return;
   await tx.query(
@@ -48,18 +115,15 @@ export async function grantLeases(tx: Queryable, leases: readonly NewLease[]): P
   );
 }
 
-/** The heartbeat: pushes the lease's expiry out while `owner` still holds it. False when it no longer does. */
-export async function renewLease(db: Queryable, intentId: string, owner: string, seconds: number): Promise<boolean> {
-  const result = await db.query(
-    'UPDATE execution_leases SET expires_at = now() + make_interval(secs => $3) WHERE payment_intent_id = $1 AND owner = $2',
-    [intentId, owner, seconds],
+/** The heartbeat: pushes each lease's expiry out while its owner still holds it, in one statement. */
+export async function renewLeases(db: Queryable, leases: readonly { intentId: string; owner: string }[], seconds: number): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `UPDATE execution_leases e SET expires_at = now() + make_interval(secs => $3)
+       FROM unnest($1::text[], $2::text[]) AS l(intent, owner)
+      WHERE e.payment_intent_id = l.intent AND e.owner = l.owner`,
+    [leases.map((l) => l.intentId), leases.map((l) => l.owner), seconds],
   );
-  return result.rowCount === 1;
-}
-
-/** Lets go of the lease, if `owner` still holds it. */
-export async function releaseLease(db: Queryable, intentId: string, owner: string): Promise<void> {
-  await releaseLeases(db, [{ intentId, owner }]);
 }
 
 /** Each lease given back by its owner; a lease another owner holds now stays. */

@@ -1,59 +1,58 @@
-// Execution jobs from pg-boss, several at a time, fetched by our own periodic loop rather than pg-boss's `work()`.
+// Execution jobs from pg-boss, a batch at a time, fetched by our own periodic loop rather than pg-boss's `work()`.
 // pg-boss v10 completes (or fails) a handler's jobs without awaiting the call: when the database goes away in that
 // instant (a restart, a failover), the rejected promise is unhandled and Node ends the process. Here every pg-boss call
 // is awaited inside the loop's tick, so an outage fails the tick, which is logged and retried with backoff
-// (periodic.ts); jobs it left active expire and pg-boss retries them. Each fetch takes up to `batchSize` jobs and runs
-// them at once; a full batch fetches again at once, so a backlog drains without waiting between fetches (decision 113).
-import type { Logger } from 'pino';
+// (periodic.ts); jobs it left active expire and pg-boss retries them. Each tick fetches up to EXECUTION_BATCH_JOBS_MAX
+// jobs and runs them as one batch through src/core/execution; a full batch fetches again at once, so a backlog drains
+// without waiting between fetches (decision 113).
 import type PgBoss from 'pg-boss';
-import type { ExecutionJob } from '../../jobs/queue.js';
+import { DEAD_LETTER_BATCH_JOBS_MAX, DEAD_LETTER_IDLE_POLL_SECONDS, EXECUTION_BATCH_JOBS_MAX, EXECUTION_IDLE_POLL_SECONDS } from '../../bounds.js';
+import { handleDeadExecution } from '../../core/execution/abandon.js';
+import { executeBatch, type ExecutionDeps } from '../../core/execution/execute.js';
+import { runOf } from '../../core/execution/run.js';
+import type { ItemOutcome } from '../../db/group-commit.js';
+import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../jobs/queue.js';
 import { every, RUN_AGAIN, type Periodic } from '../periodic.js';
 
 /**
- * Runs a fetched batch and settles its jobs: the runs that returned complete, a run that threw (an outage or a bug;
- * business failures are handled inside the run) fails its own job alone, which pg-boss retries.
+ * Settles a batch's jobs: the runs that ended complete, a run that failed (an outage or a bug; business failures are
+ * handled inside the run) fails its own job alone, which pg-boss retries.
  */
-export async function runBatch(
-  boss: PgBoss,
-  queue: string,
-  jobs: readonly PgBoss.Job<ExecutionJob>[],
-  run: (job: ExecutionJob) => Promise<void>,
-): Promise<void> {
-  const outcomes = await Promise.allSettled(jobs.map((job) => run(job.data)));
-  const done = jobs.filter((_, i) => outcomes[i]!.status === 'fulfilled').map((job) => job.id);
+export async function settleJobs(boss: PgBoss, queue: string, jobs: readonly PgBoss.Job<ExecutionJob>[], outcomes: readonly ItemOutcome<void>[]): Promise<void> {
+  const done = jobs.filter((_, i) => outcomes[i]!.ok).map((job) => job.id);
   await Promise.all([
     done.length > 0 ? boss.complete(queue, done) : undefined,
     ...outcomes.map((outcome, i) =>
-      outcome.status === 'rejected' ? boss.fail(queue, jobs[i]!.id, { message: String((outcome.reason as Error)?.message ?? outcome.reason) }) : undefined,
+      outcome.ok ? undefined : boss.fail(queue, jobs[i]!.id, { message: String((outcome.error as Error)?.message ?? outcome.error) }),
     ),
   ]);
 }
 
-export interface PollerOptions {
-  batchSize: number;
-  pollSeconds: number;
-  /** How long stop() waits for the batch in flight (its jobs expire and are retried if it never ends). */
-  stopTimeoutMs: number;
-}
+const POLLS = {
+  [EXECUTION_QUEUE]: { batchSize: EXECUTION_BATCH_JOBS_MAX, idleSeconds: EXECUTION_IDLE_POLL_SECONDS },
+  // Executions given up on (src/core/execution/abandon.ts): a rare path, off the hot one.
+  [EXECUTION_DEAD_LETTER_QUEUE]: { batchSize: DEAD_LETTER_BATCH_JOBS_MAX, idleSeconds: DEAD_LETTER_IDLE_POLL_SECONDS },
+};
 
-/** Polls `queue` until stopped: each tick fetches up to `batchSize` jobs and runs them with `run`. */
-export function startQueuePoller(
-  boss: PgBoss,
-  queue: string,
-  options: PollerOptions,
-  run: (job: ExecutionJob) => Promise<void>,
-  log: Logger,
-): Periodic {
+/** Polls `queue` until stopped, a batch per tick. `stopTimeoutMs`: how long stop() waits for the batch in flight. */
+export function startQueuePoller(deps: ExecutionDeps, queue: keyof typeof POLLS, stopTimeoutMs: number): Periodic {
+  const { batchSize, idleSeconds } = POLLS[queue];
   return every(
     `queue:${queue}`,
-    options.pollSeconds,
+    idleSeconds,
     async () => {
-      const jobs = await boss.fetch<ExecutionJob>(queue, { batchSize: options.batchSize });
+      const jobs = await deps.boss.fetch<ExecutionJob>(queue, { batchSize });
       if (jobs.length === 0) return undefined;
-      await runBatch(boss, queue, jobs, run);
-      return jobs.length === options.batchSize ? RUN_AGAIN : undefined;
+      const outcomes =
+        queue === EXECUTION_QUEUE
+          ? await executeBatch(deps, jobs.map((job) => runOf(job.data)))
+          : await Promise.all(
+              jobs.map((job) => handleDeadExecution(deps, job.data).then((): ItemOutcome<void> => ({ ok: true, value: undefined }), (error: unknown): ItemOutcome<void> => ({ ok: false, error }))),
+            );
+      await settleJobs(deps.boss, queue, jobs, outcomes);
+      return jobs.length === batchSize ? RUN_AGAIN : undefined;
     },
-    log,
-    { stopTimeoutMs: options.stopTimeoutMs },
+    deps.log,
+    { stopTimeoutMs },
   );
 }

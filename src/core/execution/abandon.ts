@@ -17,9 +17,10 @@ import { lockLease } from '../../db/queries/leases.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
-import { CHANGED, type LifecycleDeps } from './deps.js';
-import { moveAndTell } from './events.js';
-import { failOnChain } from './outcomes.js';
+import type { LifecycleDeps } from '../context.js';
+import { CHANGED } from '../lifecycle/changed.js';
+import { moveAndTell } from '../lifecycle/events.js';
+import { failOnChain } from '../lifecycle/outcomes.js';
 
 /** Statuses an abandoned execution can leave an intent in. */
 const UNFINISHED: readonly PaymentStatus[] = ['route_selected', 'retrying', 'broadcasting'];

@@ -1,0 +1,67 @@
+// What the chain said about the transfers earlier runs left, written for a batch in one transaction: a transfer the
+// chain has is broadcast (and the run ends), one mined and failed fails its payment with the fee it spent (decision
+// 28), one that can never land is over and a new transfer is signed. Each payment is written only if it is still as
+// its run left it (recheck.ts); otherwise another run or an operator moved it, and the run starts over.
+import { withBatchTransaction } from '../../db/pool.js';
+import type { ItemOutcome } from '../../db/group-commit.js';
+import { markBroadcastedMany, markFailed, type AttemptRow } from '../../db/queries/attempts.js';
+import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
+import { isAsLeft, type LiveTransferAction } from '../../domain/execution.js';
+import { CHANGED } from '../lifecycle/changed.js';
+import { paymentEventOf } from '../lifecycle/events.js';
+import { failOnChain } from '../lifecycle/outcomes.js';
+import type { Done } from './claim.js';
+import { lockForRecheck } from './recheck.js';
+import type { ExecutionDeps, ExecutionRun } from './run.js';
+
+export interface LiveVerdict {
+  run: ExecutionRun;
+  live: AttemptRow;
+  action: Exclude<LiveTransferAction, { kind: 'resend' }>;
+}
+
+/** Per item: done, 'sign' (a new transfer is due), or CHANGED (start over). */
+export async function recordLiveVerdicts(
+  deps: ExecutionDeps,
+  items: readonly LiveVerdict[],
+): Promise<ItemOutcome<Done | 'sign' | typeof CHANGED>[]> {
+  return withBatchTransaction(
+    deps.pool,
+    items,
+    async (tx, batch) => {
+      const now = deps.clock.now();
+      const locked = await lockForRecheck(tx, batch.map((i) => i.run), { lockAttempts: true });
+      const sent: { intent: PaymentIntentRow; live: AttemptRow }[] = [];
+      const answers: (Done | 'sign' | typeof CHANGED)[] = [];
+      for (const [k, { live, action }] of batch.entries()) {
+        const { intent, facts } = locked[k]!;
+        if (!intent || !isAsLeft(facts, live.id)) {
+          answers.push(CHANGED);
+        } else if (action.kind === 'sent') {
+          sent.push({ intent, live });
+          answers.push({ kind: 'done', why: 'earlier send had landed' });
+        } else if (action.kind === 'superseded') {
+          // It is over, whether or not a successor can be signed now.
+          await markFailed(tx, live.id, action.reason, 'superseded: the chain reports it can no longer land');
+          answers.push('sign');
+        } else {
+          await failOnChain(tx, intent, live.id, action, now);
+          answers.push({ kind: 'done', why: `the transfer failed on chain: ${action.reason}` });
+        }
+      }
+      await markBroadcastedMany(tx, sent.map((s) => s.live.id), now);
+      await changeStatuses(
+        tx,
+        sent.map(({ intent, live }): StatusChange => ({
+          intent,
+          to: 'broadcasted',
+          event: paymentEventOf({ ...intent, status: 'broadcasted' }, 'payment.broadcasted', now, { tx_id: live.tx_id }),
+        })),
+        now,
+      );
+      for (const { intent } of sent) intent.status = 'broadcasted';
+      return answers;
+    },
+    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'live transfer batch failed; writing its payments one by one'),
+  );
+}
