@@ -3,6 +3,9 @@ import type { FailureReason } from './chain.js';
 import type { PaymentStatus } from './payment-intent.js';
 import type { AttemptPurpose, TransferVerdict } from './transfer-verdict.js';
 
+/** Intent statuses whose broadcast attempt the confirmation worker watches (manual review included: the chain may still decide). */
+export const WATCHED: readonly PaymentStatus[] = ['broadcasted', 'pending_confirmation', 'manual_review'];
+
 export type ConfirmationAction =
   | { kind: 'settle'; feeNative: bigint }
   | { kind: 'cancelled'; feeNative: bigint } // an operator's cancel on chain is final: the transfer can never land

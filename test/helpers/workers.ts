@@ -1,10 +1,10 @@
 // Drives the workers by hand in tests: no timers, the manual clock decides what is due.
 import type PgBoss from 'pg-boss';
 import pino from 'pino';
+import { confirmRound } from '../../src/core/confirmation/round.js';
 import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
 import { runOf } from '../../src/core/execution/run.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { confirmOnce } from '../../src/workers/confirmation/confirm.js';
 import type { TestContext } from './context.js';
 
 const quiet = pino({ level: 'silent' });
@@ -33,5 +33,5 @@ export async function drainExecution(t: TestContext, maxJobs = 1000): Promise<nu
 }
 
 export async function confirm(t: TestContext) {
-  return confirmOnce({ ...t.ctx, log: quiet });
+  return confirmRound({ ...t.ctx, log: quiet });
 }

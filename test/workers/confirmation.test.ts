@@ -7,7 +7,7 @@ import type { TxStatus } from '../../src/chains/port.js';
 import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { CONFIRMATION_PAGE_ATTEMPTS } from '../../src/bounds.js';
-import { confirmRound } from '../../src/core/lifecycle/confirm.js';
+import { confirmRound } from '../../src/core/confirmation/round.js';
 import type { SignedTransfer } from '../../src/domain/chain.js';
 import { decideConfirmation } from '../../src/domain/confirmation.js';
 import { transferVerdict } from '../../src/domain/transfer-verdict.js';
@@ -117,7 +117,7 @@ describe('the confirmation worker', () => {
     expect(await statusOf(id)).toBe('settled');
   });
 
-  it('one round writes mixed verdicts: settlements and inclusions together, a failure on its own, a held payment skipped', async () => {
+  it('one round writes mixed verdicts: settlements, inclusions and a failure in one batch, a held payment skipped', async () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
     const [final, included, reverted, held, pending] = [await pay(1), await pay(2), await pay(3), await pay(4), await pay(5)];
     await drainExecution(t);

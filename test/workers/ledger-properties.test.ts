@@ -19,7 +19,7 @@ import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { parseUsdc, usdcToNumber } from '../../src/money.js';
 import type { Priority } from '../../src/routing/score.js';
-import { confirmOnce } from '../../src/workers/confirmation/confirm.js';
+import { confirmRound } from '../../src/core/confirmation/round.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';
@@ -312,7 +312,7 @@ async function apply(run: Run, cmd: Command): Promise<void> {
       return;
     case 'confirm':
       // Called directly, not through the helper, to see the errors the worker logs and swallows.
-      await confirmOnce({ ...t.ctx, log: run.log });
+      await confirmRound({ ...t.ctx, log: run.log });
       expect(run.workerErrors).toEqual([]);
       return;
     case 'resolve': {

@@ -52,7 +52,7 @@ export async function resolveManualReview(
       throw new AppError('INVALID_STATE', `payment intent ${intentId} is ${seen.status}, not manual_review`);
     }
     const seenLive = await liveAttempt(deps.pool, seen.id);
-    const seenReplaced = CHECKS_REPLACED.includes(resolution) ? await replacedAttempts(deps.pool, seen.id) : [];
+    const seenReplaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(deps.pool, [seen.id])).get(seen.id)! : [];
     const adapter = deps.adapters[seen.selected_chain];
 
     // 2. Ask the chain; decide whether it contradicts the operator; prepare a replacement or a cancel. No lock is held.
@@ -85,7 +85,7 @@ export async function resolveManualReview(
       const intent = await findIntent(tx, intentId, { forUpdate: true });
       if (!intent || intent.status !== 'manual_review') return CHANGED;
       const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
-      const replaced = CHECKS_REPLACED.includes(resolution) ? await replacedAttempts(tx, intent.id) : [];
+      const replaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(tx, [intent.id])).get(intent.id)! : [];
       if ((attempt?.id ?? null) !== (seenLive?.id ?? null) || replaced.map((a) => a.id).join() !== seenReplaced.map((a) => a.id).join()) {
         return CHANGED;
       }

@@ -5,7 +5,7 @@ import { confirmationBacklog, type ChainBacklog } from '../../db/queries/backlog
 import { CHAINS, type Chain, type NativeCurrency } from '../../domain/chain.js';
 import { treasuryNativeBalances } from '../../ledger/native-balances.js';
 import { treasuryBalances } from '../../ledger/store.js';
-import { WATCHED } from '../lifecycle/confirm.js';
+import { WATCHED } from '../../domain/confirmation.js';
 import type { AppContext } from '../context.js';
 
 export interface TreasuryState {

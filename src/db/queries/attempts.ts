@@ -102,16 +102,18 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
 }
 
 /**
- * The intent's attempts that a fee-bumped replacement superseded ('replaced'), but `exceptId`. They share the live
- * attempt's nonce, so one of them may be the transfer that lands.
+ * The attempts of each intent that a fee-bumped replacement or a cancel superseded ('replaced'), oldest first. They
+ * share the live attempt's nonce, so one of them may be the transfer that lands. Every intent asked is in the answer.
  */
-export async function replacedAttempts(db: Queryable, intentId: string, exceptId: string | null = null): Promise<AttemptRow[]> {
+export async function replacedAttempts(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
+  const byIntent = new Map<string, AttemptRow[]>(intentIds.map((id) => [id, []]));
+  if (intentIds.length === 0) return byIntent;
   const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = 'replaced' AND id IS DISTINCT FROM $2
-      ORDER BY created_at, id`,
-    [intentId, exceptId],
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = ANY($1::text[]) AND status = 'replaced' ORDER BY created_at, id`,
+    [intentIds],
   );
-  return rows.map(attemptOf);
+  for (const row of rows.map(attemptOf)) byIntent.get(row.payment_intent_id)!.push(row);
+  return byIntent;
 }
 
 /** A transfer of a payment whose amount the books still count in flight, and that amount. */
