@@ -1,5 +1,6 @@
 // Operator views: aggregates over intents, attempts, snapshots and balances. The API shapes them (src/api/views).
-import { attemptsOf, failureCounts, type AttemptRow } from '../db/queries/attempts.js';
+import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
+import { failureCounts } from '../db/queries/failures.js';
 import { paymentCounts, recentIntents, routeDistribution as distribution, type PaymentCounts, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertSnapshot, latestSnapshots, type SnapshotRow } from '../db/queries/snapshots.js';
 import type { Chain } from '../domain/chain.js';

@@ -8,7 +8,7 @@ import { sameAddress } from '../domain/addresses.js';
 import { CHAINS, type Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
 import { hasNativeFunding, treasuryNativeBalances } from '../ledger/native-balances.js';
-import { post } from '../ledger/store.js';
+import { postMany } from '../ledger/store.js';
 import { TREASURY_SNAPSHOT_TRIES_MAX } from '../bounds.js';
 
 /** The configured adapter pays from another wallet than the one this database's ledger books. */
@@ -51,8 +51,8 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
       if (!created) return;
       // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 130).
       await startDepositPosition(tx, chain, position, at);
-      if (opening > 0n) await post(tx, movements.fundUsdc(chain, opening), { at });
-      if (openingNative > 0n) await post(tx, movements.fundNative(chain, adapter.nativeCurrency, openingNative), { at });
+      if (opening > 0n) await postMany(tx, [{ movement: movements.fundUsdc(chain, opening), context: { at } }]);
+      if (openingNative > 0n) await postMany(tx, [{ movement: movements.fundNative(chain, adapter.nativeCurrency, openingNative), context: { at } }]);
     });
     // Another process may have won the INSERT with another key.
     checkTreasury(chain, (await storedTreasuryAddress(pool, chain))!, adapter);
@@ -79,7 +79,7 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
     await lockTreasury(tx, adapter.chain);
     if (await hasNativeFunding(tx, adapter.chain)) return; // another process booked it meanwhile
     const booked = (await treasuryNativeBalances(tx)).find((b) => b.chain === adapter.chain)?.units ?? 0n;
-    if (onChain > booked) await post(tx, movements.fundNative(adapter.chain, adapter.nativeCurrency, onChain - booked), { at });
+    if (onChain > booked) await postMany(tx, [{ movement: movements.fundNative(adapter.chain, adapter.nativeCurrency, onChain - booked), context: { at } }]);
   });
 }
 

@@ -8,7 +8,8 @@ import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
 import { approvalsOf, findApproval, insertApproval, type ApprovalRow } from '../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
-import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../db/queries/intents.js';
+import { findIntentsByKeys, type PaymentIntentRow } from '../db/queries/intents.js';
+import { insertCreatedIntents } from '../db/queries/transitions.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
 import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
 import { isChain, type Chain } from '../domain/chain.js';
@@ -16,7 +17,7 @@ import { AppError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { enqueueExecutions } from '../jobs/queue.js';
 import { movements } from '../ledger/movements.js';
-import { lockAvailable, post } from '../ledger/store.js';
+import { lockAvailable, postMany } from '../ledger/store.js';
 import { AmountError, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../money.js';
 import { appendAudit, type AuditEntry } from './audit.js';
 import type { AppContext } from './context.js';
@@ -122,7 +123,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     };
     await insertQuotes(tx, [quote]);
     await insertCreatedIntents(tx, [intent], now);
-    await post(tx, movements.reserve(chain, amountMicros), { paymentIntentId: intent.id, at: now });
+    await postMany(tx, [{ movement: movements.reserve(chain, amountMicros), context: { paymentIntentId: intent.id, at: now } }]);
     // Above the four-eyes threshold the withdrawal waits, reserved, for an approver other than its requester; the
     // approval queues its execution (core/lifecycle/approve.ts).
     const held = threshold !== null && amountMicros > threshold;

@@ -14,14 +14,6 @@ export interface PostingContext {
   at: Date;
 }
 
-/**
- * Writes one balanced ledger transaction and updates the materialised balances. Must run inside the caller's
- * transaction. Returns the ledger transaction's id.
- */
-export async function post(db: Queryable, movement: Movement, context: PostingContext): Promise<number> {
-  return (await postMany(db, [{ movement, context }]))[0]!;
-}
-
 /** The balances a quote is decided from: a posting to them drops the api's cached balances. */
 const QUOTED_KINDS: readonly AccountKind[] = ['treasury_available', 'treasury_native'];
 
@@ -171,7 +163,3 @@ export async function intentsWithDebit(db: Queryable, intentIds: readonly string
   return new Set(rows.map((r) => r.id));
 }
 
-/** Whether the intent's funds were debited by its first signed transfer. */
-export async function hasDebit(db: Queryable, intentId: string): Promise<boolean> {
-  return (await intentsWithDebit(db, [intentId])).has(intentId);
-}

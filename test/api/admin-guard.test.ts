@@ -2,7 +2,7 @@
 // POSTs), and the optional ADMIN_TOKEN. A refused request answers in the error body and changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultAdminHosts, hostnameOf } from '../../src/api/admin-guard.js';
-import { insertEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvents } from '../../src/db/queries/outbox.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 const TOKEN = 'b3f1c9e2a7d84f60a1e5c7b9d2f4086e';
@@ -64,7 +64,7 @@ describe('Host allowlist', () => {
 
 describe('Origin check on state-changing admin requests', () => {
   it('refuses a cross-site POST (Origin of another site, Origin null, or Sec-Fetch-Site cross-site) and changes nothing', async () => {
-    const id = await insertEvent(t.db.pool, { merchantId: 'mer_test', paymentIntentId: null, type: 'webhook.test', payload: {}, at: t.clock.now() });
+    const id = await insertEvents(t.db.pool, [{ merchantId: 'mer_test', paymentIntentId: null, type: 'webhook.test', payload: {}, at: t.clock.now() }]).then(([id]) => id!);
     // A merchant without a webhook_url: the event is stored; redelivery would need a URL, so mark it failed by hand.
     await t.db.pool.query("UPDATE webhook_events SET status = 'failed' WHERE id = $1", [id]);
     const before = await snapshots(t);

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvents } from '../../src/db/queries/outbox.js';
 import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { freePort } from '../helpers/process.js';
@@ -14,7 +14,7 @@ afterAll(async () => t.close());
 
 describe('GET /admin/webhook-events and redelivery', () => {
   it('shows events whose delivery failed for good, and queues them again on request', async () => {
-    const id = await insertEvent(t.db.pool, { merchantId: 'mer_test', paymentIntentId: null, type: 'webhook.test', payload: { n: 1 }, at: t.clock.now() });
+    const id = await insertEvents(t.db.pool, [{ merchantId: 'mer_test', paymentIntentId: null, type: 'webhook.test', payload: { n: 1 }, at: t.clock.now() }]).then(([id]) => id!);
     const deps = { pool: t.db.pool, clock: t.clock, config: t.ctx.config, log: pino({ level: 'silent' }) };
     for (let i = 0; i < 6; i++) {
       await deliverDueEvents(deps);

@@ -10,7 +10,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { insertSnapshot } from '../../src/db/queries/snapshots.js';
 import { savePolicy } from '../../src/db/queries/policies.js';
 import { movements } from '../../src/ledger/movements.js';
-import { post } from '../../src/ledger/store.js';
+import { postMany } from '../../src/ledger/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
 import { testAudit } from '../helpers/audit.js';
@@ -86,7 +86,7 @@ describe('NoticeCache', () => {
     const balances = counter();
     const before = await cache.get('balances', balances.key, balances.load);
     await withTransaction(db.pool, async (tx) => {
-      await post(tx, movements.fundUsdc('ethereum', 5_000_000n), { at: AT });
+      await postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n), context: { at: AT } }]);
       throw new Error('roll back');
     }).catch(() => undefined);
     // The notice of a later, committed change arrives after any the rollback could have sent: the rollback sent none.
@@ -96,7 +96,7 @@ describe('NoticeCache', () => {
     await refreshed('health', health, healthBefore);
     expect(await cache.get('balances', balances.key, balances.load)).toBe(before);
 
-    await withTransaction(db.pool, (tx) => post(tx, movements.fundUsdc('ethereum', 5_000_000n), { at: AT }));
+    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n), context: { at: AT } }]));
     expect(await refreshed('balances', balances, before)).toBe(before + 1);
   });
 

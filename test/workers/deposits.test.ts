@@ -9,7 +9,7 @@ import { scanChain, scanDeposits } from '../../src/core/deposits/scan.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import type { Chain } from '../../src/domain/chain.js';
 import { movements } from '../../src/ledger/movements.js';
-import { post } from '../../src/ledger/store.js';
+import { postMany } from '../../src/ledger/store.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { runCommand } from '../helpers/process.js';
@@ -269,7 +269,7 @@ describe('ledger verify sees inbound transfers', () => {
     const id = await settledPayment(3);
     const client = await t.db.pool.connect();
     try {
-      await post(client, movements.refund('solana', 3_000_000n), { paymentIntentId: id, at: t.clock.now() });
+      await postMany(client, [{ movement: movements.refund('solana', 3_000_000n), context: { paymentIntentId: id, at: t.clock.now() } }]);
     } finally {
       client.release();
     }

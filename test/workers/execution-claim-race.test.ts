@@ -4,7 +4,8 @@
 // run records a retry while the stale job of attempt 1 waits (in its claim batch's lock, claim.ts): the stale run must
 // then do nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { changeStatus, findIntent } from '../../src/db/queries/intents.js';
+import { findIntent, lockIntents } from '../../src/db/queries/intents.js';
+import { changeStatuses } from '../../src/db/queries/transitions.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 import { executeAlone } from '../helpers/workers.js';
@@ -23,9 +24,10 @@ describe('an execution claim that waited for the intent lock', () => {
     let stale: Promise<void> | null = null;
     try {
       await holder.query('BEGIN');
-      const intent = (await findIntent(holder, id, { forUpdate: true }))!;
-      intent.status = await changeStatus(holder, intent, 'broadcasting', now);
-      await changeStatus(holder, intent, 'retrying', now, 'rpc_error');
+      const intent = (await lockIntents(holder, [id])).get(id)!;
+      await changeStatuses(holder, [{ intent, to: 'broadcasting' }], now);
+      intent.status = 'broadcasting';
+      await changeStatuses(holder, [{ intent, to: 'retrying', reason: 'rpc_error' }], now);
       stale = executeAlone(t.ctx, { payment_intent_id: id, attempt: 1 });
       await waitFor(
         'the stale claim waiting for the intent lock',

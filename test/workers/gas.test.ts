@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverAlertNotifications } from '../../src/core/alerts.js';
 import { movements } from '../../src/ledger/movements.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
-import { post } from '../../src/ledger/store.js';
+import { postMany } from '../../src/ledger/store.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
 import { collectOnce } from '../../src/workers/health/collect.js';
@@ -96,7 +96,7 @@ describe('gas', () => {
   it('disqualifies a chain whose booked gas cannot pay the next fee, with the reason in scoring_details', async () => {
     // Drain the booked ETH down to 1 wei (as a run of fees would).
     const left = (await treasuryNativeBalances(t.db.pool)).find((b) => b.chain === 'ethereum')!.units;
-    await post(t.db.pool, movements.fee('ethereum', 'ETH', left - 1n), { at: t.clock.now() });
+    await postMany(t.db.pool, [{ movement: movements.fee('ethereum', 'ETH', left - 1n), context: { at: t.clock.now() } }]);
     await collect();
 
     const both = await quote({ ethereum_address: ETH_ADDRESS, solana_address: SOL_ADDRESS });
@@ -122,7 +122,7 @@ describe('gas', () => {
   });
 
   it('resolves the alert once the treasury is funded again', async () => {
-    await post(t.db.pool, movements.fundNative('ethereum', 'ETH', 100n * ETH), { at: t.clock.now() });
+    await postMany(t.db.pool, [{ movement: movements.fundNative('ethereum', 'ETH', 100n * ETH), context: { at: t.clock.now() } }]);
     await collect();
     expect(await ethereumHealth()).toMatchObject({ health_status: 'healthy', status_reason: null });
     expect(await openAlerts()).toEqual([]);

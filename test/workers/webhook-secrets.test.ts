@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createMerchant, ensureTestMerchant, TEST_MERCHANT_ID } from '../../src/core/merchants.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
 import { endWebhookSecretOverlap, rotateWebhookSecret } from '../../src/core/webhooks/secrets.js';
-import { insertEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvents } from '../../src/db/queries/outbox.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -80,7 +80,7 @@ function standardOk(secret: string, r: Received): boolean {
 }
 
 async function deliverOne(clock: ManualClock, merchantId: string, log?: pino.Logger): Promise<Received> {
-  await insertEvent(db.pool, { merchantId, paymentIntentId: 'pi_x', type: 'payment.settled', payload: { status: 'settled' }, at: clock.now() });
+  await insertEvents(db.pool, [{ merchantId, paymentIntentId: 'pi_x', type: 'payment.settled', payload: { status: 'settled' }, at: clock.now() }]).then(([id]) => id!);
   expect(await deliverDueEvents(deps(clock, log))).toMatchObject({ delivered: 1 });
   return received.at(-1)!;
 }
@@ -127,7 +127,7 @@ describe('per-merchant webhook secrets', () => {
     const other = await onboard(clock, 'Victim');
     await db.pool.query('UPDATE webhook_secrets SET sealed = $2 WHERE merchant_id = $1', [other.merchant.id, rows[0]!.sealed]);
     const before = received.length;
-    await insertEvent(db.pool, { merchantId: other.merchant.id, paymentIntentId: null, type: 'webhook.test', payload: {}, at: clock.now() });
+    await insertEvents(db.pool, [{ merchantId: other.merchant.id, paymentIntentId: null, type: 'webhook.test', payload: {}, at: clock.now() }]).then(([id]) => id!);
     expect(await deliverDueEvents(deps(clock))).toMatchObject({ failed: 1 });
     expect(received).toHaveLength(before);
     const event = (await db.pool.query('SELECT last_error FROM webhook_events WHERE merchant_id = $1', [other.merchant.id])).rows[0];

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { merchantInputProblem } from '../../src/core/merchants.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
-import { insertEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvents } from '../../src/db/queries/outbox.js';
 import { newId } from '../../src/ids.js';
 import {
   destinationPolicy,
@@ -71,7 +71,7 @@ function deps(clock: ManualClock, config: Partial<WebhookDeps['config']>, extra:
 async function merchantWithEvent(webhookUrl: string, clock: ManualClock): Promise<string> {
   const id = newId('mer');
   await db.pool.query('INSERT INTO merchants (id, name, webhook_url, created_at) VALUES ($1, $2, $3, $4)', [id, 'ssrf', webhookUrl, clock.now()]);
-  return insertEvent(db.pool, { merchantId: id, paymentIntentId: null, type: 'webhook.test', payload: {}, at: clock.now() });
+  return insertEvents(db.pool, [{ merchantId: id, paymentIntentId: null, type: 'webhook.test', payload: {}, at: clock.now() }]).then(([id]) => id!);
 }
 
 async function attemptsOf(eventId: string) {

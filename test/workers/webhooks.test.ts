@@ -6,7 +6,8 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { insertEvent, recordAttempts, requeueEvent } from '../../src/db/queries/webhook-events.js';
+import { insertEvents } from '../../src/db/queries/outbox.js';
+import { recordAttempts, requeueEvent } from '../../src/db/queries/webhook-events.js';
 import { enableWebhookEndpoint } from '../../src/core/webhooks/endpoint.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
@@ -130,7 +131,7 @@ async function createMerchant(webhookUrl: string | null): Promise<string> {
 }
 
 async function addEvent(clock: ManualClock, merchantId: string, payload: Record<string, unknown> = { status: 'settled' }) {
-  return insertEvent(db.pool, { merchantId, paymentIntentId: 'pi_test', type: 'payment.settled', payload, at: clock.now() });
+  return insertEvents(db.pool, [{ merchantId, paymentIntentId: 'pi_test', type: 'payment.settled', payload, at: clock.now() }]).then(([id]) => id!);
 }
 
 /** `count` events of one merchant, a millisecond apart (claims take the oldest first); their ids, in order. */

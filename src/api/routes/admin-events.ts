@@ -7,7 +7,7 @@
 // when the app closes, so they never hold up a graceful shutdown.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { INTENT_CHANNEL } from '../../db/queries/intents.js';
+import { INTENT_CHANNEL } from '../../db/queries/transitions.js';
 import { listen, type Listener } from '../../db/listener.js';
 import { AppError } from '../../domain/errors.js';
 import { ADMIN_EVENT_BUFFERED_BYTES_MAX, ADMIN_EVENT_STREAMS_MAX } from '../../bounds.js';

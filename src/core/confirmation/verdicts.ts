@@ -5,8 +5,9 @@
 // failure, a final cancel or a stuck transfer writes its own rows in the same transaction.
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';
-import { lockAttemptsIfFree, markConfirmed, markConfirmedMany, markFailed, markIncludedMany, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
-import { changeStatuses, lockIntents, type StatusChange } from '../../db/queries/intents.js';
+import { lockAttemptsIfFree, markConfirmed, markFailed, markIncluded, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
+import { lockIntents } from '../../db/queries/intents.js';
+import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
 import type { FailureReason } from '../../domain/chain.js';
 import { decideConfirmation, WATCHED, type ConfirmationAction } from '../../domain/confirmation.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
@@ -99,7 +100,7 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
             else if (sibling) {
               await markFailed(tx, attempt.id, decided.reason, `superseded by ${sibling.attempt.tx_id}`, decided.feeNative, 'replaced');
               await postFee(tx, intent, decided.feeNative, now); // nothing when it never landed, as a nonce shared with a final transfer implies
-              await markConfirmed(tx, sibling.attempt.id, sibling.feeNative, now);
+              await markConfirmed(tx, [{ attemptId: sibling.attempt.id, feeNative: sibling.feeNative }], now);
               await settleIntent(tx, intent, sibling.attempt, sibling.feeNative, now);
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
             } else {
@@ -114,19 +115,23 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
           case 'manual_review':
             await moveAndTell(
               tx,
-              intent,
-              'manual_review',
-              'payment.manual_review',
+              [
+                {
+                  intent,
+                  to: 'manual_review',
+                  type: 'payment.manual_review',
+                  extra: { tx_id: attempt.tx_id, stuck_since: (attempt.broadcast_at ?? attempt.created_at).toISOString() },
+                  reason: 'stuck',
+                },
+              ],
               now,
-              { tx_id: attempt.tx_id, stuck_since: (attempt.broadcast_at ?? attempt.created_at).toISOString() },
-              'stuck',
             );
             answers.push({ action: 'manual_review' });
             break;
         }
       }
-      await markConfirmedMany(tx, confirmed, now);
-      await markIncludedMany(tx, included, now);
+      await markConfirmed(tx, confirmed, now);
+      await markIncluded(tx, included, now);
       await changeStatuses(tx, changes, now);
       await postMany(tx, entries);
       return answers;

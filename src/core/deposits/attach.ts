@@ -5,11 +5,11 @@
 // lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
 import { audited, type AuditEntry } from '../audit.js';
 import { findInboundByTx, findInboundOfIntent, markAttached } from '../../db/queries/deposits.js';
-import { findIntent } from '../../db/queries/intents.js';
+import { lockIntents } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
 import { attachRefusal } from '../../domain/inbound-match.js';
 import { movements } from '../../ledger/movements.js';
-import { post } from '../../ledger/store.js';
+import { postMany } from '../../ledger/store.js';
 import { formatUsdc } from '../../money.js';
 import type { AppContext } from '../context.js';
 import { bookRefund } from './book.js';
@@ -24,7 +24,7 @@ export interface AttachResult {
 export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, intentId: string, txId: string, audit: AuditEntry): Promise<AttachResult> {
   return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
     const at = ctx.clock.now();
-    const intent = await findIntent(tx, intentId, { forUpdate: true });
+    const intent = (await lockIntents(tx, [intentId])).get(intentId) ?? null;
     // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 143).
     if (!intent || intent.kind !== 'payout') throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
     const seen = await findInboundByTx(tx, intent.selected_chain, txId, { forUpdate: true });
@@ -49,7 +49,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, inte
     const { transfer } = chosen;
     // The transfer was booked as funding: take that back out of available as it is booked as the refund.
     const refundId = await bookRefund(tx, intent, { amount: transfer.amount, txId: transfer.tx_id, from: transfer.from_address }, at);
-    const reversalId = await post(tx, movements.reverseFunding(intent.selected_chain, transfer.amount), { at });
+    const reversalId = (await postMany(tx, [{ movement: movements.reverseFunding(intent.selected_chain, transfer.amount), context: { at } }]))[0]!;
     if (!(await markAttached(tx, transfer.id, { paymentIntentId: intent.id, refundTransactionId: refundId, reversalTransactionId: reversalId, at }))) {
       throw new AppError('INVALID_STATE', `transfer ${txId} was attached meanwhile`);
     }

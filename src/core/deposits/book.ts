@@ -6,11 +6,11 @@
 import type { InboundTransfer } from '../../chains/port.js';
 import type { Queryable } from '../../db/pool.js';
 import { bookedInbound, findInboundOfIntent, insertInbound, paidAddresses, refundCandidates, type NewInboundTransfer } from '../../db/queries/deposits.js';
-import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import type { Chain, NativeCurrency } from '../../domain/chain.js';
 import { classifyInbound, type InboundBooking } from '../../domain/inbound-match.js';
 import { movements } from '../../ledger/movements.js';
-import { post, postMany } from '../../ledger/store.js';
+import { postMany } from '../../ledger/store.js';
 import { usdcToNumber } from '../../money.js';
 import { emitPaymentEvent } from '../lifecycle/events.js';
 
@@ -56,7 +56,7 @@ export async function bookInbound(
       fundings.push({ transfer, status: booking.status });
       continue;
     }
-    const intent = await findIntent(tx, booking.paymentIntentId, { forUpdate: true });
+    const intent = (await lockIntents(tx, [booking.paymentIntentId])).get(booking.paymentIntentId) ?? null;
     if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {
       decided[i] = { kind: 'funding', status: 'unmatched' };
       fundings.push({ transfer, status: 'unmatched' });
@@ -91,7 +91,7 @@ export async function bookRefund(
   transfer: { amount: bigint; txId: string; from: string },
   at: Date,
 ): Promise<number> {
-  const refundId = await post(tx, movements.refund(intent.selected_chain, transfer.amount), { paymentIntentId: intent.id, at });
+  const refundId = (await postMany(tx, [{ movement: movements.refund(intent.selected_chain, transfer.amount), context: { paymentIntentId: intent.id, at } }]))[0]!;
   await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
     refund: { amount_usd: usdcToNumber(transfer.amount), tx_id: transfer.txId, from_address: transfer.from },
   });

@@ -12,8 +12,8 @@
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
-import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
-import { lockLease } from '../../db/queries/leases.js';
+import { findIntent, lockIntents } from '../../db/queries/intents.js';
+import { executionFacts } from '../../db/queries/leases.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
@@ -43,12 +43,13 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
     // 3. Lock, re-check, decide, persist.
     const outcome = await withTransaction(deps.pool, async (tx) => {
       const now = deps.clock.now();
-      const intent = await findIntent(tx, job.payment_intent_id, { forUpdate: true });
+      const intent = (await lockIntents(tx, [job.payment_intent_id])).get(job.payment_intent_id);
       if (!intent || !UNFINISHED.includes(intent.status)) return 'done';
       // A job of an earlier attempt (its run crashed after the outcome was recorded): the current attempt is alive.
-      if (1 + (await countTransitions(tx, intent.id, 'retrying')) !== job.attempt) return 'done';
+      const facts = (await executionFacts(tx, [intent.id])).get(intent.id)!;
+      if (1 + facts.retries !== job.attempt) return 'done';
       // A live run of this attempt (another worker resumed it) finishes the work; if it dies, the sweeper comes back.
-      const lease = await lockLease(tx, intent.id);
+      const lease = facts.lease;
       if (lease && lease.attempt === job.attempt && !lease.expired && lease.owner !== options.runId && intent.status === 'broadcasting') {
         deps.log.warn({ payment_intent_id: intent.id }, 'abandoned execution is running again elsewhere; left to that run');
         return 'done';
@@ -57,9 +58,9 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
       if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
       if (live && verdict && mayStillLand(verdict)) {
         // It may land: never release funds that could be paid out. An operator decides, or the chain does.
-        await markBroadcasted(tx, live.id, now);
-        if (intent.status !== 'broadcasting') intent.status = await changeStatus(tx, intent, 'broadcasting', now);
-        await moveAndTell(tx, intent, 'manual_review', 'payment.manual_review', now, { tx_id: live.tx_id }, ABANDONED_REASON);
+        await markBroadcasted(tx, [live.id], now);
+        if (intent.status !== 'broadcasting') await moveAndTell(tx, [{ intent, to: 'broadcasting' }], now);
+        await moveAndTell(tx, [{ intent, to: 'manual_review', type: 'payment.manual_review', extra: { tx_id: live.tx_id }, reason: ABANDONED_REASON }], now);
         deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned with a live transaction: manual review');
         return 'done';
       }
@@ -74,7 +75,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         const reason = verdict?.kind === 'cannot_land' ? verdict.reason : 'dropped';
         await markFailed(tx, live.id, reason, 'execution abandoned; the chain reports the transfer can no longer land');
       }
-      await moveAndTell(tx, intent, 'manual_review', 'payment.manual_review', now, {}, ABANDONED_REASON);
+      await moveAndTell(tx, [{ intent, to: 'manual_review', type: 'payment.manual_review', reason: ABANDONED_REASON }], now);
       deps.log.error({ payment_intent_id: intent.id }, 'execution abandoned before anything reached the chain: manual review, funds still reserved');
       return 'done';
     });

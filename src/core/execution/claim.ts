@@ -6,10 +6,10 @@
 import { withBatchTransaction, type Queryable } from '../../db/pool.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import type { AttemptRow } from '../../db/queries/attempts.js';
-import { changeStatuses, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { claimFacts, grantLeases } from '../../db/queries/leases.js';
+import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { executionFacts, grantLeases } from '../../db/queries/leases.js';
 import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../domain/execution.js';
-import { paymentEventOf } from '../lifecycle/events.js';
+import { moveAndTell } from '../lifecycle/events.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 export type Done = { kind: 'done'; why: string };
@@ -32,7 +32,7 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
       const ids = batch.map(intentIdOf);
       // 1. Prefetch: the intents under their locks, then (a statement of its own, after the locks) what a claim reads.
       const intents = await lockIntents(tx, ids);
-      const rows = await claimFacts(tx, ids);
+      const rows = await executionFacts(tx, ids);
       // 2. Decide, run after run.
       const facts = new Map<string, ClaimFacts>();
       const decisions = batch.map((run): ClaimDecision => {
@@ -74,7 +74,7 @@ async function writeClaims(
   runs: readonly ExecutionRun[],
   decisions: readonly ClaimDecision[],
   intents: Map<string, PaymentIntentRow>,
-  rows: Awaited<ReturnType<typeof claimFacts>>,
+  rows: Awaited<ReturnType<typeof executionFacts>>,
   now: Date,
 ): Promise<void> {
   const claims = runs.flatMap((run, i) => {
@@ -91,21 +91,16 @@ async function writeClaims(
       takeovers: decision.takeovers,
     })),
   );
-  const moving = claims.filter((c) => c.decision.toBroadcasting).map((c) => c.intent);
-  await changeStatuses(
+  await moveAndTell(
     tx,
-    moving.map((intent) => ({ intent, to: 'broadcasting', event: paymentEventOf({ ...intent, status: 'broadcasting' }, 'payment.broadcasting', now) })),
+    claims.filter((c) => c.decision.toBroadcasting).map(({ intent }) => ({ intent, to: 'broadcasting', type: 'payment.broadcasting' })),
     now,
   );
-  for (const intent of moving) intent.status = 'broadcasting';
-  const sent = claims.filter((c) => c.decision.alreadyBroadcast).map((c) => c.intent);
-  await changeStatuses(
+  await moveAndTell(
     tx,
-    sent.map((intent) => {
-      const extra = { tx_id: rows.get(intent.id)!.live!.tx_id };
-      return { intent, to: 'broadcasted', event: paymentEventOf({ ...intent, status: 'broadcasted' }, 'payment.broadcasted', now, extra) };
-    }),
+    claims
+      .filter((c) => c.decision.alreadyBroadcast)
+      .map(({ intent }) => ({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: rows.get(intent.id)!.live!.tx_id } })),
     now,
   );
-  for (const intent of sent) intent.status = 'broadcasted';
 }

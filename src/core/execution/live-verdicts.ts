@@ -4,11 +4,11 @@
 // its run left it (recheck.ts); otherwise another run or an operator moved it, and the run starts over.
 import { withBatchTransaction } from '../../db/pool.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
-import { markBroadcastedMany, markFailed, type AttemptRow } from '../../db/queries/attempts.js';
-import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
+import { markBroadcasted, markFailed, type AttemptRow } from '../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { isAsLeft, type LiveTransferAction } from '../../domain/execution.js';
 import { CHANGED } from '../lifecycle/changed.js';
-import { paymentEventOf } from '../lifecycle/events.js';
+import { moveAndTell } from '../lifecycle/events.js';
 import { failOnChain } from '../lifecycle/outcomes.js';
 import type { Done } from './claim.js';
 import { lockForRecheck } from './recheck.js';
@@ -49,17 +49,8 @@ export async function recordLiveVerdicts(
           answers.push({ kind: 'done', why: `the transfer failed on chain: ${action.reason}` });
         }
       }
-      await markBroadcastedMany(tx, sent.map((s) => s.live.id), now);
-      await changeStatuses(
-        tx,
-        sent.map(({ intent, live }): StatusChange => ({
-          intent,
-          to: 'broadcasted',
-          event: paymentEventOf({ ...intent, status: 'broadcasted' }, 'payment.broadcasted', now, { tx_id: live.tx_id }),
-        })),
-        now,
-      );
-      for (const { intent } of sent) intent.status = 'broadcasted';
+      await markBroadcasted(tx, sent.map((s) => s.live.id), now);
+      await moveAndTell(tx, sent.map(({ intent, live }) => ({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: live.tx_id } })), now);
       return answers;
     },
     (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'live transfer batch failed; writing its payments one by one'),

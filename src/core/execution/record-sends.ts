@@ -6,13 +6,13 @@ import type { ChainError } from '../../chains/port.js';
 import { EXECUTION_ATTEMPTS_MAX } from '../../bounds.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';
-import { markBroadcastedMany, markFailed, recordSendError } from '../../db/queries/attempts.js';
-import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
+import { markBroadcasted, markFailed, recordSendError } from '../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { releaseLeases } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../domain/execution.js';
 import { enqueueExecution, setAside } from '../../jobs/queue.js';
-import { paymentEventOf } from '../lifecycle/events.js';
+import { moveAndTell, type Move } from '../lifecycle/events.js';
 import { failIntent } from '../lifecycle/outcomes.js';
 import { lockForRecheck } from './recheck.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
@@ -32,7 +32,7 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
       const locked = await lockForRecheck(tx, batch.map((o) => o.run), { lockAttempts: false });
       const now = deps.clock.now();
       const broadcast: string[] = [];
-      const changes: StatusChange[] = [];
+      const moves: Move[] = [];
       const failures: { outcome: SendOutcome & { error: ChainError }; intent: PaymentIntentRow; then: 'retry' | 'fail' }[] = [];
       for (const [k, outcome] of batch.entries()) {
         const { intent, facts, live } = locked[k]!;
@@ -40,7 +40,7 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         if (record.kind === 'none' || !intent) continue;
         if (record.kind === 'broadcasted') {
           broadcast.push(outcome.attemptId!);
-          changes.push({ intent, to: 'broadcasted', event: paymentEventOf({ ...intent, status: 'broadcasted' }, 'payment.broadcasted', now, { tx_id: live!.tx_id }) });
+          moves.push({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: live!.tx_id } });
           continue;
         }
         const error = outcome.error!;
@@ -53,15 +53,14 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
           // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
           // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
           broadcast.push(outcome.attemptId!);
-          const event = paymentEventOf({ ...intent, status: 'broadcasted' }, 'payment.broadcasted', now, { tx_id: live?.tx_id ?? '' });
-          changes.push({ intent, to: 'broadcasted', reason: error.reason, event });
+          moves.push({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: live?.tx_id ?? '' }, reason: error.reason });
         } else if (record.then === 'retry') {
-          changes.push({ intent, to: 'retrying', reason: error.reason });
+          moves.push({ intent, to: 'retrying', reason: error.reason });
           failures.push({ outcome: { ...outcome, error }, intent, then: 'retry' });
         } else failures.push({ outcome: { ...outcome, error }, intent, then: 'fail' });
       }
-      await markBroadcastedMany(tx, broadcast, now);
-      await changeStatuses(tx, changes, now);
+      await markBroadcasted(tx, broadcast, now);
+      await moveAndTell(tx, moves, now);
       for (const { outcome, intent, then } of failures) {
         const { job } = outcome.run;
         if (then === 'retry') {

@@ -16,7 +16,7 @@ import {
   type DecidedVia,
   type PendingApproval,
 } from '../../db/queries/approvals.js';
-import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { AppError } from '../../domain/errors.js';
 import { enqueueExecution } from '../../jobs/queue.js';
@@ -50,7 +50,7 @@ function approvalsRequired(intent: PaymentIntentRow, config: Pick<Config, 'appro
 
 /** Locks the intent and its approval; refuses unless the payment still waits for a decision. */
 async function lockWaiting(tx: Queryable, intentId: string): Promise<{ intent: PaymentIntentRow; approval: ApprovalRow }> {
-  const intent = await findIntent(tx, intentId, { forUpdate: true });
+  const intent = (await lockIntents(tx, [intentId])).get(intentId);
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
   const approval = await findApproval(tx, intentId, { forUpdate: true });
   if (!approval) throw new AppError('INVALID_STATE', `payment intent ${intentId} does not need an approval`);

@@ -8,12 +8,13 @@ import type { AuditEntry } from '../audit.js';
 import { operatorRound } from './operator-round.js';
 import { decideApproval } from '../../db/queries/approvals.js';
 import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
-import { changeStatus, findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { findIntent, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { LifecycleDeps } from '../context.js';
 import { CHANGED } from './changed.js';
+import { moveAndTell } from './events.js';
 import { postFee, releaseReservation } from './outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 
@@ -42,7 +43,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
     }
     const result = await operatorRound(deps, audit, async (tx) => {
       const now = deps.clock.now();
-      const intent = cancellable(intentId, await findIntent(tx, intentId, { forUpdate: true }));
+      const intent = cancellable(intentId, (await lockIntents(tx, [intentId])).get(intentId) ?? null);
       const live = await liveAttempt(tx, intent.id, { forUpdate: true });
       if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
       if (live) {
@@ -54,7 +55,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
           await postFee(tx, intent, reverted.feeNative, now);
         } else await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
       }
-      intent.status = await changeStatus(tx, intent, 'cancelled', now, 'operator');
+      await moveAndTell(tx, [{ intent, to: 'cancelled', reason: 'operator' }], now);
       // A payment that waited for approval no longer does (decision 79); a no-op for any other.
       await decideApproval(tx, intent.id, { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
       await releaseReservation(tx, intent, now);

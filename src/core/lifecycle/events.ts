@@ -1,18 +1,16 @@
 // The merchant's view of a status change: one payment.* event in the outbox, written in the transaction of the change.
 import type { Queryable } from '../../db/pool.js';
-import { insertEvent, type EventType, type NewEvent } from '../../db/queries/webhook-events.js';
-import { changeStatus, type PaymentIntentRow } from '../../db/queries/intents.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { insertEvents, type EventType, type NewEvent } from '../../db/queries/outbox.js';
+import { changeStatuses } from '../../db/queries/transitions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { paymentPayload } from '../../domain/events.js';
 import { usdcToNumber } from '../../money.js';
 
+type EventExtra = Parameters<typeof paymentPayload>[1];
+
 /** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 143). */
-export function paymentEventOf(
-  intent: PaymentIntentRow,
-  type: EventType,
-  at: Date,
-  extra: Parameters<typeof paymentPayload>[1] = {},
-): NewEvent | null {
+export function paymentEventOf(intent: PaymentIntentRow, type: EventType, at: Date, extra: EventExtra = {}): NewEvent | null {
   if (intent.kind === 'withdrawal') return null;
   const payload = paymentPayload(
     {
@@ -26,30 +24,35 @@ export function paymentEventOf(
   return { merchantId: intent.merchant_id, paymentIntentId: intent.id, type, payload, at };
 }
 
-/**
- * Moves the intent to `to` (checked, with its history row) and writes `type` telling the merchant, in one statement;
- * `intent.status` follows.
- */
-export async function moveAndTell(
-  tx: Queryable,
-  intent: PaymentIntentRow,
-  to: PaymentStatus,
-  type: EventType,
-  at: Date,
-  extra: Parameters<typeof paymentPayload>[1] = {},
-  reason: string | null = null,
-): Promise<void> {
-  const event = paymentEventOf({ ...intent, status: to }, type, at, extra);
-  intent.status = await changeStatus(tx, intent, to, at, reason, event);
+/** One move of a payment: to `to`, told to its merchant as `type` (nothing told when absent), with the history's reason. */
+export interface Move {
+  intent: PaymentIntentRow;
+  to: PaymentStatus;
+  type?: EventType;
+  extra?: EventExtra;
+  reason?: string | null;
 }
 
-export async function emitPaymentEvent(
-  tx: Queryable,
-  intent: PaymentIntentRow,
-  type: EventType,
-  at: Date,
-  extra: Parameters<typeof paymentPayload>[1] = {},
-): Promise<void> {
+/**
+ * Moves each intent (checked, with its history row) and writes the events telling the merchants, all in one statement
+ * (distinct intents); each `intent.status` follows.
+ */
+export async function moveAndTell(tx: Queryable, moves: readonly Move[], at: Date): Promise<void> {
+  await changeStatuses(
+    tx,
+    moves.map(({ intent, to, type, extra, reason }) => ({
+      intent,
+      to,
+      reason: reason ?? null,
+      event: type ? paymentEventOf({ ...intent, status: to }, type, at, extra) : null,
+    })),
+    at,
+  );
+  for (const { intent, to } of moves) intent.status = to;
+}
+
+/** An event about the payment that moves nothing (a refund of a settled payout). */
+export async function emitPaymentEvent(tx: Queryable, intent: PaymentIntentRow, type: EventType, at: Date, extra: EventExtra = {}): Promise<void> {
   const event = paymentEventOf(intent, type, at, extra);
-  if (event) await insertEvent(tx, event);
+  if (event) await insertEvents(tx, [event]);
 }

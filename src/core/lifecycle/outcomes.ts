@@ -2,11 +2,12 @@
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
 import type { Queryable } from '../../db/pool.js';
 import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
-import { changeStatuses, type PaymentIntentRow, type StatusChange } from '../../db/queries/intents.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
 import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { movements, type Movement } from '../../ledger/movements.js';
-import { hasDebit, post, postMany, type PostingContext } from '../../ledger/store.js';
+import { intentsWithDebit, postMany, type PostingContext } from '../../ledger/store.js';
 import { unitsToNumber } from '../../money.js';
 import { moveAndTell, paymentEventOf } from './events.js';
 
@@ -22,13 +23,13 @@ export async function postFee(tx: Queryable, intent: PaymentIntentRow, feeNative
 
 /** Returns the reservation to available from wherever it sits: reserved before the debit, in flight after it. */
 export async function releaseReservation(tx: Queryable, intent: PaymentIntentRow, at: Date): Promise<void> {
-  const from = (await hasDebit(tx, intent.id)) ? 'treasury_in_flight' : 'treasury_reserved';
-  await post(tx, movements.release(intent.selected_chain, intent.amount_micros, from), { paymentIntentId: intent.id, at });
+  const from = (await intentsWithDebit(tx, [intent.id])).has(intent.id) ? 'treasury_in_flight' : 'treasury_reserved';
+  await postMany(tx, [{ movement: movements.release(intent.selected_chain, intent.amount_micros, from), context: { paymentIntentId: intent.id, at } }]);
 }
 
 /** failed: the reservation returns to available, and the merchant hears payment.failed. */
 export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason: FailureReason, at: Date): Promise<void> {
-  await moveAndTell(tx, intent, 'failed', 'payment.failed', at, { failure_reason: reason }, reason);
+  await moveAndTell(tx, [{ intent, to: 'failed', type: 'payment.failed', extra: { failure_reason: reason }, reason }], at);
   await releaseReservation(tx, intent, at);
 }
 
@@ -54,9 +55,9 @@ export async function failOnChain(
  * other, and the intent fails (`operator_failed`: the operator decided it) with its funds released.
  */
 export async function failByCancel(tx: Queryable, intent: PaymentIntentRow, cancelAttemptId: string, feeNative: bigint, at: Date): Promise<void> {
-  await markConfirmed(tx, cancelAttemptId, feeNative, at);
+  await markConfirmed(tx, [{ attemptId: cancelAttemptId, feeNative }], at);
   await postFee(tx, intent, feeNative, at);
-  await moveAndTell(tx, intent, 'failed', 'payment.failed', at, { failure_reason: 'operator_failed' }, 'cancelled_on_chain');
+  await moveAndTell(tx, [{ intent, to: 'failed', type: 'payment.failed', extra: { failure_reason: 'operator_failed' }, reason: 'cancelled_on_chain' }], at);
   await releaseReservation(tx, intent, at);
 }
 

@@ -9,7 +9,8 @@
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
-import { changeStatus, countTransitions, findIntent } from '../../db/queries/intents.js';
+import { findIntent, lockIntents } from '../../db/queries/intents.js';
+import { executionFacts } from '../../db/queries/leases.js';
 import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
@@ -82,7 +83,7 @@ export async function resolveManualReview(
     // 3. Lock, re-check, decide, persist.
     const result = await operatorRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
-      const intent = await findIntent(tx, intentId, { forUpdate: true });
+      const intent = (await lockIntents(tx, [intentId])).get(intentId);
       if (!intent || intent.status !== 'manual_review') return CHANGED;
       const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
       const replaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(tx, [intent.id])).get(intent.id)! : [];
@@ -97,16 +98,16 @@ export async function resolveManualReview(
       if (resolution === 'settled') {
         if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to settle`);
         const fee = verdict?.kind === 'final' ? verdict.feeNative : 0n;
-        await markConfirmed(tx, attempt.id, fee, now);
+        await markConfirmed(tx, [{ attemptId: attempt.id, feeNative: fee }], now);
         await settleIntent(tx, intent, attempt, fee, now);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
       }
 
       if (resolution === 'retry') {
         if (attempt) return CHANGED; // a transfer appeared meanwhile: the next round refuses
-        intent.status = await changeStatus(tx, intent, 'retrying', now, 'operator_retry');
-        // The attempt number follows the intent's history (execute.ts): this run is the next one, and the last.
-        const next = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+        await moveAndTell(tx, [{ intent, to: 'retrying', reason: 'operator_retry' }], now);
+        // The attempt number follows the intent's history (src/domain/execution.ts): this run is the next one, and the last.
+        const next = 1 + (await executionFacts(tx, [intent.id])).get(intent.id)!.retries;
         await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: next });
         return { payment_intent_id: intent.id, status: intent.status, tx_id: null };
       }
@@ -133,10 +134,10 @@ export async function resolveManualReview(
       const { id: attemptId, signed } = successor!;
       await markFailed(tx, attempt!.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
       // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
-      await markBroadcasted(tx, attemptId, now);
+      await markBroadcasted(tx, [attemptId], now);
       // A cancel leaves the payment in manual review (nothing for the merchant to hear until it is final); a
       // replacement is the payment's transfer again, watched like any broadcast one.
-      if (!cancel) await moveAndTell(tx, intent, 'broadcasted', 'payment.broadcasted', now, { tx_id: signed.txId }, 'fee_bump');
+      if (!cancel) await moveAndTell(tx, [{ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: signed.txId }, reason: 'fee_bump' }], now);
       return { payment_intent_id: intent.id, status: intent.status, tx_id: signed.txId, send: signed };
     });
     if (result === CHANGED) continue;

@@ -4,7 +4,8 @@
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
 // that cannot be served gets its refusal; the others commit.
 import { advisoryXactLocksText, withTransaction } from '../../db/pool.js';
-import { findIntentsByKeys, insertCreatedIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { findIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { insertCreatedIntents } from '../../db/queries/transitions.js';
 import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
 import { findQuoteTerms, type QuoteTerms } from '../../db/queries/quotes.js';
 import type { Chain } from '../../domain/chain.js';

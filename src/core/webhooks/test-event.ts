@@ -1,6 +1,7 @@
 // POST /webhooks/test: a real webhook.test event, sent at once through the normal delivery path.
 import { findMerchant } from '../../db/queries/merchants.js';
-import { insertEvent, lockPendingEvent } from '../../db/queries/webhook-events.js';
+import { insertEvents } from '../../db/queries/outbox.js';
+import { lockPendingEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 import { attemptDelivery, inDeliveryTransaction, type WebhookDeps } from './delivery.js';
 
@@ -33,13 +34,11 @@ export async function sendTestWebhook(deps: WebhookDeps, merchantId: string): Pr
 
     // 2. Write the event, as any producer would.
     const at = deps.clock.now();
-    const eventId = await insertEvent(tx, {
-      merchantId,
-      paymentIntentId: null,
-      type: 'webhook.test',
-      payload: { message: 'stableroute test event', sent_at: at.toISOString() },
-      at,
-    });
+    const eventId = (
+      await insertEvents(tx, [
+        { merchantId, paymentIntentId: null, type: 'webhook.test', payload: { message: 'stableroute test event', sent_at: at.toISOString() }, at },
+      ])
+    )[0]!;
 
     // 3. Attempt it through the shared delivery path. A null here means the URL was removed in between.
     const event = await lockPendingEvent(tx, eventId);

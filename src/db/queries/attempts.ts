@@ -153,39 +153,6 @@ export async function recordSendError(db: Queryable, attemptId: string, reason: 
   await db.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, reason, detail]);
 }
 
-/** Failed attempts and refusals before signing, by reason and chain, most common first (GET /admin/failures). */
-export async function failureCounts(db: Queryable): Promise<{ failure_reason: string; chain: Chain; count: string }[]> {
-  const { rows } = await db.query<{ failure_reason: string; chain: Chain; count: string }>(
-    `SELECT failure_reason, chain, COUNT(*)::text AS count FROM (
-       SELECT failure_reason, chain FROM payment_attempts WHERE status = 'failed' AND failure_reason IS NOT NULL
-       UNION ALL
-       SELECT reason, chain FROM sign_refusals
-     ) f GROUP BY failure_reason, chain
-      ORDER BY COUNT(*) DESC, failure_reason, chain`,
-  );
-  return rows;
-}
-
-/** Mean seconds from broadcast to confirmation of the chain's last `limit` confirmed attempts, with the sample size. */
-export async function recentSettlementSeconds(db: Queryable, chain: Chain, limit: number): Promise<{ samples: number; avgSeconds: number | null }> {
-  const { rows } = await db.query<{ n: string; avg: number | null }>(
-    `SELECT COUNT(*)::text AS n, AVG(EXTRACT(EPOCH FROM (confirmed_at - broadcast_at)))::float8 AS avg
-       FROM (SELECT confirmed_at, broadcast_at FROM payment_attempts
-              WHERE chain = $1 AND status = 'confirmed' AND broadcast_at IS NOT NULL
-              ORDER BY confirmed_at DESC LIMIT $2) recent`,
-    [chain, limit],
-  );
-  return { samples: Number(rows[0]?.n ?? 0), avgSeconds: rows[0]?.avg ?? null };
-}
-
-export async function findAttemptForUpdate(db: Queryable, attemptId: string, skipLocked: boolean): Promise<AttemptRow | null> {
-  const { rows } = await db.query<RawRow>(
-    `SELECT ${COLUMNS} FROM payment_attempts WHERE id = $1 FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`,
-    [attemptId],
-  );
-  return rows[0] ? attemptOf(rows[0]) : null;
-}
-
 /** The attempts `ids` that no other transaction holds, locked, in id order. */
 export async function lockAttemptsIfFree(db: Queryable, ids: readonly string[]): Promise<Map<string, AttemptRow>> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_attempts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED`, [ids]);
@@ -215,12 +182,8 @@ export async function openAttempts(
   return rows.map((r) => ({ ...attemptOf(r), intent_status: r.intent_status }));
 }
 
-export async function markBroadcasted(db: Queryable, attemptId: string, at: Date): Promise<void> {
-  await markBroadcastedMany(db, [attemptId], at);
-}
-
 /** Sent: each attempt still 'signed' becomes 'broadcasted'. */
-export async function markBroadcastedMany(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
+export async function markBroadcasted(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
   if (attemptIds.length === 0) return;
   await db.query(
     `UPDATE payment_attempts SET status = 'broadcasted', broadcast_at = COALESCE(broadcast_at, $2) WHERE id = ANY($1::text[]) AND status = 'signed'`,
@@ -228,22 +191,14 @@ export async function markBroadcastedMany(db: Queryable, attemptIds: readonly st
   );
 }
 
-export async function markIncluded(db: Queryable, attemptId: string, at: Date): Promise<void> {
-  await markIncludedMany(db, [attemptId], at);
-}
-
 /** The chain has included these attempts' transactions (the first time seen is kept). */
-export async function markIncludedMany(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
+export async function markIncluded(db: Queryable, attemptIds: readonly string[], at: Date): Promise<void> {
   if (attemptIds.length === 0) return;
   await db.query('UPDATE payment_attempts SET included_at = COALESCE(included_at, $2) WHERE id = ANY($1::text[])', [attemptIds, at]);
 }
 
-export async function markConfirmed(db: Queryable, attemptId: string, feeNative: bigint, at: Date): Promise<void> {
-  await markConfirmedMany(db, [{ attemptId, feeNative }], at);
-}
-
 /** Final on chain, each with the fee it paid. */
-export async function markConfirmedMany(db: Queryable, confirmed: readonly { attemptId: string; feeNative: bigint }[], at: Date): Promise<void> {
+export async function markConfirmed(db: Queryable, confirmed: readonly { attemptId: string; feeNative: bigint }[], at: Date): Promise<void> {
   if (confirmed.length === 0) return;
   await db.query(
     `UPDATE payment_attempts a SET status = 'confirmed', actual_fee_native = c.fee, confirmed_at = $3,

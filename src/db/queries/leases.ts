@@ -11,17 +11,8 @@ export interface LeaseRow {
   expired: boolean;
 }
 
-/** The intent's lease, locked, or null. Call with the intent's row lock held. */
-export async function lockLease(tx: Queryable, intentId: string): Promise<LeaseRow | null> {
-  const { rows } = await tx.query<LeaseRow>(
-    `SELECT owner, attempt, takeovers, expires_at < now() AS expired FROM execution_leases WHERE payment_intent_id = $1 FOR UPDATE`,
-    [intentId],
-  );
-  return rows[0] ?? null;
-}
-
-/** What an execution claim reads about an intent besides the intent itself. */
-export interface ClaimRow {
+/** What an execution's claim (and whoever decides about an execution: the dead-letter handler, an operator's retry) reads about an intent besides the intent itself. */
+export interface ExecutionFacts {
   /** Times the intent went to `retrying`: the attempt number is one more. */
   retries: number;
   awaitsApproval: boolean;
@@ -31,12 +22,12 @@ export interface ClaimRow {
 }
 
 /**
- * What an execution claim reads about each of `ids`, in one statement: the retries, whether an operator approval is
+ * The execution facts of each of `ids`, in one statement: the retries, whether an operator approval is
  * awaited, the lease (locked) and the live attempt. Read after the intents' row locks are taken, in a statement of its
  * own: one that waited for those locks would still see the other tables as they were before the wait (decision 151).
  * Every intent asked is in the answer.
  */
-export async function claimFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ClaimRow>> {
+export async function executionFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ExecutionFacts>> {
   const { rows } = await tx.query<
     RawAttemptRow & { intent_id: string; retries: number; awaits_approval: boolean; lease_owner: string | null; lease_attempt: number; lease_takeovers: number; lease_expired: boolean }
   >(

@@ -4,7 +4,7 @@
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_LANES, WEBHOOK_PASSES_PER_WAKE_MAX, WEBHOOK_STOP_MARGIN_MS } from '../../bounds.js';
 import { deliverDueEvents, totalHandled, type WebhookDeps } from '../../core/webhooks/delivery.js';
 import { listen } from '../../db/listener.js';
-import { WEBHOOK_CHANNEL } from '../../db/queries/webhook-events.js';
+import { WEBHOOK_CHANNEL } from '../../db/queries/outbox.js';
 import { every, RUN_AGAIN } from '../periodic.js';
 
 export interface WebhookWorkerOptions {

@@ -1,5 +1,5 @@
-// Chain-health probes: every probe of a chain's RPC, kept for a window from which the collector derives error rate
-// and latency percentiles.
+// What the chain-health collector samples: every probe of a chain's RPC, kept for a window from which it derives
+// error rate and latency percentiles, and the settlement times the chain actually gave our transfers.
 import type { Chain } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
@@ -32,4 +32,16 @@ export async function pruneProbes(db: Queryable, chain: Chain, keep: number): Pr
        (SELECT id FROM chain_probes WHERE chain = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`,
     [chain, keep],
   );
+}
+
+/** Mean seconds from broadcast to confirmation of the chain's last `limit` confirmed attempts, with the sample size. */
+export async function recentSettlementSeconds(db: Queryable, chain: Chain, limit: number): Promise<{ samples: number; avgSeconds: number | null }> {
+  const { rows } = await db.query<{ n: string; avg: number | null }>(
+    `SELECT COUNT(*)::text AS n, AVG(EXTRACT(EPOCH FROM (confirmed_at - broadcast_at)))::float8 AS avg
+       FROM (SELECT confirmed_at, broadcast_at FROM payment_attempts
+              WHERE chain = $1 AND status = 'confirmed' AND broadcast_at IS NOT NULL
+              ORDER BY confirmed_at DESC LIMIT $2) recent`,
+    [chain, limit],
+  );
+  return { samples: Number(rows[0]?.n ?? 0), avgSeconds: rows[0]?.avg ?? null };
 }
