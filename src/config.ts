@@ -5,8 +5,8 @@ import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
 import { MAX_AMOUNT_USD, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
-import { parseAllowList } from './webhooks/destination-guard.js';
-import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhooks/secret.js';
+import { parseAllowList } from './webhook-client/destination-guard.js';
+import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhook-client/secret.js';
 
 export type AdapterKind = 'simulated' | 'rpc';
 /** Who signs for a chain's treasury (src/chains/signers): a key in this process, or a key in a PKCS#11 token. */
@@ -233,7 +233,7 @@ function webhookUrl(env: Env, name: string): string | null {
   return raw;
 }
 
-/** Comma-separated host names, addresses and CIDR ranges (src/webhooks/destination-guard.ts). */
+/** Comma-separated host names, addresses and CIDR ranges (src/webhook-client/destination-guard.ts). */
 function allowedWebhookHosts(env: Env, name: string): string[] {
   const entries = (present(env, name) ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
   try {

@@ -3,7 +3,7 @@
 // at a given load, and whether the service keeps up).
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { percentile as nearestRank } from '../../src/workers/health/assess.js';
+import { percentile as nearestRank } from '../../src/domain/health.js';
 
 /** Keep-alive connections, as a merchant's HTTP client would hold them. */
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -49,7 +49,7 @@ export interface LoadResult {
   p99Ms: number;
 }
 
-/** The service's own nearest-rank percentile (src/workers/health/assess.ts); 0 for no values. */
+/** The service's own nearest-rank percentile (src/domain/health.ts); 0 for no values. */
 export function percentile(values: readonly number[], p: number): number {
   return nearestRank(values, p) ?? 0;
 }

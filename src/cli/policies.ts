@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { addAddress, addressBook, removeAddress, type AddressRow } from '../core/address-book.js';
 import type { AppContext } from '../core/context.js';
-import { approvePayment, listPendingApprovals, rejectPayment } from '../core/lifecycle/approve.js';
+import { approvePayment, listPendingApprovals, rejectPayment } from '../core/operator-transitions/approve.js';
 import { getMerchantPolicy, updateMerchantPolicy, type LimitChange, type MerchantPolicy, type PolicyChange } from '../core/policies.js';
 import type { Pool } from '../db/pool.js';
 import { isChain } from '../domain/chain.js';

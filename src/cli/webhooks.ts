@@ -2,7 +2,7 @@
 // 32 random bytes), for WEBHOOK_SIGNING_SECRET and for the receiver's Standard Webhooks library alike (decision 51).
 // Reads no configuration and no database, so it works while a refused WEBHOOK_SIGNING_SECRET is being replaced.
 import { parseArgs } from 'node:util';
-import { generateWebhookSecret } from '../webhooks/secret.js';
+import { generateWebhookSecret } from '../webhook-client/secret.js';
 
 const USAGE = 'usage: stableroute webhooks secret [--json]\n';
 

@@ -7,7 +7,7 @@ import type { Chain } from '../domain/chain.js';
 import { OPEN_STATUSES } from '../domain/payment-intent.js';
 import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { CHAIN_DEFAULTS, DEFAULT_RPC_ERROR_RATE } from '../routing/defaults.js';
-import type { HealthStatus } from '../routing/score.js';
+import type { HealthStatus } from '../domain/health.js';
 import type { AppContext } from './context.js';
 import { audited, type AuditEntry } from './audit.js';
 import type { InboundTransferRow } from '../db/queries/deposits.js';

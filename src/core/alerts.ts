@@ -19,8 +19,8 @@ import {
 import type { Chain } from '../domain/chain.js';
 import { decideAfterAttempt } from '../domain/webhook-delivery.js';
 import { newId } from '../ids.js';
-import { parseAllowList, type DestinationPolicy, type Resolver } from '../webhooks/destination-guard.js';
-import { buildWebhookHeaders, postWebhook } from '../webhooks/request.js';
+import { parseAllowList, type DestinationPolicy, type Resolver } from '../webhook-client/destination-guard.js';
+import { buildWebhookHeaders, postWebhook } from '../webhook-client/request.js';
 import { inDeliveryTransaction } from './webhooks/delivery.js';
 import { ALERT_DELIVERIES_PER_PASS_MAX } from '../bounds.js';
 

@@ -9,7 +9,7 @@ import { AppError } from '../domain/errors.js';
 import { merchantNameProblem } from '../domain/merchant.js';
 import { parseWebhookUrl } from '../domain/webhook-url.js';
 import { newId } from '../ids.js';
-import { destinationPolicy, destinationProblem, type DestinationPolicy } from '../webhooks/destination-guard.js';
+import { destinationPolicy, destinationProblem, type DestinationPolicy } from '../webhook-client/destination-guard.js';
 import { hashApiKey, issueApiKey } from './api-keys.js';
 import { issueWebhookSecret } from './webhooks/secrets.js';
 import { KEY_LOOKUP_BATCH_MAX } from '../bounds.js';

@@ -125,7 +125,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     await insertCreatedIntents(tx, [intent], now);
     await postMany(tx, [{ movement: movements.reserve(chain, amountMicros), context: { paymentIntentId: intent.id, at: now } }]);
     // Above the four-eyes threshold the withdrawal waits, reserved, for an approver other than its requester; the
-    // approval queues its execution (core/lifecycle/approve.ts).
+    // approval queues its execution (core/operator-transitions/approve.ts).
     const held = threshold !== null && amountMicros > threshold;
     const approval = held ? await insertApproval(tx, intent.id, threshold, now, request.audit.actor.id) : null;
     if (!held) await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);

@@ -1,5 +1,5 @@
 // What a merchant's webhook_url may be, checked wherever one is set (`merchants create`, DEV_MERCHANT_WEBHOOK_URL)
-// and again before every delivery. Pure: the address checks that need DNS live in src/webhooks/destination-guard.ts.
+// and again before every delivery. Pure: the address checks that need DNS live in src/webhook-client/destination-guard.ts.
 
 /** Long enough for any real endpoint, short enough to keep out of the way in logs and admin views. */
 export const WEBHOOK_URL_MAX_CHARS = 2048;

@@ -1,11 +1,11 @@
 // Chain scoring and route selection: pure functions over health snapshots and treasury balances.
 // The weights and rules are explained in docs/decisions.md.
 import type { Chain } from '../domain/chain.js';
+import type { HealthStatus } from '../domain/health.js';
 import { snapshotWithinBounds } from './snapshot-bounds.js';
 
 export const PRIORITIES = ['low_fee', 'fast', 'reliable'] as const;
 export type Priority = (typeof PRIORITIES)[number];
-export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
 export interface HealthSnapshot {
   chain: Chain;

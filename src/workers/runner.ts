@@ -7,10 +7,10 @@ import { runReconciliation } from '../core/reconcile-runs.js';
 import type { ExecutionDeps } from '../core/execution/execute.js';
 import { resumeExpiredExecutions } from '../core/execution/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
+import { recordHealthSnapshots } from '../core/health-snapshots.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
 import { startQueuePoller } from './execution/poller.js';
-import { collectOnce } from './health/collect.js';
 import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks/worker.js';
 
@@ -36,7 +36,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     () => resumeExpiredExecutions({ ...ctx, log: log.child({ worker: 'recovery' }) }),
     log,
   );
-  const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
+  const health = every('health', ctx.config.healthCollectSeconds, () => recordHealthSnapshots({ ...ctx, log: log.child({ worker: 'health' }) }), log);
   // Transfers into the treasuries, booked once each (decision 130); a backlog is read page after page without waiting.
   const deposits = every(
     'deposits',

@@ -3,7 +3,7 @@
 // defaults, and an idempotent replay still returns its intent after the policy changed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
-import { cancelPayment } from '../../src/core/lifecycle/cancel.js';
+import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
 import { updateMerchantPolicy, type PolicyChange } from '../../src/core/policies.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';

@@ -2,12 +2,12 @@
 // same workers as production. Transfers are checked on chain to the micro-unit.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
+import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { collectOnce } from '../../src/workers/health/collect.js';
+import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
 import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
@@ -154,7 +154,7 @@ describe('real chains', () => {
     }
     await drainExecution(t);
     expect((await settle(id!, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
-    await collectOnce({ ...t.ctx, log: pino({ level: 'silent' }) });
+    await recordHealthSnapshots({ ...t.ctx, log: pino({ level: 'silent' }) });
   });
 
   it('reconciliation shows zero difference and the ledger verifies', async () => {

@@ -12,7 +12,7 @@ import type { Chain } from '../../src/domain/chain.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { scanDeposits } from '../../src/core/deposits/scan.js';
-import { collectOnce } from '../../src/workers/health/collect.js';
+import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
 import pino from 'pino';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand, waitFor } from '../helpers/process.js';
@@ -126,7 +126,7 @@ describe('gas and withdrawals on the devnet', () => {
     const quiet = pino({ level: 'silent' });
     const collect = async () => {
       t.clock.advance(15_000);
-      await collectOnce({ ...t.ctx, log: quiet });
+      await recordHealthSnapshots({ ...t.ctx, log: quiet });
     };
     const solanaHealth = async () =>
       ((await t.app.inject({ method: 'GET', url: '/admin/overview' })).json().chain_health as { chain: string; health_status: string; status_reason: string | null }[]).find(

@@ -1,7 +1,7 @@
 // A real HTTP webhook receiver on loopback that checks the spec's signature on every delivery.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../../src/webhooks/signature.js';
+import { verifySignature } from '../../src/webhook-client/signature.js';
 
 export interface ReceivedEvent {
   id: string;

@@ -1,6 +1,7 @@
 // The scoring formula (docs/decisions.md), as a table: scores, weights per priority, disqualification and ordering.
 import { describe, expect, it } from 'vitest';
 import type { Chain } from '../../src/domain/chain.js';
+import type { HealthStatus } from '../../src/domain/health.js';
 import {
   feeScore,
   latencyScore,
@@ -8,7 +9,6 @@ import {
   scoreRoutes,
   WEIGHTS,
   type HealthSnapshot,
-  type HealthStatus,
   type Priority,
   type RouteInput,
 } from '../../src/routing/score.js';

@@ -1,11 +1,11 @@
-// One webhook POST (src/webhooks/request.ts) against a real HTTP server on loopback: what reaches the receiver, and
+// One webhook POST (src/webhook-client/request.ts) against a real HTTP server on loopback: what reaches the receiver, and
 // which connections stay open, when an attempt times out on a kept-alive connection.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postWebhook } from '../../src/webhooks/request.js';
-import { destinationPolicy } from '../../src/webhooks/destination-guard.js';
+import { postWebhook } from '../../src/webhook-client/request.js';
+import { destinationPolicy } from '../../src/webhook-client/destination-guard.js';
 import { waitFor } from '../helpers/process.js';
 
 const POLICY = destinationPolicy({ production: false, webhookSsrfGuard: false, webhookAllowedHosts: [] });

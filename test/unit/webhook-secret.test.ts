@@ -5,8 +5,8 @@ import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { buildWebhookHeaders } from '../../src/webhooks/request.js';
-import { generateWebhookSecret, signingKeys, standardKeyOf, WebhookSecretError } from '../../src/webhooks/secret.js';
+import { buildWebhookHeaders } from '../../src/webhook-client/request.js';
+import { generateWebhookSecret, signingKeys, standardKeyOf, WebhookSecretError } from '../../src/webhook-client/secret.js';
 import { refusal } from '../helpers/config.js';
 
 const BODY = '{"event_type":"payment.settled","payment_intent_id":"pi_1","merchant_id":"mer_test","payload":{"amount_usd":12.5}}';

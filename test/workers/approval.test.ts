@@ -3,7 +3,7 @@
 // (approval_rejected); a cancelled one no longer waits; every decision is taken once; the ledger verifies throughout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
-import { cancelPayment } from '../../src/core/lifecycle/cancel.js';
+import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
 import { updateMerchantPolicy } from '../../src/core/policies.js';
 import { enqueueExecution } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/chains/port.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { handleDeadExecution } from '../../src/core/execution/abandon.js';
-import { resolveManualReview } from '../../src/core/lifecycle/resolve.js';
+import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import type { ExecutionDeps } from '../../src/core/execution/execute.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';

@@ -10,7 +10,7 @@ import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { postMany } from '../../src/ledger/store.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
-import { collectOnce } from '../../src/workers/health/collect.js';
+import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 const collect = async () => {
   t.clock.advance(15_000);
-  await collectOnce({ ...t.ctx, log: quiet });
+  await recordHealthSnapshots({ ...t.ctx, log: quiet });
 };
 const ethereumHealth = async () =>
   ((await t.app.inject({ method: 'GET', url: '/admin/overview' })).json().chain_health as { chain: string; health_status: string; status_reason: string | null }[]).find(

@@ -4,8 +4,8 @@
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Chain, HealthProbe } from '../../src/chains/port.js';
-import { assess, percentile, type ProbeSample } from '../../src/workers/health/assess.js';
-import { collectOnce } from '../../src/workers/health/collect.js';
+import { assess, percentile, type ProbeSample } from '../../src/domain/health.js';
+import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
@@ -112,7 +112,7 @@ function useCollector(getContext: () => TestContext) {
 
   async function collect(steps: Partial<Record<Chain, Step>> = {}): Promise<number> {
     for (const [chain, step] of Object.entries(steps) as [Chain, Step][]) script(chain, step);
-    return collectOnce({ ...getContext().ctx, log: quiet });
+    return recordHealthSnapshots({ ...getContext().ctx, log: quiet });
   }
 
   /** One period later, one collection. */
@@ -141,7 +141,7 @@ function useCollector(getContext: () => TestContext) {
   return { script, restore, collect, tick, snapshots, latest };
 }
 
-describe('collectOnce', () => {
+describe('recordHealthSnapshots', () => {
   let t: TestContext;
   const c = useCollector(() => t);
 

@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deliverAlertNotifications } from '../../src/core/alerts.js';
 import { runReconciliation } from '../../src/core/reconcile-runs.js';
-import { verifySignature, verifyStandardWebhook } from '../../src/webhooks/signature.js';
-import { signingKeys } from '../../src/webhooks/secret.js';
+import { verifySignature, verifyStandardWebhook } from '../../src/webhook-client/signature.js';
+import { signingKeys } from '../../src/webhook-client/secret.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 const SECRET = 'operator-alert-secret-for-tests-0123456789';

@@ -16,7 +16,7 @@ import {
   parseAllowList,
   resolveDestination,
   type Resolver,
-} from '../../src/webhooks/destination-guard.js';
+} from '../../src/webhook-client/destination-guard.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 let db: TestDatabase;

@@ -12,7 +12,7 @@ import { enableWebhookEndpoint } from '../../src/core/webhooks/endpoint.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
-import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/webhooks/signature.js';
+import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/webhook-client/signature.js';
 import { sendTestWebhook } from '../../src/core/webhooks/test-event.js';
 import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
 import type { AppContext } from '../../core/context.js';
-import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/lifecycle/approve.js';
+import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/operator-transitions/approve.js';
 import { getMerchantPolicy } from '../../core/policies.js';
 import type { Chain } from '../../domain/chain.js';
 import { auditEntryOf } from '../audit.js';

@@ -126,7 +126,7 @@ interface StatusRow {
 const RECORD_SQL =
   'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)';
 
-/** What each prepared transfer pays, for its signature (any adapter of the process may sign a batch, sign-batch.ts). */
+/** What each prepared transfer pays, for its signature (any adapter of the process may sign a batch, src/core/execution/sign.ts). */
 const requests = new WeakMap<PreparedTransfer, TransferRequest>();
 
 export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {

@@ -5,9 +5,9 @@ import { ChainError } from '../../chains/port.js';
 import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';
 import type { AuditEntry } from '../audit.js';
-import { cancelPayment } from '../lifecycle/cancel.js';
+import { cancelPayment } from '../operator-transitions/cancel.js';
 import type { LifecycleDeps } from '../context.js';
-import { resolveManualReview, type ResolutionResult } from '../lifecycle/resolve.js';
+import { resolveManualReview, type ResolutionResult } from '../operator-transitions/resolve.js';
 
 async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {
   try {

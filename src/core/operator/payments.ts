@@ -1,6 +1,6 @@
 // Payments as operators see them (the console, GET /admin/payments): pages with filters and search, one payment with
 // everything that happened to it, and the actions its status allows. Reads only; actions go through
-// src/core/lifecycle (resolve.ts, cancel.ts), exactly as the CLI's.
+// src/core/operator-transitions (resolve.ts, cancel.ts), exactly as the CLI's.
 import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { countByStatus, listIntents, transitionsOf, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../db/queries/intent-list.js';
 import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';

@@ -52,11 +52,11 @@ import {
 } from '../../db/queries/webhook-events.js';
 import { decideAfterAttempt, type DeliveryDecision, type PostOutcome } from '../../domain/webhook-delivery.js';
 import { redactWebhookUrl } from '../../domain/webhook-url.js';
-import { destinationPolicy, type Resolver } from '../../webhooks/destination-guard.js';
-import { SealedSecretError } from '../../webhooks/secret-box.js';
+import { destinationPolicy, type Resolver } from '../../webhook-client/destination-guard.js';
+import { SealedSecretError } from '../../webhook-client/secret-box.js';
 import { signingSecretsOf } from './secrets.js';
 import type { Metrics } from '../../metrics/registry.js';
-import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhooks/request.js';
+import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhook-client/request.js';
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
 export interface WebhookDeps {

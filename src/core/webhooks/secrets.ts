@@ -8,8 +8,8 @@ import { audited, type AuditEntry } from '../audit.js';
 import { lockMerchant } from '../../db/queries/merchants.js';
 import { insertWebhookSecret, retireCurrentSecret, shortenOverlaps, signingSecretRows } from '../../db/queries/webhook-secrets.js';
 import { AppError } from '../../domain/errors.js';
-import { generateWebhookSecret, type SigningSecret } from '../../webhooks/secret.js';
-import { openSecret, sealingKey, sealSecret } from '../../webhooks/secret-box.js';
+import { generateWebhookSecret, type SigningSecret } from '../../webhook-client/secret.js';
+import { openSecret, sealingKey, sealSecret } from '../../webhook-client/secret-box.js';
 
 type SecretConfig = Pick<Config, 'apiKeySalt' | 'webhookSigningSecret'>;
 

@@ -1,7 +1,8 @@
 // Chain-health snapshots: inserted by operators (POST /admin/chain-health) and by the collector.
 import { CHAINS, type Chain } from '../../domain/chain.js';
 import { defaultSnapshot } from '../../routing/defaults.js';
-import type { HealthSnapshot, HealthStatus } from '../../routing/score.js';
+import type { HealthStatus } from '../../domain/health.js';
+import type { HealthSnapshot } from '../../routing/score.js';
 import type { Queryable } from '../pool.js';
 
 export interface SnapshotRow extends HealthSnapshot {

@@ -16,12 +16,12 @@ import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecution } from '../../jobs/queue.js';
 import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from './changed.js';
-import { moveAndTell } from './events.js';
-import { failByCancel, failIntent, postFee, settleIntent } from './outcomes.js';
-import { signAttempts, transferRequestOf } from './sign-attempts.js';
+import { CHANGED } from '../lifecycle/changed.js';
+import { moveAndTell } from '../lifecycle/events.js';
+import { failByCancel, failIntent, postFee, settleIntent } from '../lifecycle/outcomes.js';
+import { signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
-import { operatorRound } from './operator-round.js';
+import { auditedRound } from './audited-round.js';
 
 export type { Resolution };
 
@@ -81,7 +81,7 @@ export async function resolveManualReview(
     if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
-    const result = await operatorRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
+    const result = await auditedRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
       const intent = (await lockIntents(tx, [intentId])).get(intentId);
       if (!intent || intent.status !== 'manual_review') return CHANGED;

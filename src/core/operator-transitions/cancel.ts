@@ -5,7 +5,7 @@
 // the payment moved.
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { AuditEntry } from '../audit.js';
-import { operatorRound } from './operator-round.js';
+import { auditedRound } from './audited-round.js';
 import { decideApproval } from '../../db/queries/approvals.js';
 import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
@@ -13,9 +13,9 @@ import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from './changed.js';
-import { moveAndTell } from './events.js';
-import { postFee, releaseReservation } from './outcomes.js';
+import { CHANGED } from '../lifecycle/changed.js';
+import { moveAndTell } from '../lifecycle/events.js';
+import { postFee, releaseReservation } from '../lifecycle/outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 
 function cancellable(intentId: string, intent: PaymentIntentRow | null): PaymentIntentRow {
@@ -41,7 +41,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
       }
     }
-    const result = await operatorRound(deps, audit, async (tx) => {
+    const result = await auditedRound(deps, audit, async (tx) => {
       const now = deps.clock.now();
       const intent = cancellable(intentId, (await lockIntents(tx, [intentId])).get(intentId) ?? null);
       const live = await liveAttempt(tx, intent.id, { forUpdate: true });

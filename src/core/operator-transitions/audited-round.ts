@@ -4,9 +4,9 @@ import type pg from 'pg';
 import { withTransaction } from '../../db/pool.js';
 import { appendAudit, type AuditEntry } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from './changed.js';
+import { CHANGED } from '../lifecycle/changed.js';
 
-export async function operatorRound<T>(
+export async function auditedRound<T>(
   deps: Pick<LifecycleDeps, 'pool' | 'clock'>,
   audit: AuditEntry,
   fn: (tx: pg.PoolClient) => Promise<T | typeof CHANGED>,

@@ -22,7 +22,7 @@ import { AppError } from '../../domain/errors.js';
 import { enqueueExecution } from '../../jobs/queue.js';
 import { appendAudit, type AuditEntry } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
-import { failIntent } from './outcomes.js';
+import { failIntent } from '../lifecycle/outcomes.js';
 
 export interface ApprovalResult {
   payment_intent_id: string;

@@ -1,5 +1,7 @@
-// Turns a window of RPC probes into a health snapshot. Pure.
-import type { HealthStatus } from '../../routing/score.js';
+// A chain's health: its three statuses, and how a window of RPC probes turns into one. Pure.
+
+/** What routing makes of a chain (src/routing/score.ts): healthy, degraded (scored lower), unhealthy (disqualified). */
+export type HealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
 export interface ProbeSample {
   ok: boolean;

@@ -1,16 +1,18 @@
-// The chain-health collector: probes each adapter every HEALTH_COLLECT_SECONDS and records a snapshot that routing
-// reads. With several worker processes, one snapshot per chain and period is recorded (advisory lock + freshness).
+// Chain health, the use case: probe each adapter, assess the window of probes (src/domain/health.ts), and record the
+// snapshot routing reads, with the gas check (core/gas.ts) and the measured settlement times. Run every
+// HEALTH_COLLECT_SECONDS by the workers (src/workers/runner.ts); with several worker processes, one snapshot per chain
+// and period is recorded (advisory lock + freshness).
 import type { Logger } from 'pino';
-import type { ChainAdapters, HealthProbe } from '../../chains/port.js';
-import type { Clock } from '../../clock.js';
-import type { Config } from '../../config.js';
-import { tryAdvisoryXactLock, withTransaction, type Pool } from '../../db/pool.js';
-import { insertProbe, pruneProbes, recentProbes, recentSettlementSeconds } from '../../db/queries/health-samples.js';
-import { hasCollectorSnapshotSince, insertSnapshot } from '../../db/queries/snapshots.js';
-import { CHAINS, type Chain } from '../../domain/chain.js';
-import { checkGas } from '../../core/gas.js';
-import { CHAIN_DEFAULTS } from '../../routing/defaults.js';
-import { assess, PROBE_WINDOW } from './assess.js';
+import type { ChainAdapters, HealthProbe } from '../chains/port.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { tryAdvisoryXactLock, withTransaction, type Pool } from '../db/pool.js';
+import { insertProbe, pruneProbes, recentProbes, recentSettlementSeconds } from '../db/queries/health-samples.js';
+import { hasCollectorSnapshotSince, insertSnapshot } from '../db/queries/snapshots.js';
+import { CHAINS, type Chain } from '../domain/chain.js';
+import { checkGas } from './gas.js';
+import { CHAIN_DEFAULTS } from '../routing/defaults.js';
+import { assess, PROBE_WINDOW } from '../domain/health.js';
 
 export interface HealthDeps {
   pool: Pool;
@@ -52,7 +54,8 @@ async function probeWithTimeout(deps: HealthDeps, chain: Chain): Promise<HealthP
   }
 }
 
-export async function collectOnce(deps: HealthDeps): Promise<number> {
+/** Records a snapshot of each chain whose period has none yet; answers how many it recorded. */
+export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
   let recorded = 0;
   for (const [index, chain] of CHAINS.entries()) {
     const probe = await probeWithTimeout(deps, chain);
