@@ -64,14 +64,15 @@ export function onTransaction(tx: Queryable): PgBoss.Db {
 }
 
 /**
- * Queues an execution job on the caller's transaction. The delay is relative: pg-boss compares start times with
- * the database clock, so an absolute time from this process's clock would run early if the two clocks drift.
+ * Queues a retry of an execution on the caller's transaction, `delaySeconds` from now. The delay is relative: pg-boss
+ * compares start times with the database clock, so an absolute time from this process's clock would run early if the
+ * two clocks drift.
  */
-export async function enqueueExecution(boss: PgBoss, tx: Queryable, job: ExecutionJob, delaySeconds = 0): Promise<void> {
-  await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), ...(delaySeconds > 0 ? { startAfter: delaySeconds } : {}) });
+export async function enqueueRetry(boss: PgBoss, tx: Queryable, job: ExecutionJob, delaySeconds: number): Promise<void> {
+  await boss.send(EXECUTION_QUEUE, job, { db: onTransaction(tx), startAfter: delaySeconds });
 }
 
-/** Queues several first execution attempts on the caller's transaction, in one statement (a reservation batch). */
+/** Queues execution jobs to run at once on the caller's transaction, in one statement (a reservation batch, an approval). */
 export async function enqueueExecutions(boss: PgBoss, tx: Queryable, jobs: readonly ExecutionJob[]): Promise<void> {
   if (jobs.length === 0) return;
   await boss.insert(

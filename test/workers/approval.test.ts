@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
 import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
 import { updateMerchantPolicy } from '../../src/core/policies.js';
-import { enqueueExecution } from '../../src/jobs/queue.js';
+import { enqueueExecutions } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
@@ -147,7 +147,7 @@ describe('payments above the threshold', () => {
 
   it('a stray execution job does not send a payment that waits', async () => {
     const id = (await create(300)).json().payment_intent_id as string;
-    await enqueueExecution(t.boss, t.db.pool, { payment_intent_id: id, attempt: 1 });
+    await enqueueExecutions(t.boss, t.db.pool, [{ payment_intent_id: id, attempt: 1 }]);
     await drainExecution(t);
     expect(await read(id)).toMatchObject({ status: 'route_selected', attempts: [], approval: { status: 'pending' } });
     expect((await decide(id, 'reject')).statusCode).toBe(200);

@@ -11,7 +11,7 @@ import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { releaseLeases } from '../../db/queries/leases.js';
 import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../domain/execution.js';
-import { enqueueExecution, setAside } from '../../jobs/queue.js';
+import { enqueueRetry, setAside } from '../../jobs/queue.js';
 import { moveAndTell, type Move } from '../lifecycle/events.js';
 import { failIntent } from '../lifecycle/outcomes.js';
 import { lockForRecheck } from './recheck.js';
@@ -65,7 +65,7 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         const { job } = outcome.run;
         if (then === 'retry') {
           const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-          await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
         } else {
           await failIntent(tx, intent, outcome.error.reason, now);
           await setAside(deps.boss, tx, { ...job, reason: outcome.error.reason });

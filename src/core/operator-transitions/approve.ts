@@ -19,7 +19,7 @@ import {
 import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { AppError } from '../../domain/errors.js';
-import { enqueueExecution } from '../../jobs/queue.js';
+import { enqueueExecutions } from '../../jobs/queue.js';
 import { appendAudit, type AuditEntry } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
 import { failIntent } from '../lifecycle/outcomes.js';
@@ -82,7 +82,7 @@ export async function approvePayment(deps: ApprovalDeps, intentId: string, input
       return { ...result, approval: 'pending', approvals: 1 };
     }
     await decideApproval(tx, intent.id, { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
-    await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: 1 });
+    await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     await appendAudit(tx, input.audit, 'ok', now);
     return { ...result, approval: 'approved', approvals: required };
   });

@@ -14,7 +14,7 @@ import { executionFacts } from '../../db/queries/leases.js';
 import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
-import { enqueueExecution } from '../../jobs/queue.js';
+import { enqueueExecutions } from '../../jobs/queue.js';
 import type { LifecycleDeps } from '../context.js';
 import { CHANGED } from '../lifecycle/changed.js';
 import { moveAndTell } from '../lifecycle/events.js';
@@ -108,7 +108,7 @@ export async function resolveManualReview(
         await moveAndTell(tx, [{ intent, to: 'retrying', reason: 'operator_retry' }], now);
         // The attempt number follows the intent's history (src/domain/execution.ts): this run is the next one, and the last.
         const next = 1 + (await executionFacts(tx, [intent.id])).get(intent.id)!.retries;
-        await enqueueExecution(deps.boss, tx, { payment_intent_id: intent.id, attempt: next });
+        await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: next }]);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: null };
       }
 

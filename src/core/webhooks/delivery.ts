@@ -245,11 +245,6 @@ export async function attemptDeliveries(
   return results;
 }
 
-/** One attempt for an event whose row lock `tx` holds (the test event); the caller commits. */
-export async function attemptDelivery(tx: Queryable, deps: WebhookDeps, event: ClaimedEvent): Promise<AttemptResult> {
-  return (await attemptDeliveries(tx, deps, [event]))[0]!;
-}
-
 function count(counts: DeliveryCounts, result: AttemptResult): void {
   if (result.kind === 'stored') counts.stored++;
   else if (result.decision.status === 'delivered') counts.delivered++;
