@@ -9,7 +9,7 @@
 export const EXECUTION_POLLERS = 2;
 /** Jobs one poll fetches; the fetched batch is the unit every execution step runs on (claim, sign, record). */
 export const EXECUTION_BATCH_JOBS_MAX = 16;
-/** Seconds an idle poller waits before asking for jobs again; a full batch fetches again at once (decision 113). */
+/** Seconds an idle poller waits before asking for jobs again; a full batch fetches again at once (decision 144). */
 export const EXECUTION_IDLE_POLL_SECONDS = 0.5;
 /** Expired leases one recovery sweep takes over and resumes as one batch; the rest wait for the next sweep. */
 export const LEASE_SWEEP_LEASES_MAX = 8;
@@ -51,7 +51,7 @@ export const NOTICE_BATCH_MAX = 512;
 
 // --- Webhooks (src/core/webhooks, src/workers/webhooks, src/webhook-client) --------------------------------------
 
-/** Events one delivery pass handles at most; each lane claims its share (decisions 152, 162). */
+/** Events one delivery pass handles at most; each lane claims its share (decisions 75, 76). */
 export const WEBHOOK_BATCH_EVENTS_MAX = 64;
 /** Delivery lanes in flight at once, each on one pool connection with its claim. */
 export const WEBHOOK_LANES = 4;
@@ -97,7 +97,7 @@ export const TREASURY_SNAPSHOT_TRIES_MAX = 5;
 
 /** Connections of a process that runs one role (`api`, `worker`). */
 export const DB_POOL_CONNECTIONS = 20;
-/** `serve`: the api's connections and the workers', kept apart (decision 156). */
+/** `serve`: the api's connections and the workers', kept apart (decision 143). */
 export const DB_SERVE_API_POOL_CONNECTIONS = 12;
 export const DB_SERVE_WORKER_POOL_CONNECTIONS = 16;
 /** pg-boss's own connections. */

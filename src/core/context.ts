@@ -20,7 +20,7 @@ export interface AppContext {
   metrics: Metrics;
   /** The group commits where this process's HTTP requests meet (group-commits.ts), built once by the runtime. */
   groupCommits: GroupCommits;
-  /** The api's cache of quote facts (decision 145); without one, every quote reads them from the database. */
+  /** The api's cache of quote facts (decision 136); without one, every quote reads them from the database. */
   facts?: NoticeCache;
 }
 

@@ -1,6 +1,6 @@
 // The group commits of a process, kept only where independent HTTP requests meet: concurrent creations share a
-// reservation transaction (decision 111), quotes created together share one INSERT, and the API keys of concurrent
-// requests are looked up by one query (decision 145). The fourth, the notices sent after commit, belongs to its pool
+// reservation transaction (decision 133), quotes created together share one INSERT, and the API keys of concurrent
+// requests are looked up by one query (decision 136). The fourth, the notices sent after commit, belongs to its pool
 // (src/db/notify.ts). Built once by the runtime and held by the AppContext, so each runs with that context's clock,
 // queue and logger; the workers' steps take their batches whole instead (src/core/execution, src/core/confirmation).
 import type { AppContext } from './context.js';

@@ -44,7 +44,7 @@ export function decideClaim(facts: ClaimFacts, jobAttempt: number, runId: string
   // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
   const { status } = facts;
   if (status !== 'route_selected' && status !== 'retrying' && status !== 'broadcasting') return { kind: 'done', why: `intent is ${status}` };
-  // Only an approval queues this payment's job; a stray one must not send it (decision 79).
+  // Only an approval queues this payment's job; a stray one must not send it (decision 10).
   if (status === 'route_selected' && facts.awaitsApproval) return { kind: 'done', why: 'the payment waits for an operator approval' };
   // The lease: only a run of this attempt that is still working ('broadcasting') and alive holds the payment back.
   const lease = facts.lease;
@@ -70,7 +70,7 @@ export type LiveTransferAction =
   | { kind: 'sent' }
   /** The chain does not know the bytes: the same bytes are sent again. */
   | { kind: 'resend' }
-  /** Mined and failed (reverted): the fee is spent, the payment fails and its funds return (decision 28). */
+  /** Mined and failed (reverted): the fee is spent, the payment fails and its funds return (decision 61). */
   | { kind: 'failed_on_chain'; reason: FailureReason; detail: string; feeNative: bigint }
   /** It can never land and nothing of ours was spent: it is over, and a new transfer is signed. */
   | { kind: 'superseded'; reason: FailureReason };
@@ -79,7 +79,7 @@ export function liveTransferAction(verdict: TransferVerdict, previousFailure: Fa
   if (hasReachedChain(verdict)) return { kind: 'sent' };
   if (verdict.kind === 'unknown') return { kind: 'resend' };
   // Its nonce used at final depth by another transaction (nothing of ours mined, nothing spent): it can never land, as
-  // after an expiry, and a new transfer is signed on a fresh nonce (decision 174).
+  // after an expiry, and a new transfer is signed on a fresh nonce (decision 35).
   const nonceTaken = verdict.reason === 'nonce_conflict';
   if (verdict.onChain && !nonceTaken) return { kind: 'failed_on_chain', reason: verdict.reason, detail: verdict.detail, feeNative: verdict.feeNative };
   return { kind: 'superseded', reason: nonceTaken ? 'nonce_conflict' : (previousFailure ?? 'dropped') };

@@ -40,7 +40,7 @@ type Step =
 
 /**
  * Runs each execution to its end; the answer of each run says whether its job completed. Every run holds its payment's
- * execution lease from its claim to its end (decision 99): a second run of the same attempt stops at its claim while
+ * execution lease from its claim to its end (decision 57): a second run of the same attempt stops at its claim while
  * the lease is alive, and every write of a run checks, under the payment's lock, that the lease is still its own.
  */
 export async function executeBatch(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<ItemOutcome<void>[]> {

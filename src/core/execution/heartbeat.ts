@@ -1,4 +1,4 @@
-// A batch's runs hold their payments' execution leases from their claims to their ends (decision 99): every third of
+// A batch's runs hold their payments' execution leases from their claims to their ends (decision 57): every third of
 // a lease's length, one statement pushes all of them out, so a live run never loses its lease to the sweeper. A
 // renewal that fails (the database is away) is only logged: the leases then run out and, if the runs are alive, their
 // next locked step finds they were taken over and stops there.

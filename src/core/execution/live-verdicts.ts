@@ -1,6 +1,6 @@
 // What the chain said about the transfers earlier runs left, written for a batch in one transaction: a transfer the
 // chain has is broadcast (and the run ends), one mined and failed fails its payment with the fee it spent (decision
-// 28), one that can never land is over and a new transfer is signed. Each payment is written only if it is still as
+// 61), one that can never land is over and a new transfer is signed. Each payment is written only if it is still as
 // its run left it (recheck.ts); otherwise another run or an operator moved it, and the run starts over.
 import { withBatchTransaction } from '../../db/pool.js';
 import type { ItemOutcome } from '../../db/group-commit.js';

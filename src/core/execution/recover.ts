@@ -1,4 +1,4 @@
-// Fast recovery of executions whose worker died (decision 99). A run renews its lease every few seconds; a lease that
+// Fast recovery of executions whose worker died (decision 57). A run renews its lease every few seconds; a lease that
 // ran out means the run is gone. Every worker process sweeps for such leases, takes them over (under the intents' row
 // locks, SKIP LOCKED, so two sweepers never take the same one and a run in the middle of a step is never taken from)
 // and resumes the executions at once, in-process, as one batch under the leases' new owners: each run asks the chain

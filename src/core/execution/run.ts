@@ -1,5 +1,5 @@
 // One run of an execution job, as every step of a batch carries it: the job, and the id under which the run holds its
-// payment's execution lease (decision 99).
+// payment's execution lease (decision 57).
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
 import type { ExecutionJob } from '../../jobs/queue.js';

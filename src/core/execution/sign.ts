@@ -1,7 +1,7 @@
 // The signatures of a batch, one transaction per chain. Every signature of a chain takes its nonce (the simulated
 // chain's sequence, Ethereum's chain_nonces row) under a lock held to the commit, so the batch's payments of one chain
 // are re-checked under their locks, their debits posted, and only then signed, last, so the nonce stays locked only
-// for the signatures and the one commit (decision 147). A transaction that throws is rolled back whole (nothing was
+// for the signatures and the one commit (decision 137). A transaction that throws is rolled back whole (nothing was
 // sent: bytes leave only after their attempt commits) and its payments are signed again one by one, so a failure
 // stays its own payment's.
 import type { PreparedTransfer } from '../../chains/port.js';

@@ -9,7 +9,7 @@ import { usdcToNumber } from '../../money.js';
 
 type EventExtra = Parameters<typeof paymentPayload>[1];
 
-/** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 143). */
+/** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 121). */
 export function paymentEventOf(intent: PaymentIntentRow, type: EventType, at: Date, extra: EventExtra = {}): NewEvent | null {
   if (intent.kind === 'withdrawal') return null;
   const payload = paymentPayload(

@@ -129,7 +129,7 @@ export interface InFlightTransfer {
  * or replaced attempts of payments and withdrawals in `openIntentStatuses` (not settled, failed or cancelled). Read
  * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
  */
-// Transfers only: a cancel on chain (decision 173) moves no USDC, so its landing explains no shortfall.
+// Transfers only: a cancel on chain (decision 63) moves no USDC, so its landing explains no shortfall.
 export async function inFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
   if (chains.length === 0) return [];
   const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(

@@ -15,7 +15,7 @@ export interface PaymentIntentRow {
   destination_address: string;
   created_at: Date;
   updated_at: Date;
-  /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 143). */
+  /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 121). */
   kind: IntentKind;
 }
 
@@ -68,7 +68,7 @@ export async function listIntentsOfKind(db: Queryable, kind: IntentKind, page: {
 }
 
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
-  // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 143).
+  // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 121).
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_intents WHERE kind = 'payout' ORDER BY created_at DESC, id DESC LIMIT $1`,
     [limit],

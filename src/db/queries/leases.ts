@@ -24,7 +24,7 @@ export interface ExecutionFacts {
 /**
  * The execution facts of each of `ids`, in one statement: the retries, whether an operator approval is
  * awaited, the lease (locked) and the live attempt. Read after the intents' row locks are taken, in a statement of its
- * own: one that waited for those locks would still see the other tables as they were before the wait (decision 151).
+ * own: one that waited for those locks would still see the other tables as they were before the wait (decision 140).
  * Every intent asked is in the answer.
  */
 export async function executionFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ExecutionFacts>> {
@@ -62,7 +62,7 @@ export async function executionFacts(tx: Queryable, ids: readonly string[]): Pro
  * For each (intent, run): whether the run holds the intent's execution lease, and the intent's live attempt (locked
  * with `lockAttempts`), in one statement. Call with the intents' row locks held: a lease changes hands only under its
  * intent's lock, so even when an attempt's lock makes the statement wait, the lease it read is still the lease
- * (decision 154). In input order.
+ * (decision 140). In input order.
  */
 export async function leasesAndLive(
   db: Queryable,

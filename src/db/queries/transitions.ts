@@ -1,6 +1,6 @@
 // Every write of a payment intent's status: its creation (created -> quoted -> route_selected) and each change after
 // it, checked against the transition table (src/domain/payment-intent.ts), each with its history row, the outbox event
-// telling its merchant (outbox.ts's INSERT, in the same statement: decision 151) and the notice announcing it once the
+// telling its merchant (outbox.ts's INSERT, in the same statement: decision 140) and the notice announcing it once the
 // transaction commits. The UPDATE is conditional on the status the caller decided from, so a concurrent change is
 // detected, never overwritten.
 import type { Chain } from '../../domain/chain.js';
@@ -33,7 +33,7 @@ const NOTICE_SQL = (from: string) =>
 
 /**
  * New intents with their creation history (created -> quoted -> route_selected) and the events telling their merchants,
- * all in one statement (a reservation batch, decision 158). Each intent is announced on INTENT_CHANNEL after commit,
+ * all in one statement (a reservation batch, decision 134). Each intent is announced on INTENT_CHANNEL after commit,
  * and the events wake the webhook workers then.
  */
 export async function insertCreatedIntents(db: Queryable, rows: readonly PaymentIntentRow[], at: Date, events: readonly NewEvent[] = []): Promise<void> {

@@ -4,7 +4,7 @@
 // is awaited inside the loop's tick, so an outage fails the tick, which is logged and retried with backoff
 // (periodic.ts); jobs it left active expire and pg-boss retries them. Each tick fetches up to EXECUTION_BATCH_JOBS_MAX
 // jobs and runs them as one batch through src/core/execution; a full batch fetches again at once, so a backlog drains
-// without waiting between fetches (decision 113).
+// without waiting between fetches (decision 144).
 import type PgBoss from 'pg-boss';
 import { DEAD_LETTER_BATCH_JOBS_MAX, DEAD_LETTER_IDLE_POLL_SECONDS, EXECUTION_BATCH_JOBS_MAX, EXECUTION_IDLE_POLL_SECONDS } from '../../bounds.js';
 import { handleDeadExecution } from '../../core/execution/abandon.js';
