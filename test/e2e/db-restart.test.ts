@@ -211,7 +211,8 @@ describe('a PostgreSQL restart under load', () => {
       CONFIRMATION_POLL_SECONDS: '0.2',
       WEBHOOK_POLL_SECONDS: '0.2',
       WEBHOOK_RETRY_DELAY_SECONDS: '0.2',
-      EXECUTION_RETRY_DELAY_SECONDS: '0.2',
+      // The execution's three tries (decision 100) span 1 + 2 s: an outage longer than that would set a payout aside.
+      EXECUTION_RETRY_DELAY_SECONDS: '1',
       EXECUTION_JOB_TIMEOUT_SECONDS: '5',
       EXECUTION_LEASE_SECONDS: '2',
       HEALTH_COLLECT_SECONDS: '1',
@@ -301,8 +302,10 @@ describe('a PostgreSQL restart under load', () => {
       'every payment final',
       async () => {
         alive();
-        const { rows } = await admin.query<{ status: string; n: number }>(
-          "SELECT status, COUNT(*)::int AS n FROM payment_intents WHERE kind = 'payout' AND status NOT IN ('settled', 'failed') GROUP BY 1",
+        const { rows } = await admin.query<{ status: string; reason: string | null; n: number }>(
+          `SELECT i.status, (SELECT t.reason FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id ORDER BY t.id DESC LIMIT 1) AS reason,
+                  COUNT(*)::int AS n
+             FROM payment_intents i WHERE i.kind = 'payout' AND i.status NOT IN ('settled', 'failed') GROUP BY 1, 2`,
         );
         if (rows.length > 0) throw new Error(`still open: ${JSON.stringify(rows)}`);
         return true;
