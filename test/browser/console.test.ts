@@ -252,6 +252,16 @@ describe('the operator console in Chromium', () => {
     expect((await fetch(`${publicUrl}/console`)).status).toBe(404);
   }, 60_000);
 
+  it('in development goes to the sign-in page on request, and back as local without a token', async () => {
+    await page.goto(`${admin}/console#/audit`);
+    await page.locator('[data-testid=whoami] button', { hasText: 'Sign in with a token' }).click();
+    await page.locator('[data-testid=signin]').waitFor();
+    await page.getByRole('button', { name: 'Continue as local (development)' }).click();
+    await expect(page.locator('[data-testid=whoami]').textContent()).resolves.toContain('local (development)');
+    // The development actor's actions are in the audit log under its name (the resolution and redelivery above).
+    await page.locator('[data-testid=audit] tr[data-actor=local]').first().waitFor();
+  }, 30_000);
+
   it('fetched nothing from outside the service and raised no page error', () => {
     expect(problems.outside).toEqual([]);
     expect(problems.errors).toEqual([]);
