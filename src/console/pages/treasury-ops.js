@@ -1,5 +1,5 @@
 // Running the treasury: open and past operator alerts (decision 140), continuous reconciliation's history (decision
-// 141), withdrawals (decision 143) and inbound transfers (decisions 130-133). Each panel reads its own admin endpoint, newest first, the latest page only.
+// 141) and inbound transfers (decisions 130-133); withdrawals are in withdrawals.js. Each panel reads its own admin endpoint, newest first, the latest page only.
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { useEffect, useState } from 'preact/hooks';
@@ -45,29 +45,6 @@ export function ReconciliationHistory() {
             ${rows.map(
               (r) => html`<tr key=${r.id}><td>${dateTime(r.created_at)}</td><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
                 <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
-            )}
-          </tbody>
-        </table>`}
-  </${Panel}>`;
-}
-
-/** GET /admin/withdrawals: treasury funds the operator sent out (`stableroute treasury withdraw`, POST /admin/withdrawals). */
-export function Withdrawals() {
-  const list = useResource(() => api(`/admin/withdrawals?limit=${PAGE}`), 'withdrawals');
-  const refresh = useThrottled(() => list.reload(), 2000);
-  useLiveEvents(() => refresh());
-  const rows = list.data?.data ?? [];
-  return html`<${Panel} title="Withdrawals">
-    <${ErrorNote} error=${list.error} />
-    ${rows.length === 0
-      ? html`<${Empty}>${list.loading ? 'Loading…' : 'No withdrawals. stableroute treasury withdraw --chain C --to ADDRESS --usdc N sends treasury USDC out.'}</${Empty}>`
-      : html`<table class="table" data-testid="withdrawals">
-          <thead><tr><th>Withdrawal</th><th>Chain</th><th class="num">USDC</th><th>To</th><th>Status</th><th>Created</th></tr></thead>
-          <tbody>
-            ${rows.map(
-              (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
-                <td><span class=${`chain chain-${w.chain}`}>${w.chain}</span></td><td class="num">${decimal(w.amount_usdc)}</td>
-                <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td>${ago(w.created_at)}</td></tr>`,
             )}
           </tbody>
         </table>`}
