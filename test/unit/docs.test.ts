@@ -1,6 +1,7 @@
 // The documentation holds together: every relative link in README.md, docs/ and examples/ reaches a file (and its
 // heading, for an anchor), every decision the code and the docs cite exists, and docs/decisions.md stays a page of
-// short entries (six lines or fewer each), with its forwarding table pointing at entries that exist.
+// short entries (six lines or fewer each), with its forwarding table pointing at entries that exist; the README's
+// configuration table lists every variable the service reads.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +53,18 @@ describe('relative links', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+describe("the README's configuration table", () => {
+  it('lists every variable src/config.ts reads', () => {
+    const config = read('src/config.ts');
+    const variables = new Set([...config.matchAll(/\(env, '([A-Z0-9_]+)'/g)].map(([, name]) => name!));
+    // A secret may come from a file instead: NAME_FILE.
+    for (const [, name] of config.matchAll(/\b(?:secret|requiredSecret|refuseTreasuryKey)\(env, '([A-Z0-9_]+)'/g)) variables.add(`${name}_FILE`);
+    const table = read('README.md').split(/^## Configuration$/m)[1]!.split(/^## /m)[0]!;
+    expect(variables.size).toBeGreaterThan(50);
+    expect([...variables].filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
   });
 });
 
