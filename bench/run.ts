@@ -65,7 +65,7 @@ async function throughput(serverUrl: string, reservationTps: number) {
     SIM_TREASURY_USDC: '1000000000',
     SIM_CONFIRM_SECONDS: '1',
     DEV_MERCHANT_WEBHOOK_URL: receiver.url,
-    // The bench measures capacity, not the per-merchant limit (decision 84); one merchant sends all the load.
+    // The bench measures capacity, not the per-merchant limit (decision 93); one merchant sends all the load.
     RATE_LIMIT_PER_MINUTE: '0',
   });
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });

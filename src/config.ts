@@ -20,11 +20,11 @@ export interface Config {
   adminHost: string;
   /** Host names (and addresses) the admin listener answers to; null: localhost names and the listener's own address. */
   adminAllowedHosts: readonly string[] | null;
-  /** The admin token: `Authorization: Bearer <token>` opens every admin route (decision 170). */
+  /** The admin token: `Authorization: Bearer <token>` opens every admin route (decision 96). */
   adminToken: string | null;
   /** ADMIN_EXPOSE_OPEN_ENDPOINTS: in production the spec's open admin endpoints answer peers beyond loopback on the public listener. */
   adminExposeOpenEndpoints: boolean;
-  /** Four-eyes (decision 190): withdrawals above this wait for an approver other than their requester; null: none wait. */
+  /** Four-eyes (decision 103): withdrawals above this wait for an approver other than their requester; null: none wait. */
   withdrawalApprovalAboveMicros: bigint | null;
   /** Four-eyes on payments held by a merchant's approval threshold: two approvals by two different operators. */
   approvalsRequireSecondOperator: boolean;
@@ -34,7 +34,7 @@ export interface Config {
   apiKeySalt: string;
   webhookSigningSecret: string;
   devMerchantWebhookUrl: string | null;
-  /** Refuse webhook destinations that are not public unicast addresses (decision 97). */
+  /** Refuse webhook destinations that are not public unicast addresses (decision 73). */
   webhookSsrfGuard: boolean;
   /** Host names, addresses and CIDR ranges webhooks may reach anyway (an operator's internal receiver). */
   webhookAllowedHosts: readonly string[];
@@ -50,9 +50,9 @@ export interface Config {
   healthCollectSeconds: number;
   executionRetryDelaySeconds: number;
   executionJobTimeoutSeconds: number;
-  /** A running execution renews its lease this long ahead; a lease that runs out is taken over (decision 99). */
+  /** A running execution renews its lease this long ahead; a lease that runs out is taken over (decision 57). */
   executionLeaseSeconds: number;
-  /** Deposit scanner period: how soon a transfer into a treasury, once final, is booked (decision 130). */
+  /** Deposit scanner period: how soon a transfer into a treasury, once final, is booked (decision 122). */
   depositPollSeconds: number;
   ethereumAdapter: AdapterKind;
   solanaAdapter: AdapterKind;
@@ -85,17 +85,17 @@ export interface Config {
   ethUsdPrice: number;
   solUsdPrice: number;
   rpcTimeoutSeconds: number;
-  /** Service-wide spending policy; merchants may override each setting (decision 75). */
+  /** Service-wide spending policy; merchants may override each setting (decision 6). */
   policy: SpendingPolicy & { addressCoolingOffSeconds: number };
-  /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 84). */
+  /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 93). */
   rateLimitPerMinute: number;
-  /** Below this booked native balance (wei, lamports) a chain is degraded and an alert is raised (decision 142). */
+  /** Below this booked native balance (wei, lamports) a chain is degraded and an alert is raised (decision 28). */
   gasLowWater: { ethereum: bigint; solana: bigint };
-  /** How often the ledger is compared with each chain (decision 141). */
+  /** How often the ledger is compared with each chain (decision 119). */
   reconcileIntervalSeconds: number;
   /** How long more USDC on chain than in the books (a deposit confirming) may last before it raises an alert. */
   reconcileSurplusGraceSeconds: number;
-  /** Where operator alerts are POSTed, if anywhere (decision 140). Trusted configuration: no SSRF guard. */
+  /** Where operator alerts are POSTed, if anywhere (decision 120). Trusted configuration: no SSRF guard. */
   operatorWebhookUrl: string | null;
   /** Signs operator alerts; OPERATOR_WEBHOOK_SECRET, else WEBHOOK_SIGNING_SECRET. */
   operatorWebhookSecret: string;
@@ -163,7 +163,7 @@ function rate(env: Env, name: string): number {
   return value;
 }
 
-/** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 185). */
+/** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 1). */
 const USD_PRICE_MAX = 1_000_000_000;
 
 function usdPrice(env: Env, name: string, fallback: number): number {
@@ -392,7 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
   const adminExposeOpenEndpoints = onOff(env, 'ADMIN_EXPOSE_OPEN_ENDPOINTS', false);
   if (production && adminPortRaw !== undefined && !adminExposeOpenEndpoints) {
     // The admin listener answers every peer that reaches it (its address is the operator's internal network): bound
-    // to every interface, or to the public listener's own, it would answer the world (decision 170).
+    // to every interface, or to the public listener's own, it would answer the world (decision 96).
     const adminHost = present(env, 'ADMIN_HOST') ?? '127.0.0.1';
     const host = present(env, 'HOST') ?? '0.0.0.0';
     if (isWildcardAddress(adminHost) || (sameBindAddress(adminHost, host) && !isLoopbackAddress(host))) {

@@ -27,7 +27,7 @@ export interface Roles {
 
 export interface Runtime {
   ctx: AppContext;
-  /** The connection pools: one shared by both in a process with one role, apart in `serve` (decision 156). */
+  /** The connection pools: one shared by both in a process with one role, apart in `serve` (decision 143). */
   pools: { api: Pool; workers: Pool };
   /** Bound addresses, e.g. { public: 'http://127.0.0.1:3000', admin: ... }. */
   addresses: { public?: string; admin?: string };
@@ -83,7 +83,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
 
 /**
  * Migrations, then the job queue and its queues, under one start-up lock: processes started at once on a fresh
- * database take turns instead of racing in CREATE TABLE or pg-boss's create_queue (decision 93).
+ * database take turns instead of racing in CREATE TABLE or pg-boss's create_queue (decision 50).
  */
 export async function prepareDatabase(
   pool: Pool,
@@ -106,7 +106,7 @@ export async function prepareDatabase(
 
 /** Connections of a process that runs one role (`api`, `worker`). */
 const POOL_SIZE = 20;
-/** `serve`: the api's connections and the workers', kept apart (decision 156). */
+/** `serve`: the api's connections and the workers', kept apart (decision 143). */
 const SERVE_API_POOL_SIZE = 12;
 const SERVE_WORKER_POOL_SIZE = 16;
 
@@ -114,7 +114,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const { url, embedded } = await openDatabase(config, log);
-  // `serve` runs the api and the workers in one process; each gets connections of its own (decision 156), so a request
+  // `serve` runs the api and the workers in one process; each gets connections of its own (decision 143), so a request
   // never queues for a connection behind a backlog of executions and webhook POSTs.
   const bothRoles = roles.api && roles.workers;
   const pool = createPool(url, bothRoles ? SERVE_API_POOL_SIZE : POOL_SIZE);
@@ -148,7 +148,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       return app.listen({ port, host });
     };
     if (roles.api) {
-      // Quote facts cached until a NOTIFY says they changed (decision 145); closed after the listeners stop.
+      // Quote facts cached until a NOTIFY says they changed (decision 136); closed after the listeners stop.
       const facts = new NoticeCache(pool, { log });
       closers.unshift(async () => facts.close());
       ctx.facts = facts;

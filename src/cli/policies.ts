@@ -1,5 +1,5 @@
 // `stableroute merchants policy|addresses` and `intents approve|reject`: spending policies from the command line
-// (decisions 75 to 80). Exit codes as everywhere: 0 ok, 1 refused by the service, 2 usage.
+// (decisions 6-11). Exit codes as everywhere: 0 ok, 1 refused by the service, 2 usage.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { addAddress, addressBook, removeAddress, type AddressRow } from '../core/address-book.js';

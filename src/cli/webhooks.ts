@@ -1,5 +1,5 @@
 // `stableroute webhooks secret`: a new webhook signing secret in the Standard Webhooks form ("whsec_" + base64 of
-// 32 random bytes), for WEBHOOK_SIGNING_SECRET and for the receiver's Standard Webhooks library alike (decision 51).
+// 32 random bytes), for WEBHOOK_SIGNING_SECRET and for the receiver's Standard Webhooks library alike (decision 66).
 // Reads no configuration and no database, so it works while a refused WEBHOOK_SIGNING_SECRET is being replaced.
 import { parseArgs } from 'node:util';
 import { generateWebhookSecret } from '../webhooks/secret.js';

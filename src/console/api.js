@@ -1,6 +1,6 @@
 // The console's only way to the service: same-origin fetches of the /admin JSON endpoints. State-changing calls are
 // POSTs with a JSON body, so a cross-site form can never forge one. The operator signs in with a bearer token (an
-// operator's, or ADMIN_TOKEN), kept in sessionStorage for this tab only (decision 123) and sent on every request, the
+// operator's, or ADMIN_TOKEN), kept in sessionStorage for this tab only (decision 112) and sent on every request, the
 // live stream included (which is why the stream is read with fetch, not EventSource: EventSource cannot send headers).
 
 const TOKEN_KEY = 'stableroute.adminToken';

@@ -1,4 +1,4 @@
-// The operator console: one page over the /admin JSON endpoints (decision 120). Views: payments (list, one payment),
+// The operator console: one page over the /admin JSON endpoints (decision 105). Views: payments (list, one payment),
 // the manual-review queue, approvals, treasury, chain health, webhooks, the audit log. It starts at the sign-in page
 // unless the tab's token (or, in development on loopback, no token) is accepted by GET /admin/me; the header shows who
 // is signed in, counts by status and whether the live stream is connected.

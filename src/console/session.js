@@ -1,5 +1,5 @@
 // Who is signed in (GET /admin/me: actor, name, role, permissions) and who the other operators are (GET
-// /admin/operators), shared with every view. Views offer only what the role may do (decision 192); the service
+// /admin/operators), shared with every view. Views offer only what the role may do (decision 112); the service
 // refuses the rest anyway, and the console shows that refusal.
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
@@ -16,7 +16,7 @@ export function useCan(permission) {
   return useSession().me?.permissions?.includes(permission) ?? false;
 }
 
-/** Actors that are not operators, as the audit log names them (decision 189). */
+/** Actors that are not operators, as the audit log names them (decision 102). */
 const SPECIAL = {
   'break-glass': 'break-glass (ADMIN_TOKEN)',
   local: 'local (development)',

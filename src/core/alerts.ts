@@ -1,4 +1,4 @@
-// Operator alerts (decision 140): a condition an operator must act on (gas below the low-water mark, the ledger
+// Operator alerts (decision 120): a condition an operator must act on (gas below the low-water mark, the ledger
 // disagreeing with the chain). Raised and resolved inside the caller's transaction; deduplicated while open (one open
 // alert per kind and chain); logged; listed at GET /admin/alerts; and, when OPERATOR_WEBHOOK_URL is set, announced
 // there through an outbox (operator_alert_notifications) delivered with the merchant webhooks' signing and retry
@@ -41,7 +41,7 @@ export interface AlertDeliveryDeps {
 /** Notifications sent per delivery pass: bounded, the rest wait for the next pass. */
 const DELIVERIES_PER_PASS = 20;
 
-/** The operator's own receiver is trusted configuration: any address, plain http allowed (decision 140). */
+/** The operator's own receiver is trusted configuration: any address, plain http allowed (decision 120). */
 const OPERATOR_DESTINATION: DestinationPolicy = { guard: false, requireHttps: false, allow: parseAllowList([]) };
 
 export function alertView(alert: AlertRow) {

@@ -1,4 +1,4 @@
-// Merchant API keys (decision 82): several active keys per merchant so a key can be rotated without downtime, each
+// Merchant API keys (decision 91): several active keys per merchant so a key can be rotated without downtime, each
 // shown once and stored only as HMAC-SHA256(API_KEY_SALT, key); a revoked key is refused by the next request in
 // every process (authentication reads the key row on each request, no cache); last use is recorded at most once a
 // minute per key, off the request's path.

@@ -1,4 +1,4 @@
-// The audit log (decision 189): who did what, to what, from where, with what outcome. A record is appended in the
+// The audit log (decision 102): who did what, to what, from where, with what outcome. A record is appended in the
 // transaction of the action it records (no action without its record, no record of an action that rolled back); a
 // refusal of an identified operator is recorded in a transaction of its own. Records are hash-chained; verifyAudit
 // proves that none was altered, removed or reordered.

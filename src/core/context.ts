@@ -17,6 +17,6 @@ export interface AppContext {
   boss: PgBoss;
   /** This process's Prometheus registry and metrics (one per process, never a module global). */
   metrics: Metrics;
-  /** The api's cache of quote facts (decision 145); without one, every quote reads them from the database. */
+  /** The api's cache of quote facts (decision 136); without one, every quote reads them from the database. */
   facts?: NoticeCache;
 }

@@ -54,7 +54,7 @@ export function merchantInputProblem(input: MerchantInput, policy?: DestinationP
 
 /**
  * Onboards a merchant: its first API key (only the hash is stored) and its own webhook signing secret (sealed), both
- * returned this once (decision 98).
+ * returned this once (decision 67).
  */
 export async function createMerchant(
   pool: Pool,
@@ -66,7 +66,7 @@ export async function createMerchant(
   const problem = merchantInputProblem(input, destinationPolicy(config));
   if (problem !== null) throw new AppError('INVALID_REQUEST', problem);
   const merchant: Merchant = { id: newId('mer'), name: input.name, webhook_url: input.webhookUrl };
-  // One transaction: the merchant, its first API key (decision 82) and its webhook secret (decision 98).
+  // One transaction: the merchant, its first API key (decision 91) and its webhook secret (decision 67).
   return audited(pool, { ...audit, targets: [merchant.id] }, at, async (tx) => {
     await insertMerchant(tx, { ...merchant, at });
     const { apiKey } = await issueApiKey(tx, config, merchant.id, at);
@@ -102,7 +102,7 @@ const MAX_KEY_LOOKUPS = 256;
 
 /**
  * The key lookups of a process, grouped: the requests that arrive while one lookup query runs share the next (decision
- * 145). Each request's lookup still starts after it arrived, so a key revoked before a request is refused by it.
+ * 136). Each request's lookup still starts after it arrived, so a key revoked before a request is refused by it.
  */
 const keyLookupsOf = perPool(
   (pool) =>

@@ -41,8 +41,8 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     }
   }
   // Read together: the policy check (cheaper for the merchant than a refusal at reservation, which still checks it,
-  // decision 76) costs no extra round trip in front of the route inputs.
-  // From the process's cache when it has one (decision 145): the reservation checks the balance and the policy again
+  // decision 7) costs no extra round trip in front of the route inputs.
+  // From the process's cache when it has one (decision 136): the reservation checks the balance and the policy again
   // under its locks, so a quote decided from facts a few milliseconds old can only be refused later, never overspend.
   const facts = ctx.facts;
   const cached = <T>(topic: FactTopic, key: string, load: () => Promise<T>) => (facts ? facts.get(topic, key, load) : load());
@@ -92,7 +92,7 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     created_at: now,
     expires_at: addSeconds(now, ctx.config.quoteTtlSeconds),
   };
-  // Shared with the quotes created at the same moment: one INSERT for all of them (decision 112).
+  // Shared with the quotes created at the same moment: one INSERT for all of them (decision 135).
   await quoteWriterOf(ctx.pool).submit(quote);
   return quote;
 }

@@ -1,7 +1,7 @@
 // Reconciliation: the ledger's view of each treasury wallet against the chain's. The wallet should hold available +
 // reserved + in-flight USDC, less what has landed on chain and is not settled in the books yet: a shortfall is
 // explained by transfers the chain reports included or final, never by transfers only signed or pending (decision
-// 179). The chain is asked about the transfers in flight only when a shortfall needs explaining, in batched calls, and
+// 117). The chain is asked about the transfers in flight only when a shortfall needs explaining, in batched calls, and
 // never while a transaction is open.
 import { sameAddress } from '../domain/addresses.js';
 import { CHAINS, type Chain } from '../domain/chain.js';

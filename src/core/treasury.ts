@@ -1,5 +1,5 @@
 // Treasury wallets: one per chain, created and funded through the ledger on first start, and checked on every start:
-// a ledger belongs to one wallet (decision 21), so a process whose adapter pays from another wallet refuses to run.
+// a ledger belongs to one wallet (decision 15), so a process whose adapter pays from another wallet refuses to run.
 import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { startDepositPosition } from '../db/queries/deposits.js';
@@ -31,7 +31,7 @@ export class TreasuryMismatchError extends Error {
 /**
  * Creates each chain's treasury row once. Only the process whose INSERT wins posts the opening balance: what the
  * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC), USDC and native currency alike, so the
- * books say how much gas is left on every adapter (decision 142). Throws TreasuryMismatchError when a chain's row names
+ * books say how much gas is left on every adapter (decision 17). Throws TreasuryMismatchError when a chain's row names
  * another wallet than its adapter's.
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
@@ -48,7 +48,7 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
     await withTransaction(pool, async (tx) => {
       const created = await insertTreasury(tx, { chain, address: adapter.treasuryAddress(), nativeCurrency: adapter.nativeCurrency, at });
       if (!created) return;
-      // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 130).
+      // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 122).
       await startDepositPosition(tx, chain, position, at);
       if (opening > 0n) await post(tx, movements.fundUsdc(chain, opening), { at });
       if (openingNative > 0n) await post(tx, movements.fundNative(chain, adapter.nativeCurrency, openingNative), { at });
@@ -59,7 +59,7 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
 }
 
 /**
- * A treasury created before native currency was booked on rpc chains (decision 142) has fees booked against a
+ * A treasury created before native currency was booked on rpc chains (decision 17) has fees booked against a
  * `treasury_native` that never received its opening balance, so its booked gas is negative. Once, the first time a
  * process starts with this version, the difference to what the wallet holds is booked as funding; from then on the
  * books follow the wallet (fees here, deposits by the inbound-transfer worker).

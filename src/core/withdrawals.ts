@@ -1,4 +1,4 @@
-// Withdrawals (decision 143): the operator sends treasury USDC out through the payouts' own lifecycle. Creating one
+// Withdrawals (decision 121): the operator sends treasury USDC out through the payouts' own lifecycle. Creating one
 // reserves under the same lock as merchants' payments (the chain's treasury_available row, lockAvailable), so it can
 // only take what is available, never what is reserved for a payment; the intent, its reserve posting and its
 // execution job commit together. From there the execution worker signs once, the confirmation worker settles it to
@@ -37,7 +37,7 @@ export interface WithdrawalRequest {
 export interface WithdrawalRecord {
   intent: PaymentIntentRow;
   attempts: AttemptRow[];
-  /** Present when the withdrawal was above WITHDRAWAL_APPROVAL_ABOVE_USD (decision 190). */
+  /** Present when the withdrawal was above WITHDRAWAL_APPROVAL_ABOVE_USD (decision 103). */
   approval: ApprovalRow | null;
 }
 

@@ -1,6 +1,6 @@
 // Facts that many requests read and few transactions change (treasury balances, chain health, merchant policies),
 // cached in the process and dropped when PostgreSQL says they changed: triggers (migration 069) NOTIFY the topic of
-// every table a fact is read from, in the changing transaction, so the notice arrives when it commits (decision 145).
+// every table a fact is read from, in the changing transaction, so the notice arrives when it commits (decision 136).
 // The cache is an accelerator, never the record: while the LISTEN connection is down every read goes to the database,
 // a reconnection drops everything (notices sent meanwhile are lost), and an entry older than `maxAgeMs` is read
 // again even without a notice (a connection that died silently cannot keep a value for long).

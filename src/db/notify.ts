@@ -5,7 +5,7 @@
 // notices of the other transactions that committed meanwhile (a transaction without writes has nothing to flush, so
 // it holds that lock only for an instant). A rollback sends nothing. A crash between the commit and the send loses
 // the notice: notices are hints that wake a listener early, never the record, and every listener also polls or
-// re-reads (decision 148).
+// re-reads (decision 52).
 import { GroupCommit, perPool } from './group-commit.js';
 import type { Pool, Queryable } from './pool.js';
 

@@ -40,7 +40,7 @@ const MAX_PREPARED = 1_000;
 /**
  * Every parameterised statement of a connection is prepared once, under a name derived from its text, and then only
  * bound and executed: PostgreSQL parses and plans each of our statements once per connection instead of once per
- * call (decision 149). Statements without parameters (BEGIN, COMMIT, multi-statement scripts) go through unchanged.
+ * call (decision 53). Statements without parameters (BEGIN, COMMIT, multi-statement scripts) go through unchanged.
  */
 function prepareStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;

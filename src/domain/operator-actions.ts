@@ -8,9 +8,9 @@ import type { AttemptPurpose, TransferVerdict } from './transfer-verdict.js';
 
 /**
  * settled / failed: what an outside check found; replace: re-sign with a higher fee (where the chain allows it);
- * retry: one more execution of a payment whose abandoned execution left nothing on chain (decision 100; refused while
+ * retry: one more execution of a payment whose abandoned execution left nothing on chain (decision 58; refused while
  * a transfer is live); cancel_on_chain: a transaction on the stuck transfer's nonce that moves nothing, so that the
- * transfer can never land; once it is final the payment fails with its funds released (decision 173).
+ * transfer can never land; once it is final the payment fails with its funds released (decision 63).
  */
 export type Resolution = 'settled' | 'failed' | 'replace' | 'retry' | 'cancel_on_chain';
 export const RESOLUTIONS: readonly Resolution[] = ['settled', 'failed', 'replace', 'retry', 'cancel_on_chain'];
@@ -72,7 +72,7 @@ const PROOF_OF_NO_LANDING: Record<Chain, string> = {
 
 /**
  * Why the chain contradicts `resolution`, or null. Pure. `failed` releases funds, so every transaction on the nonce
- * must provably never land (decision 49): `cannot_land`, or a final cancel on chain, whose nonce is then used. A
+ * must provably never land (decision 5): `cannot_land`, or a final cancel on chain, whose nonce is then used. A
  * transfer the node does not know may still be held by another node, and sent again it may land. `settled` while the
  * chain reports the transfer can never land would book a payout that never happened, and settling a cancel would book
  * one that did not move. A cancel on chain applies only to a transfer (or cancel) that is not in a block yet.

@@ -25,7 +25,7 @@ export async function post(db: Queryable, movement: Movement, context: PostingCo
 /** The balances a quote is decided from: a posting to them drops the api's cached balances. */
 const QUOTED_KINDS: readonly AccountKind[] = ['treasury_available', 'treasury_native'];
 
-/** Rows each striped account is split into (decision 146). */
+/** Rows each striped account is split into (decision 18). */
 const LEDGER_STRIPES = 16;
 
 /**
@@ -105,7 +105,7 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
       throw new LedgerInvariantError(`${account.chain} ${account.kind} would go negative (${account.total})`);
     }
   }
-  // What quotes decide from (decision 145): available USDC and the native balance for gas. A signature's debit
+  // What quotes decide from (decision 136): available USDC and the native balance for gas. A signature's debit
   // (reserved -> in flight) changes neither, and sends nothing.
   if (lines.some((l) => QUOTED_KINDS.includes(l.kind))) await notifyAfterCommit(db, FACTS_CHANNEL, ['balances']);
   return ids.map(Number);

@@ -19,7 +19,7 @@ export interface LedgerReport {
 const LIMIT = 100; // problems reported per check; enough to act on, bounded output
 
 /**
- * Every check, on one snapshot (decision 165). The checks read whole tables, so their joins are hash joins: nested
+ * Every check, on one snapshot (decision 19). The checks read whole tables, so their joins are hash joins: nested
  * loops are turned off for the transaction, because a plan chosen from missing or stale statistics (a fresh bulk of
  * payments, autovacuum off) nested a scan of every ledger transaction inside a scan of every payment, and took minutes
  * on 18k payments where hash joins take a third of a second.
@@ -109,7 +109,7 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
     ).rows,
   );
 
-  // Inbound transfers (decision 135): each one the scanner saw is booked by exactly the transactions its row names,
+  // Inbound transfers (decision 20): each one the scanner saw is booked by exactly the transactions its row names,
   // each moving its amount into the treasury (or, for an attached one's reversal, back out of available); no ledger
   // transaction books two transfers; every refund is one inbound transfer's, at most one per payment and no more than
   // the payout.

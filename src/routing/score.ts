@@ -1,5 +1,5 @@
 // Chain scoring and route selection: pure functions over health snapshots and treasury balances.
-// The weights and rules are explained in docs/decisions.md.
+// The weights and rules are explained in docs/decisions.md (decisions 21-23).
 import type { Chain } from '../domain/chain.js';
 import { snapshotWithinBounds } from './snapshot-bounds.js';
 
@@ -67,7 +67,7 @@ const STATUS_FACTOR: Record<HealthStatus, number> = { healthy: 1, degraded: 0.6,
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
-// Every score is a number in 0..1 whatever it is given (decision 185): NaN scores as the worst value, an infinite
+// Every score is a number in 0..1 whatever it is given (decision 26): NaN scores as the worst value, an infinite
 // fee or time as 0. Such a snapshot is disqualified anyway; its scoring details must still serialise.
 export function feeScore(feeUsd: number): number {
   return Number.isNaN(feeUsd) ? 0 : round4(1 / (1 + Math.max(0, feeUsd) / FEE_HALF_SCORE_USD));
@@ -88,7 +88,7 @@ function disqualification(input: RouteInput, amountMicros: bigint): Disqualifica
   if (!snapshotWithinBounds(input.snapshot) || input.gas?.feeUnits === null) return 'invalid_chain_health';
   if (input.snapshot.health_status === 'unhealthy') return 'unhealthy';
   if (input.availableMicros < amountMicros) return 'insufficient_balance';
-  // The treasury could not pay the transfer's fee: better no route here than a payout that fails (decision 142).
+  // The treasury could not pay the transfer's fee: better no route here than a payout that fails (decision 28).
   if (input.gas && input.gas.feeUnits !== null && input.gas.bookedUnits < input.gas.feeUnits) return 'insufficient_gas';
   return null;
 }

@@ -1,4 +1,4 @@
-// The SSRF guard of webhook delivery (decision 97). A merchant chooses its webhook_url, so without a guard it chooses
+// The SSRF guard of webhook delivery (decision 73). A merchant chooses its webhook_url, so without a guard it chooses
 // where our server sends POSTs: the cloud metadata service (169.254.169.254), the admin listener on 127.0.0.1, a
 // database on the private network. Before every attempt the host is resolved once, every address it resolves to must
 // be public unicast (or inside WEBHOOK_ALLOWED_HOSTS), and the request is then made to that checked address: no second

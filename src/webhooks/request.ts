@@ -24,7 +24,7 @@ const CAUSE_DEPTH_MAX = 4;
 const ANSWER_BODY_MAX_BYTES = 64 * 1024;
 
 /**
- * Connections kept open between attempts (decision 155). A pool holds connections to one checked address (the request
+ * Connections kept open between attempts (decision 74). A pool holds connections to one checked address (the request
  * names the address, not the host, and for https the server name is part of the pool's key too). Every attempt still
  * resolves and checks its destination first, so a connection is only reused for an address this attempt checked.
  * Idle connections close after 4 s, before the common 5 s server keep-alive limit.
@@ -112,7 +112,7 @@ class WebhookTimeoutError extends Error {
  * costs the connection instead. A kept-alive connection that the receiver closed as it was being reused is reset
  * before anything was answered: the request is sent once more, on a new connection (delivery is at least once, and
  * receivers deduplicate on webhook-id). `abort()` ends the attempt for good: destroying the request resets its socket
- * too, and that reset, ours, must never pass for the receiver's and be resent (decision 184).
+ * too, and that reset, ours, must never pass for the receiver's and be resent (decision 74).
  */
 function send(
   url: URL,

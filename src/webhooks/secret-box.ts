@@ -1,4 +1,4 @@
-// Per-merchant webhook signing secrets at rest (decision 98). HMAC signing needs the secret itself, so it cannot be
+// Per-merchant webhook signing secrets at rest (decision 67). HMAC signing needs the secret itself, so it cannot be
 // stored as a hash like an API key; it is sealed with AES-256-GCM under a key derived from API_KEY_SALT (HKDF-SHA256),
 // with the merchant id as associated data, so a database dump alone forges nothing and a sealed secret moved to
 // another merchant's row does not open. Pure apart from the random IV.

@@ -1,4 +1,4 @@
-// What the webhook signing secret means as HMAC keys (docs/decisions.md 31 and 48). Pure: no I/O, no clock.
+// What the webhook signing secret means as HMAC keys (decisions 65 and 66). Pure: no I/O, no clock.
 //
 // A secret in the Standard Webhooks form, "whsec_" + base64 of 24 to 64 bytes, is used as that specification and its
 // libraries define it: the decoded bytes key `webhook-signature`, so a receiver hands the very same string to a
@@ -26,7 +26,7 @@ export interface WebhookSigningKeys {
   /**
    * Keys of the `webhook-signature` entries, one "v1,..." entry each, in this order. A receiver's library accepts a
    * delivery when any entry matches. For a `whsec_` secret the second key is its UTF-8 bytes: the key receivers set
-   * up under the former rule (they wrapped the whole string once more) still verify (decision 51).
+   * up under the former rule (they wrapped the whole string once more) still verify (decision 66).
    */
   standard: readonly Buffer[];
 }
@@ -57,7 +57,7 @@ export function standardKeyOf(secret: string): Buffer {
 
 /**
  * Both signatures' keys for a secret. Throws WebhookSecretError for a malformed `whsec_` secret. The configured
- * WEBHOOK_SIGNING_SECRET keeps decision 51's transition entry; a per-merchant secret we issued (`issued`) has no
+ * WEBHOOK_SIGNING_SECRET keeps decision 66's transition entry; a per-merchant secret we issued (`issued`) has no
  * receivers set up under the former rule, so its `whsec_` form is the only one signed with.
  */
 export function signingKeys(secret: string, options: { issued?: boolean } = {}): WebhookSigningKeys {

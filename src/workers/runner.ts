@@ -48,7 +48,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     { ...ctx, log: log.child({ worker: 'confirmation' }) },
     { pollSeconds: ctx.config.confirmationPollSeconds, headPollSeconds: ctx.config.confirmationHeadPollSeconds },
   );
-  // Executions whose worker died are resumed as soon as their lease runs out (decision 99).
+  // Executions whose worker died are resumed as soon as their lease runs out (decision 57).
   const recovery = every(
     'execution-recovery',
     ctx.config.executionLeaseSeconds / 2,
@@ -56,21 +56,21 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => collectOnce({ ...ctx, log: log.child({ worker: 'health' }) }), log);
-  // Transfers into the treasuries, booked once each (decision 130); a backlog is read page after page without waiting.
+  // Transfers into the treasuries, booked once each (decision 122); a backlog is read page after page without waiting.
   const deposits = every(
     'deposits',
     ctx.config.depositPollSeconds,
     async () => ((await scanDeposits({ ...ctx, log: log.child({ worker: 'deposits' }) })).more ? RUN_AGAIN : undefined),
     log,
   );
-  // The ledger against each chain, one run per period across processes (decision 141).
+  // The ledger against each chain, one run per period across processes (decision 119).
   const reconciliation = every(
     'reconciliation',
     ctx.config.reconcileIntervalSeconds,
     () => runReconciliation({ ...ctx, log: log.child({ worker: 'reconciliation' }) }),
     log,
   );
-  // Operator alerts to OPERATOR_WEBHOOK_URL (decision 140).
+  // Operator alerts to OPERATOR_WEBHOOK_URL (decision 120).
   const operatorAlerts = every(
     'operator-alerts',
     ctx.config.webhookPollSeconds,

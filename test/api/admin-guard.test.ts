@@ -111,7 +111,7 @@ describe('ADMIN_TOKEN', () => {
     expect(ok.statusCode).toBe(200);
   });
 
-  it("is not asked of the spec's four admin endpoints, which need no authentication (decision 170)", async () => {
+  it("is not asked of the spec's four admin endpoints, which need no authentication (decision 96)", async () => {
     const headers = { host: 'ops.internal' };
     for (const url of ['/admin/overview', '/admin/route-distribution', '/admin/failures']) {
       expect((await guarded.app.inject({ method: 'GET', url, headers })).statusCode, url).toBe(200);

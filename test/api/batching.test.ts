@@ -110,7 +110,7 @@ describe('idempotency keys in one batch', () => {
     const answer = (r: PromiseSettledResult<{ replayed: boolean }>) =>
       r.status === 'fulfilled' ? (r.value.replayed ? 'replayed' : 'created') : (r.reason as { code: string }).code;
 
-    // One after the other: the refusal stores nothing, so the key is free for the next request (decision 2).
+    // One after the other: the refusal stores nothing, so the key is free for the next request (decision 80).
     const sequential = [];
     for (const quoteId of [expired, fresh]) sequential.push(await create(quoteId, 'K1').then(
       (value) => ({ status: 'fulfilled' as const, value }),
@@ -168,7 +168,7 @@ describe('quotes created together', () => {
     expect(intent.json().amount_usd).toBe(30);
   });
 
-  it("commit without waiting for the disk, and the connection's next transaction waits again (decision 150)", async () => {
+  it("commit without waiting for the disk, and the connection's next transaction waits again (decision 135)", async () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
     const id = await newQuote(2);
     const stored = (await t.db.pool.query('SELECT * FROM quotes WHERE id = $1', [id])).rows[0];

@@ -1,4 +1,4 @@
-// The api's cache of quote facts (decision 145) against real PostgreSQL: an answer is reused until a committed change
+// The api's cache of quote facts (decision 136) against real PostgreSQL: an answer is reused until a committed change
 // of a table it was read from sends its topic's notice, from any connection; a rolled-back change sends none; while
 // the LISTEN connection is down nothing is cached. The entries' age limit is an hour here, so only a notice can
 // refresh them. And the key lookups of concurrent requests share one query without ever reusing an answer.

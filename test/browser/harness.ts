@@ -1,4 +1,4 @@
-// What the browser tests share (decision 129): Debian's Chromium driven by playwright-core, where the screenshots go,
+// What the browser tests share (decision 115): Debian's Chromium driven by playwright-core, where the screenshots go,
 // and a watch on every page that records any request to another origin and any page error, so a test can fail on them.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

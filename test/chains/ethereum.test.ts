@@ -448,7 +448,7 @@ describe('ethereum adapter: transfers', () => {
     expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
     expect(await usdcBalance(recipient)).toBe(7_000_000n);
     // Re-sending the evicted original now is refused ("nonce too low"), but a refusal from one node proves nothing about
-    // bytes another node may hold: an unknown outcome, which the status read above decides (decision 174).
+    // bytes another node may hold: an unknown outcome, which the status read above decides (decision 35).
     const error = await expectChainError(adapter.broadcast(original));
     expect(error).toMatchObject({ reason: 'nonce_conflict', outcome: 'unknown' });
   });

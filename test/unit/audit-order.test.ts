@@ -1,4 +1,4 @@
-// The audit log's order past nine records (decision 189): pages newest first by sequence number as a number, and the
+// The audit log's order past nine records (decision 102): pages newest first by sequence number as a number, and the
 // proof walks the records in that order. Sequence numbers leave the database as text; sorted as text, 10 would come
 // before 2, the log's newest records would sit in the middle of a page, and `audit verify` would report record 2
 // missing from a log that is intact.

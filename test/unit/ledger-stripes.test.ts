@@ -1,4 +1,4 @@
-// Striped ledger accounts (decision 146) against real PostgreSQL: two payments' postings land on different rows, so
+// Striped ledger accounts (decision 18) against real PostgreSQL: two payments' postings land on different rows, so
 // one transaction holding its stripe does not hold up another payment's; `treasury_available` stays one row, so
 // reservations still queue on it; an account is checked on its total over every stripe, and `ledger verify` proves
 // each stripe from its own postings.

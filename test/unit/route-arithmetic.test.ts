@@ -1,4 +1,4 @@
-// Routing's arithmetic over every number a snapshot or a setting can hold (decision 185): it never throws, every score
+// Routing's arithmetic over every number a snapshot or a setting can hold (decision 26): it never throws, every score
 // stays a number in 0..1, and a metric outside the accepted ranges disqualifies its chain instead.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

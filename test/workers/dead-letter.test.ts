@@ -1,6 +1,6 @@
 // Execution jobs pg-boss gave up on: a transfer that may land goes to manual review, where the confirmation worker
 // keeps watching it until the chain decides; one mined and reverted fails with the chain's reason; and when nothing
-// reached the chain the payment waits in manual review with its funds reserved, for an operator (decision 100).
+// reached the chain the payment waits in manual review with its funds reserved, for an operator (decision 58).
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/chains/port.js';

@@ -142,7 +142,7 @@ describe('deposits on the simulated chains', () => {
   it('lists an unmatched return for the operator, who attaches it by CLI once', async () => {
     const id = await settledPayment(10);
     const before = await available('solana');
-    // Less than the payout: not matched automatically (decision 132).
+    // Less than the payout: not matched automatically (decision 125).
     const [partial] = await send([{ chain: 'solana', from: SOL_ADDRESS, to: treasury('solana'), currency: 'USDC', amountUnits: 7_000_000n }]);
     await scan();
     expect(await available('solana')).toBe(before + 7);

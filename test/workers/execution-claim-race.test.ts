@@ -1,6 +1,6 @@
 // A stale execution run whose claim had to wait for the intent's row lock. In READ COMMITTED, a statement that waited
 // for a row lock re-reads that row but sees every other table as it was before the wait, so the claim must read the
-// intent's history (the attempt number) in a statement of its own, after the lock (decision 151). Here the attempt-1
+// intent's history (the attempt number) in a statement of its own, after the lock (decision 140). Here the attempt-1
 // run records a retry while the stale job of attempt 1 waits (in its claim batch's lock, claim.ts): the stale run must
 // then do nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Execution leases (decision 99): a run holds its payment's lease and renews it; a second run of the same attempt stops
+// Execution leases (decision 57): a run holds its payment's lease and renews it; a second run of the same attempt stops
 // at its claim; a lease that ran out (its worker died) is taken over by the sweeper, which resumes the payment at once;
 // a run presumed dead that wakes up writes nothing; a payment whose runs keep dying is abandoned to manual review.
 import pino from 'pino';

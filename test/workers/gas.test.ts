@@ -1,4 +1,4 @@
-// Gas on the simulated chains (decision 142): native funding and every fee are booked; below the low-water mark the
+// Gas on the simulated chains (decision 28): native funding and every fee are booked; below the low-water mark the
 // collector reports the chain degraded with the reason and raises one low_gas alert (sent, signed, to the operator's
 // receiver); a chain whose booked native balance cannot pay the next fee is disqualified in routing with its reason in
 // scoring_details; funding it again resolves the alert and the chain is healthy again.

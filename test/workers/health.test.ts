@@ -1,4 +1,4 @@
-// The chain-health collector (decision 37) against real PostgreSQL: what one collection records, the thresholds, the
+// The chain-health collector (decision 27) against real PostgreSQL: what one collection records, the thresholds, the
 // probe window, measured settlement times, that routing reads the latest snapshot, and one snapshot per period
 // however many collectors run. Probes are scripted by replacing the adapter's probe(); time moves on the ManualClock.
 import pino from 'pino';

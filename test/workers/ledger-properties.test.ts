@@ -6,7 +6,7 @@
 // every later run (and every shrink attempt) fail too, and fast-check would report a meaningless counterexample.
 // Replaying a seed (FC_SEED, FC_PATH) replays the same commands, and the simulated chain the same outcomes: its rolls
 // hash SIM_SEED, the chain and each transfer's number in that chain's signing sequence, never the random ids
-// (decision 36). Only a burst's concurrent requests may reach the chain in another order on a replay, so a failure
+// (decision 29). Only a burst's concurrent requests may reach the chain in another order on a replay, so a failure
 // that involves a burst may need a few tries to recur.
 import fc from 'fast-check';
 import pino from 'pino';

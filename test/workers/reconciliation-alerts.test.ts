@@ -1,4 +1,4 @@
-// Continuous reconciliation and operator alerts (decisions 140, 141) on the simulated chains: every run is kept as
+// Continuous reconciliation and operator alerts (decisions 119, 120) on the simulated chains: every run is kept as
 // history (GET /admin/reconciliations, newest first, paged); a mismatch (the simulated wallet changed behind the
 // ledger's back) raises one alert, listed at GET /admin/alerts, logged, and POSTed to OPERATOR_WEBHOOK_URL with both
 // signatures; the alert resolves when the chain agrees again, and that is announced too.
@@ -93,7 +93,7 @@ describe('continuous reconciliation', () => {
 
   it('raises one alert on a mismatch, sends it signed, and resolves it when the chain agrees again', async () => {
     // USDC arrives in the simulated wallet without the ledger knowing: a surplus, which a deposit still confirming
-    // also shows (decision 137), so it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS (60 s here).
+    // also shows (decision 118), so it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS (60 s here).
     await t.db.pool.query("UPDATE sim_wallets SET initial_usdc_micros = initial_usdc_micros + 5000000 WHERE chain = 'solana'");
     t.clock.advance(30_000);
     const run = await reconcileNow();

@@ -108,7 +108,7 @@ describe('per-merchant webhook secrets', () => {
       expect(standardOk(other, delivery)).toBe(false);
       expect(() => new Webhook(other).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow();
     }
-    // One entry: an issued secret has no former-rule receivers to keep verifying (decision 51's second entry).
+    // One entry: an issued secret has no former-rule receivers to keep verifying (decision 66's second entry).
     expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
 

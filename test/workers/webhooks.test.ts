@@ -314,7 +314,7 @@ describe('deliverDueEvents', () => {
       }
     }
 
-    // At the default 5 s: 5 s, 5 min, 30 min, 2 h, 5 h (decision 96). Here the configured delay is 10 s.
+    // At the default 5 s: 5 s, 5 min, 30 min, 2 h, 5 h (decision 69). Here the configured delay is 10 s.
     expect(waits).toEqual([10, 600, 3_600, 14_400, 36_000]);
     expect(await eventRow(eventId)).toMatchObject({ status: 'failed', attempts: 6, last_error: 'HTTP 500' });
     expect(receiver.received).toHaveLength(6);
@@ -609,7 +609,7 @@ describe('deliverDueEvents', () => {
   });
 });
 
-describe('connections to a receiver (decision 155)', () => {
+describe('connections to a receiver (decision 74)', () => {
   /**
    * A receiver written at the TCP level, so the test decides what each connection does: `answer(n, request)` gets the
    * request's number on its connection (1, 2, ...) and returns the bytes to write back, or null to close the

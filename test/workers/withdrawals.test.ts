@@ -1,4 +1,4 @@
-// Withdrawals on the simulated chains (decision 143): POST /admin/withdrawals reserves from available funds under the
+// Withdrawals on the simulated chains (decision 121): POST /admin/withdrawals reserves from available funds under the
 // payouts' lock, the execution worker signs once, the confirmation worker settles it to the `withdrawals` account;
 // it shows in the books, `reconcile` and `ledger verify` stay clean, and no merchant can see it. Bad input changes
 // nothing; concurrent withdrawals and payouts never overdraw; a crash between reservation and execution (and a run

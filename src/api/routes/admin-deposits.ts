@@ -1,5 +1,5 @@
 // GET /admin/deposits: transfers into the treasuries that the deposit scanner booked, newest first; and an operator
-// attaching a returned payout to its payment (decision 133).
+// attaching a returned payout to its payment (decision 126).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { attachRefund } from '../../core/deposits/attach.js';

@@ -1,5 +1,5 @@
 // /admin/merchants/:id/policy, /admin/merchants/:id/addresses and /admin/approvals: spending policies, address books
-// and payments waiting for approval (decisions 75 to 80). Served wherever /admin/* is, with the same protection.
+// and payments waiting for approval (decisions 6-11). Served wherever /admin/* is, with the same protection.
 import type { FastifyInstance } from 'fastify';
 import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
 import type { AppContext } from '../../core/context.js';

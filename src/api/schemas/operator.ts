@@ -147,7 +147,7 @@ export const paymentRecordSchema = {
       },
     },
     webhook_events: { type: 'array', items: webhookEventRecordSchema },
-    /** Present only on a payment or withdrawal that waited for an operator approval (decision 190). */
+    /** Present only on a payment or withdrawal that waited for an operator approval (decision 103). */
     approval: {
       type: 'object',
       properties: { ...operatorApprovalSchema.properties, approvals: { type: 'integer' }, approvals_required: { type: 'integer' } },

@@ -36,7 +36,7 @@ export function addressView(a: AddressRow) {
   };
 }
 
-/** An approval as operators see it (decision 190): who asked, who approved, who decided. Never shown to merchants. */
+/** An approval as operators see it (decision 103): who asked, who approved, who decided. Never shown to merchants. */
 export function operatorApprovalView(a: ApprovalRow) {
   return {
     status: a.status,

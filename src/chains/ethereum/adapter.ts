@@ -285,7 +285,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       };
     },
 
-    // A cancel on chain (decision 173): zero ETH from the treasury to itself on the stuck nonce, with fees that replace
+    // A cancel on chain (decision 63): zero ETH from the treasury to itself on the stuck nonce, with fees that replace
     // whatever is pending on it (the stuck transfer, or an earlier cancel, which is why `stuck` may be either). Once
     // it is final the nonce is used and the transfer can never land. Signed by the treasury's signer like a transfer.
     async prepareCancel(stuck: SignedTransfer): Promise<PreparedTransfer> {

@@ -220,7 +220,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       const first = decideSend(rollKey(signed), 1);
       // A first send (nearly every send) is decided before it reaches the database, from its try number 1, and one
       // statement, a transaction of its own, writes its tries row with the decision (the refusal, or the chain's
-      // record): a send that finds no tries row costs one round trip, not three (decision 166).
+      // record): a send that finds no tries row costs one round trip, not three (decision 141).
       const { rows: firstSend } = await db.query<{ inserted: number }>(
         `WITH t AS (
            INSERT INTO sim_broadcast_tries (tx_id, tries, refused_reason) VALUES ($1, 1, $11::text)

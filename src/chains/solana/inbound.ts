@@ -1,10 +1,10 @@
-// Transfers into the treasury, for the deposit scanner (decisions 130-131, 177): the finalized signatures of the
+// Transfers into the treasury, for the deposit scanner (decisions 122-124): the finalized signatures of the
 // treasury wallet and of its USDC token account, read oldest first; each transaction's balance deltas say what came
 // in (USDC: the token account's increase; SOL: the wallet's). Deltas, not instruction parsing: they are right
 // whichever program moved the funds.
 //
 // getSignaturesForAddress lists newest first, so the oldest signatures after the position are reached by walking down
-// from the newest, a page at a time. The walk is stored in the position (decision 177): per address, `after` (every
+// from the newest, a page at a time. The walk is stored in the position (decision 124): per address, `after` (every
 // signature up to it is read) and `marks`, signatures that cut what lies above `after` into windows small enough to
 // list in one call, the last mark bounding the oldest window. A scan walks at most a few pages further down, or reads
 // the oldest window; either way the position moves, and no scan holds more than one page.

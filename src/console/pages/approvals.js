@@ -1,6 +1,6 @@
 // Approvals (GET /admin/approvals): payments held by their merchant's threshold and withdrawals above
 // WITHDRAWAL_APPROVAL_ABOVE_USD, oldest first, each with who requested it, who gave a first approval and how many
-// approvals it still needs ("1 of 2", decision 190). Approve and Reject (POST /admin/payment_intents/:id/approve|reject)
+// approvals it still needs ("1 of 2", decision 103). Approve and Reject (POST /admin/payment_intents/:id/approve|reject)
 // are offered to roles with the approve permission; Approve is not offered to whoever requested the payment or gave its
 // first approval, and if the service refuses anyway (403 SELF_APPROVAL from another tab) the dialog says why.
 import { html } from '../html.js';
@@ -127,7 +127,7 @@ export function ApprovalsPage() {
     </${Panel}>
     <p class="muted small">
       A withdrawal above WITHDRAWAL_APPROVAL_ABOVE_USD needs one approver other than whoever requested it; a payment held by its
-      merchant's threshold needs two different approvers when APPROVALS_REQUIRE_SECOND_OPERATOR is on (decision 190).
+      merchant's threshold needs two different approvers when APPROVALS_REQUIRE_SECOND_OPERATOR is on (decision 103).
     </p>
     <${Toast} message=${toast} onDone=${() => setToast(null)} />
   </div>`;

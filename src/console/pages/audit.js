@@ -1,4 +1,4 @@
-// The audit log (GET /admin/audit, decision 189): every operator action and every refusal of a known operator, newest
+// The audit log (GET /admin/audit, decision 102): every operator action and every refusal of a known operator, newest
 // first, by name. Filters (actor, action, target id) live in the URL; a click on an actor, an action or a target
 // filters by it. Pages follow next_cursor. Refusals (outcome `refused:<CODE>`) stand out.
 import { html } from '../html.js';

@@ -92,7 +92,7 @@ export function WebhookEvents({ events, onChange }) {
   </div>`;
 }
 
-/** Who asked, who approved, who decided, and what is still needed (decision 190). */
+/** Who asked, who approved, who decided, and what is still needed (decision 103). */
 function Approval({ payment, onDone }) {
   const a = payment.approval;
   const when = (at) => (at ? html` <span class="muted small" title=${dateTime(at)}>${clock(at)}</span>` : null);

@@ -1,6 +1,6 @@
 // The sign-in page: shown when the service wants a token (GET /admin/me answered 401), after signing out, and when a
 // session ends (the token was rotated or its operator disabled). The token is checked with GET /admin/me before it is
-// kept, in sessionStorage for this tab only (decision 123). In development on loopback no token is needed: the page
+// kept, in sessionStorage for this tab only (decision 112). In development on loopback no token is needed: the page
 // then also offers to go on as `local`.
 import { html } from '../html.js';
 import { useEffect, useState } from 'preact/hooks';

@@ -1,5 +1,5 @@
-// Running the treasury: open and past operator alerts (decision 140), continuous reconciliation's history (decision
-// 141) and inbound transfers (decisions 130-133); withdrawals are in withdrawals.js. Each panel reads its own admin endpoint, newest first, the latest page only.
+// Running the treasury: open and past operator alerts (decision 120), continuous reconciliation's history (decision
+// 119) and inbound transfers (decisions 122, 123, 125, 126); withdrawals are in withdrawals.js. Each panel reads its own admin endpoint, newest first, the latest page only.
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { useEffect, useState } from 'preact/hooks';
@@ -58,7 +58,7 @@ const DEPOSIT_FILTERS = [
 ];
 
 /**
- * GET /admin/deposits: transfers into the treasuries the deposit scanner booked (decision 130), as funding or as a
+ * GET /admin/deposits: transfers into the treasuries the deposit scanner booked (decision 122), as funding or as a
  * payment's refund; `unmatched` lists USDC from a past payout's recipient that waits for `stableroute intents refund`.
  */
 export function Deposits() {

@@ -1,4 +1,4 @@
-// Withdrawals (decisions 143, 190): the list (GET /admin/withdrawals) with who requested, approved and decided each one
+// Withdrawals (decisions 103, 121): the list (GET /admin/withdrawals) with who requested, approved and decided each one
 // that waited for approval, and, for roles with the administer permission, a form that requests one (POST
 // /admin/withdrawals) behind a confirmation. Above WITHDRAWAL_APPROVAL_ABOVE_USD it waits, reserved, for an approver
 // other than its requester (the Approvals view).

@@ -1,5 +1,5 @@
 // `stableroute intents refund pi_... --tx TX`: an operator attaches an inbound USDC transfer, booked as funding, to the
-// settled payout it returns (decision 133). Checked against what the deposit scanner saw on chain, never against the
+// settled payout it returns (decision 126). Checked against what the deposit scanner saw on chain, never against the
 // operator's word: same chain, from the payout's destination, no more than the payout, not attached before. Booked
 // with balanced postings (the refund, and the funding taken back), in the transaction that holds the intent's row
 // lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
@@ -25,7 +25,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, inte
   return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
     const at = ctx.clock.now();
     const intent = await findIntent(tx, intentId, { forUpdate: true });
-    // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 143).
+    // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 121).
     if (!intent || intent.kind !== 'payout') throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
     const seen = await findInboundByTx(tx, intent.selected_chain, txId, { forUpdate: true });
     if (seen.length === 0) {

@@ -1,10 +1,10 @@
 // Executions given up on: pg-boss set the job aside (a crash or an outage outlasted every retry), or its runs kept
-// dying holding the execution lease (decision 99). The intent must still reach a state someone acts on, and funds are
-// never released for a payment the chain may pay or was never asked to pay (decision 100):
+// dying holding the execution lease (decision 57). The intent must still reach a state someone acts on, and funds are
+// never released for a payment the chain may pay or was never asked to pay (decision 58):
 //   - a transfer that may still land: manual review, with the transfer marked broadcasted so the confirmation worker
 //     watches it (it settles the intent when final, fails it when the chain proves it cannot land, re-sends bytes the
 //     chain does not know);
-//   - a transfer mined and failed (reverted): failed, with the chain's reason and its fee (decision 28);
+//   - a transfer mined and failed (reverted): failed, with the chain's reason and its fee (decision 61);
 //   - nothing on chain (no transfer signed, or one the chain proves can never land): manual review, funds still
 //     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
 //     fails it (`--failed`), the merchant is told by payment.manual_review.
@@ -62,7 +62,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         return 'done';
       }
       if (live && verdict?.kind === 'cannot_land' && verdict.onChain) {
-        // Mined and reverted: the fee was spent and the chain's reason is the story (decision 28).
+        // Mined and reverted: the fee was spent and the chain's reason is the story (decision 61).
         await failOnChain(tx, intent, live.id, verdict, now);
         deps.log.error({ payment_intent_id: intent.id, reason: verdict.reason }, 'execution abandoned: the transfer failed on chain');
         return 'done';

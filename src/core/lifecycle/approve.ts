@@ -1,5 +1,5 @@
-// Operator approval of a payment above its merchant's approval threshold (decision 79), or of a withdrawal above
-// WITHDRAWAL_APPROVAL_ABOVE_USD (decision 190). The payment waits in route_selected with its funds reserved and no
+// Operator approval of a payment above its merchant's approval threshold (decision 10), or of a withdrawal above
+// WITHDRAWAL_APPROVAL_ABOVE_USD (decision 103). The payment waits in route_selected with its funds reserved and no
 // execution job. Approval queues the job in the approving transaction, so it runs exactly once and only after the
 // decision commits; rejection fails the payment: the reservation is released and the merchant hears payment.failed
 // with failure_reason approval_rejected. Nothing is on chain yet, so neither asks the chain: lock the intent and its

@@ -1,6 +1,6 @@
 // Cancelling a payment that has not reached the chain: in route_selected, or retrying with no transaction that could
 // still land. The reservation is released; a transaction that was mined and reverted still paid its gas, which is
-// booked as every other failure on chain books it (decision 180). The spec has no cancellation event, so none is
+// booked as every other failure on chain books it (decision 64). The spec has no cancellation event, so none is
 // sent; the status shows on read. The chain is asked before the intent is locked; the locked re-check starts over when
 // the payment moved.
 import type { AuditEntry } from '../audit.js';
@@ -53,7 +53,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
         } else await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
       }
       intent.status = await changeStatus(tx, intent, 'cancelled', now, 'operator');
-      // A payment that waited for approval no longer does (decision 79); a no-op for any other.
+      // A payment that waited for approval no longer does (decision 10); a no-op for any other.
       await decideApproval(tx, intent.id, { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
       await releaseReservation(tx, intent, now);
       return { payment_intent_id: intent.id, status: intent.status, tx_id: live?.tx_id ?? null };

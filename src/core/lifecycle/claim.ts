@@ -119,7 +119,7 @@ async function claimIntent(deps: LifecycleDeps, tx: Queryable, run: Run): Promis
     return { kind: 'done', why: `intent is ${intent.status}` };
   }
   if (intent.status === 'route_selected' && found.awaitsApproval) {
-    // Only an approval queues this payment's job; a stray one must not send it (decision 79).
+    // Only an approval queues this payment's job; a stray one must not send it (decision 10).
     return { kind: 'done', why: 'the payment waits for an operator approval' };
   }
   // The lease: only a run of this attempt that is still working ('broadcasting') and alive holds the payment back.

@@ -6,7 +6,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { paymentPayload } from '../../domain/events.js';
 import { usdcToNumber } from '../../money.js';
 
-/** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 143). */
+/** The outbox row telling the merchant of `type`, or null for a withdrawal (no merchant to tell, decision 121). */
 export function paymentEventOf(
   intent: PaymentIntentRow,
   type: EventType,

@@ -61,7 +61,7 @@ function startHeartbeat(deps: ExecutionDeps, run: Run): () => void {
 
 /**
  * Runs one execution job to completion. Business failures are handled here; only bugs and outages throw. The run
- * holds the payment's execution lease from its claim to its end (decision 99): a second run of the same attempt stops
+ * holds the payment's execution lease from its claim to its end (decision 57): a second run of the same attempt stops
  * at its claim while the lease is alive, and every write of this run checks, under the intent's lock, that the lease
  * is still its own.
  */
@@ -130,11 +130,11 @@ async function nextStep(deps: ExecutionDeps, run: Run): Promise<Step> {
     if (hasReachedChain(verdict)) return withLiveAttempt(deps, run, intent.id, live.id, (tx, locked) => markSent(deps, tx, locked, live));
     if (verdict.kind === 'unknown') return { kind: 'send', intent, attempt: live, resend: true }; // the same bytes
     // Its nonce used at final depth by another transaction (nothing of ours mined, nothing spent): it can never land,
-    // as after an expiry, and a new transfer is signed on a fresh nonce (decision 174).
+    // as after an expiry, and a new transfer is signed on a fresh nonce (decision 35).
     const nonceTaken = verdict.reason === 'nonce_conflict';
     if (verdict.onChain && !nonceTaken) {
       // Mined and failed (reverted): the fee is spent and the nonce used. As when the confirmation worker finds it
-      // (decision 28): the intent fails and the funds return; the merchant decides on a new payment.
+      // (decision 61): the intent fails and the funds return; the merchant decides on a new payment.
       return withLiveAttempt(deps, run, intent.id, live.id, async (tx, locked): Promise<Step> => {
         await failOnChain(tx, locked, live.id, verdict, deps.clock.now());
         return { kind: 'done', why: `the transfer failed on chain: ${verdict.reason}` };

@@ -1,4 +1,4 @@
-// One locked round of an operator action (decision 189): its audit record commits in the same transaction as the
+// One locked round of an operator action (decision 102): its audit record commits in the same transaction as the
 // change, and a round that found the facts changed (and will start over) records nothing.
 import type pg from 'pg';
 import { withTransaction } from '../../db/pool.js';

@@ -34,7 +34,7 @@ export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason
 
 /**
  * The chain reports the attempt's transaction failed (mined and reverted, or provably unable to land): the attempt
- * fails with the chain's reason, the fee it spent is booked, and the intent fails with its funds released (decision 28).
+ * fails with the chain's reason, the fee it spent is booked, and the intent fails with its funds released (decision 61).
  */
 export async function failOnChain(
   tx: Queryable,
@@ -49,7 +49,7 @@ export async function failOnChain(
 }
 
 /**
- * An operator's cancel on chain is final (decision 173): the stuck transfer's nonce is used by a transaction that moved
+ * An operator's cancel on chain is final (decision 63): the stuck transfer's nonce is used by a transaction that moved
  * nothing, so the transfer can never land. The cancel is confirmed with the gas it spent, booked as a fee like any
  * other, and the intent fails (`operator_failed`: the operator decided it) with its funds released.
  */

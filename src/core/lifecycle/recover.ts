@@ -1,4 +1,4 @@
-// Fast recovery of executions whose worker died (decision 99). A run renews its lease every few seconds; a lease that
+// Fast recovery of executions whose worker died (decision 57). A run renews its lease every few seconds; a lease that
 // ran out means the run is gone. Every worker process sweeps for such leases, takes one over (under the intent's row
 // lock, SKIP LOCKED, so two sweepers never take the same one and a run in the middle of a step is never taken from)
 // and resumes the execution at once, in-process, as the lease's new owner: the run asks the chain about anything its

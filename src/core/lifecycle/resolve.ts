@@ -2,9 +2,9 @@
 //  settled         - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
 //  failed          - the transfer provably will not land: fail it and release the funds
 //  replace         - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
-//  retry           - nothing is on chain (an abandoned execution, decision 100): one more execution attempt
+//  retry           - nothing is on chain (an abandoned execution, decision 58): one more execution attempt
 //  cancel_on_chain - a transaction on the same nonce that moves nothing (Ethereum), watched by the confirmation worker,
-//                    which fails the payment once it is final (decision 173)
+//                    which fails the payment once it is final (decision 63)
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';

@@ -2,7 +2,7 @@
 // sequence, Ethereum's chain_nonces row) under a lock held to the commit, so one signature per transaction meant one
 // commit per signature, all in a queue. The executions of a process that reach their signature while a batch is being
 // written share the next one (group commit, src/db/group-commit.ts): each payment re-checked under its lock, every
-// debit posted, then the signatures, last, so the nonce stays locked only for them and the one commit (decision 147).
+// debit posted, then the signatures, last, so the nonce stays locked only for them and the one commit (decision 137).
 // A batch that throws is rolled back whole (nothing was sent: bytes leave only after their attempt commits) and its
 // requests are signed again one by one, so a failure stays its own payment's.
 import type { PreparedTransfer } from '../../chains/port.js';

@@ -59,7 +59,7 @@ export interface PaymentRecord {
   ledger: IntentLedgerTransaction[];
   events: (WebhookEventRecord & { deliveries: DeliveryRow[] })[];
   actions: OperatorActions;
-  /** The operator approval of a held payment or withdrawal (decision 190), with the approvals given and needed. */
+  /** The operator approval of a held payment or withdrawal (decision 103), with the approvals given and needed. */
   approval: { row: ApprovalRow; given: number; required: number } | null;
 }
 

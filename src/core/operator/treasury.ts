@@ -20,7 +20,7 @@ export interface TreasuryState {
   nativeCurrency: NativeCurrency;
   nativeUnits: bigint;
   nativeDecimals: number;
-  /** GAS_LOW_WATER of the chain: below it the chain is degraded (decision 142). */
+  /** GAS_LOW_WATER of the chain: below it the chain is degraded (decision 28). */
   gasLowWaterUnits: bigint;
   backlog: ChainBacklog;
 }

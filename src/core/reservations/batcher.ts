@@ -1,6 +1,6 @@
 // Every creation of a process goes through one group commit (src/db/group-commit.ts): concurrent creations share a
 // reservation transaction (reserve-batch.ts), and the treasury row is locked once per batch instead of once per
-// request (decision 111).
+// request (decision 133).
 import { GroupCommit, perPool } from '../../db/group-commit.js';
 import type { AppContext } from '../context.js';
 import { reserveBatch, type CreateIntentResult, type ReservationRequest } from './reserve-batch.js';

@@ -101,12 +101,12 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
       });
     }
     // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
-    // operator's approval, in the approving transaction (decision 79).
+    // operator's approval, in the approving transaction (decision 10).
     const awaitingApproval = new Map<string, bigint>();
     for (const decision of decisions) {
       if (decision.kind === 'reserve' && decision.approvalAboveMicros !== null) awaitingApproval.set(created[decision.position]!.id, decision.approvalAboveMicros);
     }
-    // The intents, their history and their payment.created events in one statement (decision 158).
+    // The intents, their history and their payment.created events in one statement (decision 134).
     await insertCreatedIntents(
       tx,
       created,

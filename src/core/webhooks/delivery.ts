@@ -1,12 +1,12 @@
 /*
- * Webhook delivery: load -> decide -> persist, a claim of a few events per transaction (decision 152).
+ * Webhook delivery: load -> decide -> persist, a claim of a few events per transaction (decision 75).
  *
  * Request (one per attempt): POST <merchant's current webhook_url>
  *   content-type: application/json
  *   user-agent: stableroute-webhooks/0.1
  *   X-Stableroute-Signature: <lowercase hex HMAC-SHA256(secret, body bytes)>   (spec, Authentication 6; keyed by the
  *     secret string's UTF-8 bytes, whatever its form). The secret is the merchant's own, issued at onboarding
- *     (decision 98); WEBHOOK_SIGNING_SECRET for the test merchant and for merchants onboarded before that. During a
+ *     (decision 67); WEBHOOK_SIGNING_SECRET for the test merchant and for merchants onboarded before that. During a
  *     rotation's overlap this is the new secret's signature.
  *   X-Webhook-Signature, X-Signature: the same value, for receivers that look for those names
  *   webhook-id: <event id, e.g. evt_...>; the same on every retry of an event, so receivers can deduplicate
@@ -96,7 +96,7 @@ export interface DeliveryCounts {
   stored: number;
 }
 
-/** Events per batch; each of the DEFAULT_CONCURRENCY lanes claims its share at once (decisions 152, 162). */
+/** Events per batch; each of the DEFAULT_CONCURRENCY lanes claims its share at once (decisions 75, 76). */
 export const DEFAULT_BATCH_SIZE = 64;
 export const DEFAULT_CONCURRENCY = 4;
 // Margin over the POSTs' timeouts for the idle-in-transaction limit: the transaction sits idle while they run.
@@ -218,10 +218,10 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
 
 /**
  * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), then
- * every answer recorded on `tx` in one statement (decision 154). Once an endpoint answers 410 Gone, the claim's later
+ * every answer recorded on `tx` in one statement (decision 140). Once an endpoint answers 410 Gone, the claim's later
  * events of that merchant are held, not sent. Once a POST to it fails otherwise (a timeout, a refusal, an error
  * answer), the claim's later events of that merchant are not sent: they stay pending and due, untouched, so a slow
- * endpoint costs a claim one timeout, not one per event (decision 162). `shouldContinue` is asked before each POST:
+ * endpoint costs a claim one timeout, not one per event (decision 76). `shouldContinue` is asked before each POST:
  * a stopping worker leaves the rest pending. The caller commits, in a transaction whose idle limit covers
  * `events.length` POSTs.
  */
@@ -290,9 +290,9 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
   const counts: DeliveryCounts = { delivered: 0, failed: 0, retried: 0, stored: 0 };
   let claimsLeft = batchSize;
 
-  // Each lane claims its share of the batch at once and sends it in one transaction (decision 152). Lanes start one
+  // Each lane claims its share of the batch at once and sends it in one transaction (decision 75). Lanes start one
   // after the other, each once the one before it claimed something (before its POSTs): with few events due, the
-  // lanes that would find nothing never open a transaction (decision 164).
+  // lanes that would find nothing never open a transaction (decision 77).
   const perClaim = Math.ceil(batchSize / concurrency);
   const running: Promise<void>[] = [];
   const startLane = (): void => {

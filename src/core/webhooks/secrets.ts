@@ -1,4 +1,4 @@
-// Per-merchant webhook signing secrets (decision 98): issued at onboarding and shown once, sealed at rest, rotated
+// Per-merchant webhook signing secrets (decision 67): issued at onboarding and shown once, sealed at rest, rotated
 // with an overlap during which both the new and the previous secret sign every delivery. The built-in test merchant,
 // and merchants onboarded before per-merchant secrets (until their first rotation), sign with WEBHOOK_SIGNING_SECRET.
 import { addSeconds } from '../../clock.js';

@@ -107,7 +107,7 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
 /**
  * Whether `runId` holds the intent's execution lease, and the intent's live attempt (locked with `forUpdate`), in one
  * statement. Call with the intent's row lock held: the lease only changes hands under it, so even when the attempt's
- * lock makes this statement wait, the lease it read is still the lease (decision 154).
+ * lock makes this statement wait, the lease it read is still the lease (decision 140).
  */
 export async function leaseAndLiveAttempt(
   db: Queryable,
@@ -189,7 +189,7 @@ export interface InFlightTransfer {
  * or replaced attempts of payments and withdrawals in `openIntentStatuses` (not settled, failed or cancelled). Read
  * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
  */
-// Transfers only: a cancel on chain (decision 173) moves no USDC, so its landing explains no shortfall.
+// Transfers only: a cancel on chain (decision 63) moves no USDC, so its landing explains no shortfall.
 export async function inFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
   if (chains.length === 0) return [];
   const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(

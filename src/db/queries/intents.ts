@@ -17,7 +17,7 @@ export interface PaymentIntentRow {
   destination_address: string;
   created_at: Date;
   updated_at: Date;
-  /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 143). */
+  /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 121). */
   kind: IntentKind;
 }
 
@@ -51,7 +51,7 @@ const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.
 
 /**
  * New intents with their creation history (created -> quoted -> route_selected) and the events telling their merchants,
- * all in one statement (a reservation batch, decision 158). Each intent is announced on INTENT_CHANNEL after commit,
+ * all in one statement (a reservation batch, decision 134). Each intent is announced on INTENT_CHANNEL after commit,
  * and the events wake the webhook workers then.
  */
 export async function insertCreatedIntents(db: Queryable, rows: readonly PaymentIntentRow[], at: Date, events: readonly NewEvent[] = []): Promise<void> {
@@ -165,7 +165,7 @@ export async function listIntentsOfKind(db: Queryable, kind: IntentKind, page: {
 }
 
 export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
-  // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 143).
+  // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 121).
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_intents WHERE kind = 'payout' ORDER BY created_at DESC, id DESC LIMIT $1`,
     [limit],

@@ -133,10 +133,10 @@ function toClaimed(row: ClaimedRow | undefined): ClaimedEvent | null {
 /**
  * Locks the oldest due pending event that no other transaction holds (SKIP LOCKED) and up to `limit - 1` more due
  * events of the same merchant, oldest first: a claim is one merchant's, so a slow endpoint holds up only its own
- * events (decision 157). `excludeIds`: events this batch already handled, so a zero retry delay cannot make one batch
+ * events (decision 75). `excludeIds`: events this batch already handled, so a zero retry delay cannot make one batch
  * hammer the same event. Only event rows are locked (FOR UPDATE OF e); SKIP LOCKED never waits, so both parts read
  * the same snapshot. The merchant is a value in the second part, not a join: the index then yields the merchant's due
- * events in order and the scan stops at the limit, where a join sorted all of them for every claim (decision 162).
+ * events in order and the scan stops at the limit, where a join sorted all of them for every claim (decision 76).
  */
 export async function claimDueEvents(tx: Queryable, now: Date, excludeIds: readonly string[], limit: number): Promise<ClaimedEvent[]> {
   const { rows } = await tx.query<ClaimedRow>(

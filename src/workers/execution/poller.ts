@@ -3,7 +3,7 @@
 // instant (a restart, a failover), the rejected promise is unhandled and Node ends the process. Here every pg-boss call
 // is awaited inside the loop's tick, so an outage fails the tick, which is logged and retried with backoff
 // (periodic.ts); jobs it left active expire and pg-boss retries them. Each fetch takes up to `batchSize` jobs and runs
-// them at once; a full batch fetches again at once, so a backlog drains without waiting between fetches (decision 113).
+// them at once; a full batch fetches again at once, so a backlog drains without waiting between fetches (decision 144).
 import type { Logger } from 'pino';
 import type PgBoss from 'pg-boss';
 import type { ExecutionJob } from '../../jobs/queue.js';

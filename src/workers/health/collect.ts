@@ -67,7 +67,7 @@ export async function collectOnce(deps: HealthDeps): Promise<number> {
       const measured = await recentSettlementSeconds(tx, chain, SETTLEMENT_SAMPLE);
       const assessment = assess(recent, probe.congestion ?? null);
       const adapter = deps.adapters[chain];
-      // Gas below the low-water mark degrades a chain whose node is fine (decision 142).
+      // Gas below the low-water mark degrades a chain whose node is fine (decision 28).
       const gasReason = await checkGas(tx, deps, adapter, now);
       await insertSnapshot(tx, {
         chain,
