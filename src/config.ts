@@ -163,7 +163,7 @@ function rate(env: Env, name: string): number {
   return value;
 }
 
-/** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 26). */
+/** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 1). */
 const USD_PRICE_MAX = 1_000_000_000;
 
 function usdPrice(env: Env, name: string, fallback: number): number {

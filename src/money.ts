@@ -37,7 +37,7 @@ export function parseUsdc(text: string): bigint {
 /**
  * A USDC amount typed by an operator (a policy limit, a setting): a decimal string of at most 6 decimals and at most
  * MAX_AMOUNT_MICROS, the same bound as a merchant's amount, so every limit fits the database and shows exactly as a
- * JSON number (decision 185).
+ * JSON number (decision 1).
  */
 export function parseBoundedUsdc(text: string): bigint {
   const micros = parseUsdc(text);

@@ -1153,7 +1153,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested and who gave a first approval */
+        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed */
         get: {
             parameters: {
                 query?: {
@@ -1177,6 +1177,8 @@ export interface paths {
                             kind?: "payout" | "withdrawal";
                             requested_by?: string | null;
                             first_approved_by?: string | null;
+                            approvals?: number;
+                            approvals_required?: number;
                             merchant_id?: string;
                             amount_usd?: number;
                             /** @enum {string} */
@@ -1870,6 +1872,22 @@ export interface paths {
                                     created_at?: string;
                                 }[];
                             }[];
+                            approval?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected" | "cancelled";
+                                /** Format: date-time */
+                                requested_at?: string;
+                                requested_by?: string | null;
+                                first_approved_by?: string | null;
+                                /** Format: date-time */
+                                first_approved_at?: string | null;
+                                decided_by?: string | null;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                reason?: string | null;
+                                approvals?: number;
+                                approvals_required?: number;
+                            };
                         };
                     };
                 };
@@ -2750,6 +2768,53 @@ export interface paths {
                             role?: string | null;
                             permissions?: string[];
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every operator, disabled ones included (the audit log names them): id, name, role, status; never a token */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            operator_id?: string;
+                            name?: string;
+                            /** @enum {string} */
+                            role?: "viewer" | "operator" | "approver" | "admin";
+                            /** @enum {string} */
+                            status?: "active" | "disabled";
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            disabled_at?: string | null;
+                        }[];
                     };
                 };
             };

@@ -1,4 +1,4 @@
-// Who may call which admin route: the one table to audit (decisions 170, 188). A state-changing route not listed
+// Who may call which admin route: the one table to audit (decisions 96, 101). A state-changing route not listed
 // here needs the admin role, and a read needs the viewer's, so a route added later is closed until someone decides.
 import type { OperatorRole } from '../domain/actor.js';
 import { CONSOLE_PATH } from './routes/console.js';
@@ -20,7 +20,7 @@ const OPEN_ROUTES: ReadonlySet<string> = new Set([
   'POST /admin/chain-health',
 ]);
 
-/** Every state-changing admin route: what it needs, and the action its audit record names (decision 189). */
+/** Every state-changing admin route: what it needs, and the action its audit record names (decision 102). */
 const ACTIONS: Readonly<Record<string, { permission: Permission; action: string }>> = {
   'POST /admin/payments/:id/resolve': { permission: 'operate', action: 'payment.resolve' },
   'POST /admin/payments/:id/cancel': { permission: 'operate', action: 'payment.cancel' },

@@ -1,4 +1,4 @@
-// Checks in front of /admin/*, /console and /metrics (decisions 94, 170), in this order; every refusal is an error body
+// Checks in front of /admin/*, /console and /metrics (decisions 96, 97), in this order; every refusal is an error body
 // with a code, and nothing runs behind it.
 //   1. Host: only names the listener is known by (DNS rebinding points evil.example at 127.0.0.1; the browser then
 //      sends `Host: evil.example`, which is refused, so a page cannot read the overview).
@@ -160,7 +160,7 @@ async function credentialsOf(request: FastifyRequest, options: AdminGuardOptions
   return { id: operator.id, role: operator.role, peer };
 }
 
-/** Who this peer is for this route, or why it may not call it (decisions 170, 188). */
+/** Who this peer is for this route, or why it may not call it (decisions 96, 101). */
 async function admit(request: FastifyRequest, options: AdminGuardOptions, tokenMatches: ((presented: string) => boolean) | null): Promise<{ actor: Actor | null } | Refusal> {
   const access = adminAccessOf(request.method, request.routeOptions.url);
   if (access === 'page') return { actor: null };

@@ -55,7 +55,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       return sendError(reply, status, status === 414 ? 'URI_TOO_LONG' : 'INVALID_REQUEST', error.message);
     },
     clientErrorHandler: handleClientError,
-    http: { requireHostHeader: false }, // Node's own refusal has an empty body; errors.ts answers in ours (decision 186)
+    http: { requireHostHeader: false }, // Node's own refusal has an empty body; errors.ts answers in ours (decision 84)
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
   });

@@ -1,4 +1,4 @@
-// The audit record of an admin request (decision 189): the caller from the guard, the action from the route table,
+// The audit record of an admin request (decision 102): the caller from the guard, the action from the route table,
 // the route's parameters as targets and its body as details. A use case appends it in the transaction of the action;
 // a state-changing request an identified caller was refused is recorded here, after the refusal, on its own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,6 +1,6 @@
 // Requests that Node's HTTP parser refuses never reach a route or the error handler: bad framing (a Content-Length
 // with chunked encoding, a bare LF, invalid header characters), headers over 16 KiB, a client too slow to send its
-// request. They still answer in the spec's error body, with a code, like every other error (decision 90).
+// request. They still answer in the spec's error body, with a code, like every other error (decision 84).
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';

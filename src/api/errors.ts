@@ -102,7 +102,7 @@ const MISSING_HOST_MESSAGE = 'An HTTP/1.1 request must carry a Host header';
 /**
  * RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without Host. Node does it itself unless told not to, with
  * an empty body, so the server is told not to (app.ts) and the refusal is made here, first of every hook, in the
- * spec's body; the connection closes as Node's would (decision 186). HTTP/1.0 has no Host to require.
+ * spec's body; the connection closes as Node's would (decision 84). HTTP/1.0 has no Host to require.
  */
 function refuseMissingHost(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {

@@ -1,4 +1,4 @@
-// Per-merchant rate limits on the merchant API (decision 84): @fastify/rate-limit, keyed by the authenticated
+// Per-merchant rate limits on the merchant API (decision 93): @fastify/rate-limit, keyed by the authenticated
 // merchant (its hook runs after authentication), counted in PostgreSQL so that the limit holds across every api
 // process, and answered with 429 RATE_LIMITED in the error body with a Retry-After header.
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';

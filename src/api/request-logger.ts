@@ -1,7 +1,7 @@
 // A request's logger, built the first time something is logged through it. Fastify gives every request a child of
 // the service's logger, bound to the request's id; pino builds a child by serialising its bindings, through the
 // redaction paths when any path starts with a wildcard, as ours do. On a cheap request that was a measurable share of
-// the CPU (decision 153), and most requests log nothing at the service's level. What is logged is unchanged: the
+// the CPU (decision 142), and most requests log nothing at the service's level. What is logged is unchanged: the
 // same child, with the same bindings and redaction, is built on the first call at an enabled level. One small object
 // per request (methods on the prototype, no closures): requests are many, and what each allocates shows in the RSS.
 import type { FastifyBaseLogger } from 'fastify';

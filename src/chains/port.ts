@@ -2,7 +2,7 @@
 // the protocol, not after our workers: prepare (read the chain), sign locally (tx id known before anything is sent),
 // send bytes (resending the same bytes is harmless), ask for status. The orchestrator owns all state, nonces included
 // (src/db/queries/nonces.ts); an adapter never queries our tables. Only the simulated chain keeps its own network in
-// the database (decision 36), which is why signing gets the caller's transaction.
+// the database (decision 29), which is why signing gets the caller's transaction.
 import type { Queryable } from '../db/pool.js';
 import type { Chain, FailureReason, NativeCurrency, SignedTransfer, TxStatus } from '../domain/chain.js';
 

@@ -1,4 +1,4 @@
-// The CLI's actor and audit records (decision 189): whoever runs it has the database, so it acts as an admin under
+// The CLI's actor and audit records (decision 102): whoever runs it has the database, so it acts as an admin under
 // its OS user's name. A command's use case appends the record of its action; a refusal is recorded here.
 import { userInfo } from 'node:os';
 import { systemClock } from '../clock.js';

@@ -43,7 +43,7 @@ export async function devnetCommand(args: string[]): Promise<number> {
   const log = pino({ level: 'warn' }, pino.destination(2));
   // Before anything is spawned: a signal or the parent's death at any moment from here on stops anvil with us.
   const stop = watchForStop(log);
-  // The chains start empty on every run, so the service's ledger must too (decision 42): a database per run, and
+  // The chains start empty on every run, so the service's ledger must too (decision 128): a database per run, and
   // with --signer pkcs11 a token per run, side by side in the run's directory.
   const runDir = join(tmpdir(), `stableroute-devnet-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`);
   const dataDir = join(runDir, 'data');

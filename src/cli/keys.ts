@@ -1,4 +1,4 @@
-// `stableroute merchants keys create|revoke|list MERCHANT_ID`: API key rotation (decision 82). A new key is printed
+// `stableroute merchants keys create|revoke|list MERCHANT_ID`: API key rotation (decision 91). A new key is printed
 // once (with --json, as the last line's api_key); revocation takes effect on the next request in every process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';

@@ -1,4 +1,4 @@
-// `stableroute operators create|list|disable|token rotate`: named operators (decision 187). A token is printed once
+// `stableroute operators create|list|disable|token rotate`: named operators (decision 100). A token is printed once
 // (with --json, as the last line's `token`); only its HMAC is stored.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';

@@ -182,7 +182,7 @@ export async function intentsApprovalCommand(args: string[], config: Config, h: 
   if (rest.length > 0 || (action === 'approvals' ? intentId !== undefined || values.reason !== undefined : !intentId)) return usage(APPROVAL_USAGE);
   if (action === 'approvals') {
     return h.withDatabase(config, async (pool) => {
-      const waiting = (await listPendingApprovals({ pool }, 500)).map(pendingApprovalView);
+      const waiting = (await listPendingApprovals({ pool, config }, 500)).map(pendingApprovalView);
       if (values.json) h.out(JSON.stringify(waiting));
       else if (waiting.length === 0) h.out('(no payment waits for approval)');
       else {

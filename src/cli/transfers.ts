@@ -1,5 +1,5 @@
 // `stableroute simulate transfer` (a transfer from outside on a simulated chain) and `intents refund` (an operator
-// attaches a returned payout to its payment, decision 133). Exit codes: 0 ok, 1 refused, 2 usage.
+// attaches a returned payout to its payment, decision 126). Exit codes: 0 ok, 1 refused, 2 usage.
 import { parseArgs } from 'node:util';
 import { recordExternalTransfers, SimulatedTransferRefused, type ExternalTransfer } from '../chains/simulated/external-transfer.js';
 import { systemClock } from '../clock.js';

@@ -1,4 +1,4 @@
-// `stableroute treasury withdraw`: the operator sends treasury USDC out through the payouts' lifecycle (decision 143).
+// `stableroute treasury withdraw`: the operator sends treasury USDC out through the payouts' lifecycle (decision 121).
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { withdrawalView } from '../api/views/withdrawals.js';

@@ -1,5 +1,5 @@
 // The operator's actions on a payment (resolve settled / failed / replace / retry / cancel on chain, cancel), each
-// behind a confirmation. They POST to /admin/payments/:id/resolve or /cancel, which run the same use cases and chain
+// behind a confirmation, offered only to roles with the operate permission. They POST to /admin/payments/:id/resolve or /cancel, which run the same use cases and chain
 // checks as the CLI; a refusal (409 INVALID_STATE or TRANSFER_MAY_STILL_LAND with the chain's reason) is shown in the
 // dialog, where the operator may force it.
 import { html } from './html.js';
@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { post } from './api.js';
 import { ConfirmDialog } from './components.js';
 import { usd } from './format.js';
+import { useCan } from './session.js';
 
 const ACTIONS = {
   settled: {
@@ -55,8 +56,10 @@ const ACTIONS = {
 
 export function PaymentActions({ payment, onDone, compact = false }) {
   const [open, setOpen] = useState(null);
+  const canOperate = useCan('operate');
   const available = [...(payment.actions?.resolve ?? []), ...(payment.actions?.cancel ? ['cancel'] : [])];
   if (available.length === 0) return compact ? null : html`<p class="muted">No operator action applies to a ${payment.status.replaceAll('_', ' ')} payment.</p>`;
+  if (!canOperate) return compact ? null : html`<p class="muted" data-testid="no-permission">Your role cannot act on payments (the operator and admin roles can).</p>`;
   const run = async (action, { force }) => {
     const path = `/admin/payments/${encodeURIComponent(payment.id)}`;
     const result = action === 'cancel' ? await post(`${path}/cancel`) : await post(`${path}/resolve`, { resolution: action, ...(force ? { force: true } : {}) });

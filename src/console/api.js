@@ -1,7 +1,7 @@
 // The console's only way to the service: same-origin fetches of the /admin JSON endpoints. State-changing calls are
-// POSTs with a JSON body, so a cross-site form can never forge one. When the admin listener asks for a bearer token
-// (401), the operator enters it once; it is kept in sessionStorage for this tab and sent on every request, the live
-// stream included (which is why the stream is read with fetch, not EventSource: EventSource cannot send headers).
+// POSTs with a JSON body, so a cross-site form can never forge one. The operator signs in with a bearer token (an
+// operator's, or ADMIN_TOKEN), kept in sessionStorage for this tab only (decision 112) and sent on every request, the
+// live stream included (which is why the stream is read with fetch, not EventSource: EventSource cannot send headers).
 
 const TOKEN_KEY = 'stableroute.adminToken';
 
@@ -12,11 +12,10 @@ export function adminToken() {
 export function setAdminToken(token) {
   if (token) sessionStorage.setItem(TOKEN_KEY, token);
   else sessionStorage.removeItem(TOKEN_KEY);
-  for (const listener of authListeners) listener(false);
 }
 
 const authListeners = new Set();
-/** `listener(true)` when a request was refused for want of a (valid) token. */
+/** `listener(token)` when a request sent with `token` (null: none) was refused for want of a valid one (401). */
 export function onAuthRequired(listener) {
   authListeners.add(listener);
   return () => authListeners.delete(listener);
@@ -30,15 +29,19 @@ export class ApiError extends Error {
   }
 }
 
-function headers(extra = {}) {
+function headers(token, extra = {}) {
   const result = { accept: 'application/json', ...extra };
-  const token = adminToken();
   if (token) result.authorization = `Bearer ${token}`;
   return result;
 }
 
-export async function api(path, { method = 'GET', body, signal } = {}) {
-  const init = { method, headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }), credentials: 'same-origin', cache: 'no-store', signal };
+/**
+ * One request. `token`: undefined sends the tab's token, null none, a string that one (the sign-in check). `quiet`
+ * keeps a 401 from ending the session (the sign-in page's own checks).
+ */
+export async function api(path, { method = 'GET', body, signal, token, quiet = false } = {}) {
+  const sent = token === undefined ? adminToken() : token;
+  const init = { method, headers: headers(sent, body === undefined ? {} : { 'content-type': 'application/json' }), credentials: 'same-origin', cache: 'no-store', signal };
   if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   const text = await response.text();
@@ -48,7 +51,7 @@ export async function api(path, { method = 'GET', body, signal } = {}) {
   } catch {
     json = null;
   }
-  if (response.status === 401) for (const listener of authListeners) listener(true);
+  if (response.status === 401 && !quiet) for (const listener of authListeners) listener(sent);
   if (!response.ok) throw new ApiError(response.status, json);
   return json;
 }
@@ -77,8 +80,9 @@ export function liveEvents(onEvent, onState) {
     while (!stopped) {
       controller = new AbortController();
       try {
-        const response = await fetch('/admin/events', { headers: headers({ accept: 'text/event-stream' }), signal: controller.signal, cache: 'no-store' });
-        if (response.status === 401) for (const listener of authListeners) listener(true);
+        const token = adminToken();
+        const response = await fetch('/admin/events', { headers: headers(token, { accept: 'text/event-stream' }), signal: controller.signal, cache: 'no-store' });
+        if (response.status === 401) for (const listener of authListeners) listener(token);
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
         onState('live');
         retryMs = 1000;

@@ -37,9 +37,18 @@ export function Panel({ title, actions, children, id }) {
   </section>`;
 }
 
+/** What a refusal means for the operator, above the service's own words. */
+const REFUSAL_HINTS = {
+  SELF_APPROVAL: 'Four-eyes: you cannot approve what you requested or already approved once; another approver must.',
+  FORBIDDEN: 'Your role may not do this.',
+};
+
 export function ErrorNote({ error }) {
   if (!error) return null;
-  return html`<p class="error-note" role="alert"><strong>${error.code ?? 'Error'}</strong> ${error.message}</p>`;
+  const hint = REFUSAL_HINTS[error.code];
+  return html`<p class="error-note" role="alert" data-code=${error.code ?? 'Error'}>
+    <strong>${error.code ?? 'Error'}</strong> ${hint && hint !== error.message ? html`${hint} <span class="detail">${error.message}</span>` : error.message}
+  </p>`;
 }
 
 export function Empty({ children }) {

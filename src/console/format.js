@@ -88,6 +88,9 @@ export const STATUS_TONE = {
   // operator alerts
   open: 'alert',
   resolved: 'muted',
+  // operator approvals
+  approved: 'good',
+  rejected: 'bad',
 };
 
 export const PAYMENT_STATUSES = [

@@ -7,6 +7,14 @@ const stateListeners = new Set();
 let state = 'connecting';
 let stop = null;
 
+/** Stops the stream (sign-out): the next startLive opens a new one with the tab's token of the moment. */
+export function stopLive() {
+  stop?.();
+  stop = null;
+  state = 'connecting';
+  for (const fn of stateListeners) fn(state);
+}
+
 export function startLive() {
   stop ??= liveEvents(
     (type, data) => {

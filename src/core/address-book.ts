@@ -1,5 +1,5 @@
 // The merchant address book: with the allowlist on, a merchant can pay only these recipients, each from the end of
-// its cooling-off period (POLICY_ADDRESS_COOLING_OFF_SECONDS, fixed when the address is added; decision 78).
+// its cooling-off period (POLICY_ADDRESS_COOLING_OFF_SECONDS, fixed when the address is added; decision 9).
 import { addSeconds } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
 import { deleteAddress, insertAddress, listAddresses, findAddress, type AddressRow } from '../db/queries/addresses.js';

@@ -1,5 +1,5 @@
 // Gas checks shared by the health collector: the booked native balance against the low-water mark, with the operator
-// alert raised or resolved in the caller's transaction (decisions 140, 142).
+// alert raised or resolved in the caller's transaction (decisions 28, 120).
 import type { ChainAdapter } from '../chains/port.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/pool.js';

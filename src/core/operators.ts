@@ -1,4 +1,4 @@
-// Named operators (decision 187): a role each and a bearer token shown once, stored only as
+// Named operators (decision 100): a role each and a bearer token shown once, stored only as
 // HMAC-SHA256(API_KEY_SALT, token). Authentication reads the operator's row on every request (no cache), so a
 // disabled operator or a rotated-out token is refused from the next request in every process.
 import { createHmac, randomBytes } from 'node:crypto';

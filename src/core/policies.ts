@@ -1,5 +1,5 @@
 // Merchant spending policies: the policy in force (service defaults + the merchant's overrides), operator changes,
-// and the check the reservation transaction runs (decisions 75 to 77). The decision itself is
+// and the check the reservation transaction runs (decisions 6-8). The decision itself is
 // src/domain/spending-policy.ts; this file loads its facts under the right locks.
 import type { Config } from '../config.js';
 import type { Pool, Queryable } from '../db/pool.js';

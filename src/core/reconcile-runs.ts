@@ -1,7 +1,7 @@
-// Continuous reconciliation (decision 141): every RECONCILE_INTERVAL_SECONDS the ledger is compared with each chain
-// (reconcile.ts, decision 41), the verdicts are kept as history, and a `mismatch` raises the operator alert (a surplus
+// Continuous reconciliation (decision 119): every RECONCILE_INTERVAL_SECONDS the ledger is compared with each chain
+// (reconcile.ts, decision 116), the verdicts are kept as history, and a `mismatch` raises the operator alert (a surplus
 // on chain only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS), which resolves once the chain agrees again
-// (`ok`, or short by no more than what has landed on chain and is not settled yet, decision 179). An `error` (chain
+// (`ok`, or short by no more than what has landed on chain and is not settled yet, decision 117). An `error` (chain
 // unreachable) says nothing either way and leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
 import { hasReconciliationRunSince, insertReconciliationRuns, mismatchSince } from '../db/queries/reconciliations.js';
@@ -11,7 +11,7 @@ import type { AppContext } from './context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
 
 // Advisory lock keys in use: 7_340_211_001 (start-up), 7_340_212_00x (health), 7_340_213_001 (confirmation round).
-const LOCK = 7_340_214_141; // 141: its decision, so a key another change picks is unlikely to collide
+const LOCK = 7_340_214_141; // 141: its decision's number before issue 26 (now 119), so a key another change picks is unlikely to collide
 /** A run younger than this share of the interval means another worker process already ran this period. */
 const SAME_PERIOD_SHARE = 0.9;
 
@@ -50,7 +50,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
     for (const r of results) {
       if (r.status === 'mismatch') {
         // Money missing from the wallet alerts at once. More on chain than in the books is usually a deposit still
-        // confirming (decision 137): it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS.
+        // confirming (decision 118): it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS.
         const surplus = r.error === undefined && r.on_chain_usdc !== null && parseUsdc(r.on_chain_usdc) > parseUsdc(r.ledger_usdc);
         if (surplus) {
           const since = (await mismatchSince(tx, r.chain)) ?? now;

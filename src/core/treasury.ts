@@ -32,7 +32,7 @@ export class TreasuryMismatchError extends Error {
 /**
  * Creates each chain's treasury row once. Only the process whose INSERT wins posts the opening balance: what the
  * wallet holds on chain (a simulated wallet opens with SIM_TREASURY_USDC), USDC and native currency alike, so the
- * books say how much gas is left on every adapter (decision 28). Throws TreasuryMismatchError when a chain's row names
+ * books say how much gas is left on every adapter (decision 17). Throws TreasuryMismatchError when a chain's row names
  * another wallet than its adapter's.
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
@@ -60,7 +60,7 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
 }
 
 /**
- * A treasury created before native currency was booked on rpc chains (decision 28) has fees booked against a
+ * A treasury created before native currency was booked on rpc chains (decision 17) has fees booked against a
  * `treasury_native` that never received its opening balance, so its booked gas is negative. Once, the first time a
  * process starts with this version, the difference to what the wallet holds is booked as funding; from then on the
  * books follow the wallet (fees here, deposits by the inbound-transfer worker).

@@ -9,7 +9,7 @@ const STARTUP_LOCK = 7_340_211_001;
 
 /**
  * Runs `fn` while this process holds the start-up lock, on the client that holds it. Everything that creates shared
- * schema at start-up runs under it, so concurrent starts on a fresh database never race each other (decision 93).
+ * schema at start-up runs under it, so concurrent starts on a fresh database never race each other (decision 50).
  */
 export async function withStartupLock<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -1,6 +1,6 @@
 // Who did something (STYLE habit 11): an operator by id, the break-glass ADMIN_TOKEN, the CLI's OS user, or, in
 // development only, an anonymous caller on loopback. Carried into the transaction of every operator action.
-/** An operator's role (decision 188): what the admin routes it may call are, in src/api/admin-access.ts. */
+/** An operator's role (decision 101): what the admin routes it may call are, in src/api/admin-access.ts. */
 export type OperatorRole = 'viewer' | 'operator' | 'approver' | 'admin';
 
 export interface Actor {

@@ -1,4 +1,4 @@
-// What a well-formed recipient address is, per chain (decision 7). Pure: every adapter (simulated, rpc) and the
+// What a well-formed recipient address is, per chain (decision 2). Pure: every adapter (simulated, rpc) and the
 // quote validation ask the same functions, so the simulated chains refuse what the real ones refuse.
 import type { Address as SolanaAddress } from '@solana/kit';
 import bs58 from 'bs58';
@@ -24,7 +24,7 @@ export function isWellFormedEthereumAddress(candidate: string): boolean {
 
 /**
  * Base58 of 32 bytes, and not the System Program (the all-zero key). The rule of `@solana/kit`'s `isAddress` (32 to 44
- * characters that decode to 32 bytes), decoded with `bs58`, which does it in a quarter of the time (decision 153).
+ * characters that decode to 32 bytes), decoded with `bs58`, which does it in a quarter of the time (decision 142).
  */
 export function isWellFormedSolanaAddress(candidate: string): candidate is SolanaAddress {
   if (candidate.length < 32 || candidate.length > 44) return false;

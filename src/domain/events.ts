@@ -18,9 +18,9 @@ export function paymentPayload(
     actual_fee_native?: number;
     fee_currency?: string;
     stuck_since?: string;
-    /** payment.created of a payment that waits for an operator's approval before broadcast (decision 79). */
+    /** payment.created of a payment that waits for an operator's approval before broadcast (decision 10). */
     approval?: { status: 'pending' };
-    /** payment.refunded: what came back and in which transfer (decision 134). */
+    /** payment.refunded: what came back and in which transfer (decision 127). */
     refund?: { amount_usd: number; tx_id: string; from_address: string };
   } = {},
 ): Record<string, unknown> {

@@ -1,4 +1,4 @@
-// Gas (decision 142): whether a treasury's booked native balance is below the operator's low-water mark, and whether
+// Gas (decision 28): whether a treasury's booked native balance is below the operator's low-water mark, and whether
 // it can pay the next transfer's fee. Pure.
 import type { Chain, NativeCurrency } from './chain.js';
 import { formatUnits } from '../money.js';
@@ -21,7 +21,7 @@ export function lowGasReason(facts: GasFacts): string | null {
 
 /**
  * A USD fee estimate in native units, rounded up: what routing compares with the booked balance when no native
- * estimate exists. Null when it cannot be computed exactly (decision 185): a fee or a price that is not a finite
+ * estimate exists. Null when it cannot be computed exactly (decision 26): a fee or a price that is not a finite
  * number, or so large that its micro-dollars are past a double's exact integers. Routing refuses the chain then;
  * converting such a number to a bigint would throw.
  */

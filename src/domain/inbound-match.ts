@@ -1,4 +1,4 @@
-// How an inbound transfer is booked (decisions 131-132). Pure: the scanner loads the candidates, this decides.
+// How an inbound transfer is booked (decisions 123, 125). Pure: the scanner loads the candidates, this decides.
 export const INBOUND_MATCH_STATUSES = ['native', 'funding', 'unmatched', 'ambiguous', 'matched', 'attached'] as const;
 export type InboundMatchStatus = (typeof INBOUND_MATCH_STATUSES)[number];
 
@@ -21,7 +21,7 @@ export function classifyInbound(input: { currency: 'USDC' | 'native'; candidates
   return { kind: 'funding', status: input.senderWasPaid ? 'unmatched' : 'funding' };
 }
 
-/** Why an operator may not attach this transfer to this payment; null when it may (decision 133). */
+/** Why an operator may not attach this transfer to this payment; null when it may (decision 126). */
 export function attachRefusal(input: {
   transfer: { chain: string; currency: string; from: string; amount: bigint; paymentIntentId: string | null };
   intent: { chain: string; status: string; destination: string; amountMicros: bigint };

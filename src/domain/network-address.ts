@@ -1,4 +1,4 @@
-// What a listener or peer address is, for deciding who may reach the admin endpoints (decision 170). Addresses only:
+// What a listener or peer address is, for deciding who may reach the admin endpoints (decision 96). Addresses only:
 // a Host or X-Forwarded-For header is whatever the client wrote, so nothing here reads headers.
 import ipaddr from 'ipaddr.js';
 

@@ -25,7 +25,7 @@ export const OPEN_STATUSES: readonly PaymentStatus[] = PAYMENT_STATUSES.filter(
 const TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   created: ['quoted', 'failed', 'cancelled'],
   quoted: ['route_selected', 'expired', 'failed', 'cancelled'],
-  // manual_review: the execution was abandoned before anything was signed (decision 100).
+  // manual_review: the execution was abandoned before anything was signed (decision 58).
   route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled', 'manual_review'],
   broadcasting: ['broadcasted', 'retrying', 'failed', 'manual_review'],
   retrying: ['broadcasting', 'failed', 'manual_review', 'cancelled'],

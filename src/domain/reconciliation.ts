@@ -1,4 +1,4 @@
-// What a difference between a treasury's books and its wallet means (decisions 41, 179). Pure. The books hold
+// What a difference between a treasury's books and its wallet means (decisions 116, 117). Pure. The books hold
 // available + reserved + in-flight USDC until a payout settles, while the wallet loses a transfer's amount as soon as
 // the chain includes it; so the wallet may be short of the books by what has landed and is not settled yet, and by
 // nothing else. A transfer merely signed, or pending in a node, has moved nothing.

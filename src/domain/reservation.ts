@@ -3,7 +3,7 @@
 // exactly what the same requests one after another would: an earlier request's reservation is spent before a later
 // one is checked, and a key repeated within the batch replays the intent the first request with it created. A refused
 // request stores nothing, so it claims no key: the next request with that key is decided as if it came first (decision
-// 2, decision 181).
+// 80).
 import { formatUsdc } from '../money.js';
 import type { Chain } from './chain.js';
 import type { ErrorCode } from './errors.js';

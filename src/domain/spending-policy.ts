@@ -1,5 +1,5 @@
 // Merchant spending policies: what a merchant may pay out, decided as one pure function over facts the reservation
-// transaction loaded under its locks (decisions 75 to 78). Amounts are USDC micro-units; time comes in as `now`.
+// transaction loaded under its locks (decisions 6-9). Amounts are USDC micro-units; time comes in as `now`.
 import { formatUsdc as usd } from '../money.js';
 import type { Chain } from './chain.js';
 import type { ErrorCode } from './errors.js';

@@ -6,7 +6,7 @@ export type AccountKind =
   | 'treasury_reserved' // USDC promised to payment intents not yet broadcast
   | 'treasury_in_flight' // USDC in signed/broadcast transfers not yet final (still in the wallet on chain)
   | 'payouts' // outside: what recipients received
-  | 'withdrawals' // outside: what the operator withdrew from the treasury (decision 143)
+  | 'withdrawals' // outside: what the operator withdrew from the treasury (decision 121)
   | 'funding' // outside: what the operator deposited
   | 'treasury_native' // ETH or SOL for fees
   | 'network_fees'; // outside: fees paid to the chain

@@ -1,5 +1,5 @@
 // Chain scoring and route selection: pure functions over health snapshots and treasury balances.
-// The weights and rules are explained in docs/decisions.md.
+// The weights and rules are explained in docs/decisions.md (decisions 21-23).
 import type { Chain } from '../domain/chain.js';
 import type { HealthStatus } from '../domain/health.js';
 import { snapshotWithinBounds } from './snapshot-bounds.js';

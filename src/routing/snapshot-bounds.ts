@@ -1,4 +1,4 @@
-// The ranges of a chain-health snapshot's metrics (decision 185): what POST /admin/chain-health accepts (its JSON
+// The ranges of a chain-health snapshot's metrics (decision 26): what POST /admin/chain-health accepts (its JSON
 // schema reads these) and what routing scores. A snapshot outside them, stored before the bounds existed or written
 // by hand, disqualifies its chain (`invalid_chain_health`) instead of reaching the arithmetic. Defaults: defaults.ts.
 import type { HealthSnapshot } from './score.js';

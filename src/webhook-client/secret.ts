@@ -1,4 +1,4 @@
-// What the webhook signing secret means as HMAC keys (docs/decisions.md 31 and 48). Pure: no I/O, no clock.
+// What the webhook signing secret means as HMAC keys (decisions 65 and 66). Pure: no I/O, no clock.
 //
 // A secret in the Standard Webhooks form, "whsec_" + base64 of 24 to 64 bytes, is used as that specification and its
 // libraries define it: the decoded bytes key `webhook-signature`, so a receiver hands the very same string to a

@@ -1,4 +1,4 @@
-// Numbers the APIs accept are ones the service can compute with (decision 185): an absurd chain-health metric is
+// Numbers the APIs accept are ones the service can compute with (decision 26): an absurd chain-health metric is
 // refused with 400 and changes nothing, and one already stored (written before the bound existed, or by hand)
 // disqualifies its chain instead of making every quote on it answer 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

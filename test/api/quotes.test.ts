@@ -106,7 +106,7 @@ describe('POST /quotes', () => {
     }
   });
 
-  it('the simulated chains follow decision 7: zero address and System Program refused, all-upper-case Ethereum taken', async () => {
+  it('the simulated chains follow decision 2: zero address and System Program refused, all-upper-case Ethereum taken', async () => {
     const zero = await quote({ amount_usd: 10, destination: { ethereum_address: `0x${'0'.repeat(40)}` }, priority: 'fast' });
     expect(zero.statusCode).toBe(400);
     expect(zero.json().code).toBe('INVALID_DESTINATION');

@@ -1,4 +1,4 @@
-// `serve` runs the api and the workers in one process with a connection pool each (decision 156): a backlog that
+// `serve` runs the api and the workers in one process with a connection pool each (decision 143): a backlog that
 // takes every worker connection never makes a request wait for one.
 import pino from 'pino';
 import type { PoolClient } from 'pg';

@@ -3,13 +3,11 @@
 // watches a payment appear and move live, opens it, resolves a manual-review payment through the confirmation
 // step, redelivers a failed webhook, and saves screenshots of the main pages in docs/screenshots (README: Console).
 // No page may fetch anything from outside the service: every request leaving for another origin fails the test.
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,19 +17,7 @@ import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { ETH_ADDRESS, SOL_ADDRESS } from '../helpers/context.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
-
-export const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const LAUNCH_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { CHROMIUM, LAUNCH_ARGS, requireChromium, screenshot, VIEWPORT, watchPage, type PageProblems } from './harness.js';
 
 let db: TestDatabase;
 let runtime: Runtime;
@@ -42,8 +28,7 @@ let page: Page;
 let config: Config;
 let admin: string;
 let publicUrl: string;
-const outside: string[] = [];
-const pageErrors: string[] = [];
+const problems: PageProblems = { outside: [], errors: [] };
 
 /** A merchant endpoint that refuses payment.broadcasting events, so some webhooks fail for good. */
 async function startFlakyReceiver(): Promise<string> {
@@ -77,14 +62,10 @@ async function statusOf(id: string): Promise<string> {
   return ((await (await fetch(`${admin}/admin/payments/${id}`)).json()) as { status: string }).status;
 }
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
-}
+const shot = (name: string) => screenshot(page, name);
 
 beforeAll(async () => {
-  // Fails loudly, never skips: CI installs the package (.ci/run), and a developer gets told how.
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
-  await mkdir(SCREENSHOTS, { recursive: true });
+  await requireChromium();
   db = await createTestDatabase();
   config = loadConfig({
     DATABASE_URL: db.url,
@@ -114,20 +95,12 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     args: LAUNCH_ARGS,
-    viewport: { width: 1440, height: 900 },
+    viewport: VIEWPORT,
     timezoneId: 'UTC',
   });
   page = browser.pages()[0] ?? (await browser.newPage());
-  const origins = new Set([new URL(admin).origin, new URL(publicUrl).origin]);
-  page.on('request', (request) => {
-    const url = new URL(request.url());
-    if (!origins.has(url.origin) && url.protocol !== 'data:') outside.push(request.url());
-  });
-  page.on('pageerror', (error) => pageErrors.push(`${page.url()}: ${error.message}`));
-  page.on('console', (message) => {
-    // A refused action (409) is an expected answer, shown in the page; anything else is a defect.
-    if (message.type() === 'error' && !/status of 409/.test(message.text())) pageErrors.push(`${page.url()}: ${message.text()}`);
-  });
+  // A refused action (409) is an expected answer, shown in the page; anything else is a defect.
+  watchPage(page, [admin, publicUrl], problems, [409]);
 }, 120_000);
 
 afterAll(async () => {
@@ -142,6 +115,8 @@ describe('the operator console in Chromium', () => {
   it('shows a new payment live, without a reload, and its status as it moves', async () => {
     await page.goto(`${admin}/console`);
     await page.locator('[data-testid=live][data-state=live]').waitFor({ timeout: 15_000 });
+    // In development, from loopback, no token is needed: the console says who it acts as.
+    await expect(page.locator('[data-testid=whoami]').textContent()).resolves.toContain('local (development)');
     await page.evaluate(() => Object.assign(globalThis, { samePage: true }));
     const id = await pay(25);
     const row = page.locator(`tr[data-id="${id}"]`);
@@ -277,8 +252,18 @@ describe('the operator console in Chromium', () => {
     expect((await fetch(`${publicUrl}/console`)).status).toBe(404);
   }, 60_000);
 
+  it('in development goes to the sign-in page on request, and back as local without a token', async () => {
+    await page.goto(`${admin}/console#/audit`);
+    await page.locator('[data-testid=whoami] button', { hasText: 'Sign in with a token' }).click();
+    await page.locator('[data-testid=signin]').waitFor();
+    await page.getByRole('button', { name: 'Continue as local (development)' }).click();
+    await expect(page.locator('[data-testid=whoami]').textContent()).resolves.toContain('local (development)');
+    // The development actor's actions are in the audit log under its name (the resolution and redelivery above).
+    await page.locator('[data-testid=audit] tr[data-actor=local]').first().waitFor();
+  }, 30_000);
+
   it('fetched nothing from outside the service and raised no page error', () => {
-    expect(outside).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expect(problems.outside).toEqual([]);
+    expect(problems.errors).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// Nonce allocation in PostgreSQL (decisions 38, 176): concurrent allocations never collide, the chain's pending count
+// Nonce allocation in PostgreSQL (decisions 31, 32): concurrent allocations never collide, the chain's pending count
 // decides where the sequence stands (so a reset chain heals), our live attempts and refused ones that their own
 // retry may re-sign keep their nonces, a gap left by a transfer refused for good (its payment finished or waiting in
 // manual review) is filled first, and the allocation reads only the attempts at the frontier, through an index.

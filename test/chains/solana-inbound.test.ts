@@ -1,4 +1,4 @@
-// The Solana adapter's inbound scan (decisions 131, 177) and the devnet's getSignaturesForAddress it walks, over real
+// The Solana adapter's inbound scan (decisions 123, 124) and the devnet's getSignaturesForAddress it walks, over real
 // HTTP JSON-RPC on the LiteSVM devnet. No sleeps: the slot ticker is paused and each test moves the chain.
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';

@@ -1,4 +1,4 @@
-// Amounts typed on the operator CLI reach the same arithmetic as the APIs' (decision 185): a policy limit or a
+// Amounts typed on the operator CLI reach the same arithmetic as the APIs' (decision 1): a policy limit or a
 // withdrawal beyond the largest amount the service accepts (999999999.999999) is refused with a message, changing
 // nothing, instead of failing in the database or storing a limit no JSON number can show exactly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

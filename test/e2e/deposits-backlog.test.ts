@@ -1,4 +1,4 @@
-// The Solana deposit scan after a long outage (decision 177): 25,000 finalized transactions of the treasury arrive
+// The Solana deposit scan after a long outage (decision 124): 25,000 finalized transactions of the treasury arrive
 // between two scans on the LiteSVM devnet (deposits of USDC, of SOL and of both, a returned payout, payouts of our own
 // in the middle). Scanning again books every inbound transfer once, the return as its payment's one refund; every scan
 // lists a bounded number of pages, reads a bounded number of transactions, holds a position of bounded size and moves

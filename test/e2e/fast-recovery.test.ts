@@ -1,6 +1,6 @@
 // kill -9 of a worker in the middle of a payout, on a real Ethereum node (anvil): the worker signed the transfer,
 // stored it and is waiting on the node's answer to the send when it dies. Another worker resumes the payout as soon as
-// the dead run's execution lease runs out (decision 99), long before pg-boss would expire the job (set to 10 minutes
+// the dead run's execution lease runs out (decision 57), long before pg-boss would expire the job (set to 10 minutes
 // here), sends the same signed bytes, and the payout settles once, with books that verify.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Two identical Solana payouts (same recipient, amount, blockhash and fee) are two transactions (decision 178): the SPL
+// Two identical Solana payouts (same recipient, amount, blockhash and fee) are two transactions (decision 39): the SPL
 // memo each carries names its payment, so their signatures differ. Through the service on the LiteSVM devnet, both go
 // out on the first try and settle; through the adapter, with the key signer and with a PKCS#11 token, both land and
 // stay within the compute budget they ask for, with or without creating the recipient's token account.

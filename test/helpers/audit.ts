@@ -1,4 +1,4 @@
-// The audit entry of an operator action a test runs directly (the use cases take one, decision 189).
+// The audit entry of an operator action a test runs directly (the use cases take one, decision 102).
 import type { AuditEntry } from '../../src/core/audit.js';
 import type { Actor } from '../../src/domain/actor.js';
 

@@ -1,4 +1,4 @@
-// Solana addresses are checked with bs58 (decision 153); the rule must stay exactly `@solana/kit`'s isAddress,
+// Solana addresses are checked with bs58 (decision 142); the rule must stay exactly `@solana/kit`'s isAddress,
 // minus the System Program.
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder, isAddress } from '@solana/kit';

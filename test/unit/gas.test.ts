@@ -1,4 +1,4 @@
-// Gas (decision 142) as pure functions and settings: the low-water reason, a USD fee in native units (rounded up),
+// Gas (decision 28) as pure functions and settings: the low-water reason, a USD fee in native units (rounded up),
 // routing's insufficient_gas disqualification, and the new settings' parsing.
 import { describe, expect, it } from 'vitest';
 import { lowGasReason, usdToNativeUnits } from '../../src/domain/gas.js';
@@ -29,7 +29,7 @@ describe('usdToNativeUnits', () => {
     [0.000001, 150, 9, 7n], // rounded up: a fee is never underestimated
     [0, 3000, 18, 0n],
     [-1, 3000, 18, 0n],
-    // What cannot be computed exactly is null, never a RangeError (decision 185).
+    // What cannot be computed exactly is null, never a RangeError (decision 26).
     [1e308, 3000, 18, null],
     [Number.POSITIVE_INFINITY, 3000, 18, null],
     [Number.NaN, 3000, 18, null],
@@ -84,7 +84,7 @@ describe('settings', () => {
     ['RECONCILE_INTERVAL_SECONDS', '0'],
     ['OPERATOR_WEBHOOK_URL', 'not a url'],
     ['OPERATOR_WEBHOOK_SECRET', 'whsec_!!'],
-    ['ETH_USD_PRICE', `1${'0'.repeat(400)}`], // Infinity as a number (decision 185)
+    ['ETH_USD_PRICE', `1${'0'.repeat(400)}`], // Infinity as a number (decision 1)
     ['SOL_USD_PRICE', '1000000001'],
     ['SOL_USD_PRICE', '0'],
   ])('%s=%s stops start-up', (name, value) => {

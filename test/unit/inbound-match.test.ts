@@ -1,4 +1,4 @@
-// How an inbound transfer is booked, and when an operator may attach one to a payment (decisions 132-133).
+// How an inbound transfer is booked, and when an operator may attach one to a payment (decisions 125, 126).
 import { describe, expect, it } from 'vitest';
 import { attachRefusal, classifyInbound } from '../../src/domain/inbound-match.js';
 

@@ -75,7 +75,7 @@ describe('ledger verify', () => {
 
   it('reads one snapshot: a change committed while it runs is neither half-seen nor reported', async () => {
     // The pool verify uses, with one difference: as soon as its first check has run, another connection commits a
-    // tampered balance. Checks on one snapshot (decision 165) all still see the books from before it.
+    // tampered balance. Checks on one snapshot (decision 19) all still see the books from before it.
     const tamper = "UPDATE ledger_accounts SET balance = balance + 1 WHERE chain = 'solana' AND kind = 'treasury_available' AND currency = 'USDC'";
     let tampered = false;
     const racing = {

@@ -37,7 +37,7 @@ describe('money', () => {
     );
   });
 
-  it('any JSON number is an amount within the bound or an AmountError, never another error (decision 185)', () => {
+  it('any JSON number is an amount within the bound or an AmountError, never another error (decision 1)', () => {
     expect(MAX_AMOUNT_USD).toBe(usdcToNumber(MAX_AMOUNT_MICROS));
     fc.assert(
       fc.property(fc.double(), (value) => {

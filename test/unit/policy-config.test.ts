@@ -27,7 +27,7 @@ describe('policy settings', () => {
     ['POLICY_MAX_PAYMENT_USD', '-5'],
     ['POLICY_DAILY_LIMIT_USD', '1.0000001'],
     ['POLICY_APPROVAL_ABOVE_USD', 'lots'],
-    ['POLICY_MAX_PAYMENT_USD', '1000000000'], // above the largest amount (decision 185)
+    ['POLICY_MAX_PAYMENT_USD', '1000000000'], // above the largest amount (decision 1)
     ['POLICY_DAILY_LIMIT_USD', '99999999999999999999'],
     ['POLICY_ALLOWLIST', 'yes'],
     ['POLICY_ADDRESS_COOLING_OFF_SECONDS', '-1'],

@@ -1,4 +1,4 @@
-// What a difference between books and wallet means (decision 179): only transfers the chain reports included or final
+// What a difference between books and wallet means (decision 117): only transfers the chain reports included or final
 // explain a shortfall, each payment once.
 import { describe, expect, it } from 'vitest';
 import type { TxStatus } from '../../src/domain/chain.js';

@@ -1,4 +1,4 @@
-// The scoring formula (docs/decisions.md), as a table: scores, weights per priority, disqualification and ordering.
+// The scoring formula (decisions 21-22), as a table: scores, weights per priority, disqualification and ordering.
 import { describe, expect, it } from 'vitest';
 import type { Chain } from '../../src/domain/chain.js';
 import type { HealthStatus } from '../../src/domain/health.js';

@@ -76,6 +76,8 @@ describe('payments above the threshold', () => {
         kind: 'payout',
         requested_by: null,
         first_approved_by: null,
+        approvals: 0,
+        approvals_required: 1,
         merchant_id: 'mer_test',
         amount_usd: 150,
         selected_chain: 'solana',

@@ -1,4 +1,4 @@
-// Reconciliation against in-flight transfers (decision 179): a shortfall is explained only by in-flight transfers the
+// Reconciliation against in-flight transfers (decision 117): a shortfall is explained only by in-flight transfers the
 // chain reports landed (included or final) and the books have not settled yet, never by transfers merely signed or
 // pending. On the simulated Solana chain with a slow finality (600 s), so the test decides when a transfer lands:
 // a wallet short of 150 with 200 in flight that has not landed is a mismatch and keeps the alert open; a wallet short
@@ -78,7 +78,7 @@ describe('reconciliation with transfers in flight', () => {
     expect((await t.app.inject({ method: 'GET', url: '/admin/reconciliation' })).json()[1]).toMatchObject({ chain: 'solana', status: 'in_flight', landed_usdc: '250' });
 
     // A node that cannot say what landed leaves the shortfall unexplained either way: `error`, which leaves alerts as
-    // they are (decision 141).
+    // they are (decision 119).
     const solana = t.ctx.adapters.solana;
     const mute = { ...t.ctx.adapters, solana: { ...solana, getStatuses: async () => Promise.reject(new Error('connect ECONNREFUSED')) } };
     const [, unknown] = await reconcile(t.db.pool, mute);

@@ -1,5 +1,5 @@
 // Route schemas are JSON Schema draft-07: Ajv validates requests with them and fast-json-stringify serialises
-// replies with them. The document we publish is OpenAPI 3.0.3, whose Schema Object is an older dialect (decision 50).
+// replies with them. The document we publish is OpenAPI 3.0.3, whose Schema Object is an older dialect (decision 89).
 // @fastify/swagger already rewrites `type: [t, 'null']` to `nullable: true` and `const` to `enum`; this rewrites what
 // it leaves in draft-07 form: numeric `exclusiveMinimum` / `exclusiveMaximum`, which 3.0 only has as booleans next
 // to `minimum` / `maximum`. It also spells out "at least one of these properties" members (`anyOf: [{required: [a]},

@@ -1,11 +1,14 @@
-// Who is calling (GET /admin/me, for the console) and the audit log (GET /admin/audit). Thin: validate, call core, shape.
+// Who is calling (GET /admin/me, for the console), who the operators are (GET /admin/operators: the names the console
+// shows for the ids in the audit log and on approvals) and the audit log (GET /admin/audit). Thin: validate, call
+// core, shape.
 import type { FastifyInstance } from 'fastify';
 import { auditRecords, type AuditRow } from '../../core/audit.js';
 import type { AppContext } from '../../core/context.js';
+import { operators, type OperatorRow } from '../../core/operators.js';
 import { findOperator } from '../../db/queries/operators.js';
 import { ROLE_PERMISSIONS } from '../admin-access.js';
 import { actorOf } from '../audit.js';
-import { timestamp } from '../schemas/common.js';
+import { nullableTimestamp, timestamp } from '../schemas/common.js';
 import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
 
 const auditRecordSchema = {
@@ -26,6 +29,28 @@ const auditRecordSchema = {
 } as const;
 
 const auditView = (r: AuditRow) => ({ ...r, at: r.at.toISOString() });
+
+const operatorSchema = {
+  type: 'object',
+  properties: {
+    operator_id: { type: 'string' },
+    name: { type: 'string' },
+    role: { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] },
+    status: { type: 'string', enum: ['active', 'disabled'] },
+    created_at: timestamp,
+    disabled_at: nullableTimestamp,
+  },
+} as const;
+
+/** Who an operator is, without anything of its token (not even the prefix the CLI shows to tell tokens apart). */
+const operatorView = (o: OperatorRow) => ({
+  operator_id: o.id,
+  name: o.name,
+  role: o.role,
+  status: o.disabled_at ? 'disabled' : 'active',
+  created_at: o.created_at.toISOString(),
+  disabled_at: o.disabled_at?.toISOString() ?? null,
+});
 
 export function adminAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(
@@ -53,6 +78,18 @@ export function adminAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
       const name = operator?.name ?? (actor.id === 'break-glass' ? 'break-glass (ADMIN_TOKEN)' : actor.id === 'local' ? 'local (development)' : null);
       return { actor: actor.id, name, role: actor.role, permissions: actor.role === null ? [] : [...ROLE_PERMISSIONS[actor.role]] };
     },
+  );
+
+  app.get(
+    '/admin/operators',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Every operator, disabled ones included (the audit log names them): id, name, role, status; never a token',
+        response: { 200: { type: 'array', items: operatorSchema } },
+      },
+    },
+    async () => (await operators(ctx.pool)).map(operatorView),
   );
 
   app.get<{ Querystring: { actor?: string; action?: string; target?: string; cursor?: string; limit?: string } }>(

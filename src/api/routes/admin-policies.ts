@@ -71,7 +71,7 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['admin'],
-        summary: 'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested and who gave a first approval',
+        summary: 'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed',
         querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
         response: {
           200: arrayOf({
@@ -79,6 +79,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
             kind: { type: 'string', enum: ['payout', 'withdrawal'] },
             requested_by: { type: ['string', 'null'] },
             first_approved_by: { type: ['string', 'null'] },
+            approvals: { type: 'integer' },
+            approvals_required: { type: 'integer' },
             merchant_id: { type: 'string' },
             amount_usd: { type: 'number' },
             selected_chain: chainSchema,

@@ -1,5 +1,5 @@
 // GET /console on the admin listener: the operator console, a page of browser modules served as they are, with no
-// build step (decision 120). Its own files live in src/console; Preact and htm come from node_modules, installed by
+// build step (decision 105). Its own files live in src/console; Preact and htm come from node_modules, installed by
 // `npm ci` like any dependency. Everything is read once at start-up into memory and served from there, by name
 // from a fixed table: nothing is fetched from elsewhere (air-gapped deployments work) and no request path ever
 // reaches the file system. The page holds no data; it reads the /admin JSON endpoints like any other client.

@@ -1,5 +1,5 @@
 // POST /admin/chain-health's body: the spec's fields and rules as written, each metric bounded to what routing can
-// score (src/routing/snapshot-bounds.ts, decision 185). Anything else is 400 INVALID_CHAIN_HEALTH and stores nothing.
+// score (src/routing/snapshot-bounds.ts, decision 26). Anything else is 400 INVALID_CHAIN_HEALTH and stores nothing.
 import { AVG_CONFIRMATION_SECONDS_MAX, ESTIMATED_FEE_USD_MAX, RPC_ERROR_RATE_MAX } from '../../routing/snapshot-bounds.js';
 import { chainSchema } from './common.js';
 

@@ -6,7 +6,7 @@ export function arrayOf<P extends Record<string, unknown>>(properties: P) {
   return { type: 'array', items: { type: 'object', properties } } as const;
 }
 
-/** A requested USD amount (decision 6): positive, at most 6 decimals (money.ts checks those), at most MAX_AMOUNT_USD. */
+/** A requested USD amount (decision 1): positive, at most 6 decimals (money.ts checks those), at most MAX_AMOUNT_USD. */
 export const amountUsdSchema = {
   type: 'number',
   exclusiveMinimum: 0,
@@ -85,7 +85,7 @@ export const ledgerEntrySchema = {
   },
 } as const;
 
-/** Present only on payments that waited for an operator's approval (decision 79). */
+/** Present only on payments that waited for an operator's approval (decision 10). */
 export const approvalSchema = {
   type: 'object',
   properties: {
@@ -136,7 +136,7 @@ export const idParams = {
   properties: { id: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_]+$' } },
 } as const;
 
-/** An approval as operators see it (decision 190): who asked, who approved, who decided. */
+/** An approval as operators see it (decision 103): who asked, who approved, who decided. */
 export const operatorApprovalSchema = {
   type: 'object',
   properties: {

@@ -1,7 +1,7 @@
 // JSON schemas of the operator endpoints behind the console (validation, serialisation, the OpenAPI document).
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
 import { RESOLUTIONS } from '../../domain/operator-actions.js';
-import { chainSchema, nullableTimestamp, paymentIntentProperties, timestamp } from './common.js';
+import { chainSchema, nullableTimestamp, operatorApprovalSchema, paymentIntentProperties, timestamp } from './common.js';
 
 const idPattern = '^[A-Za-z0-9_]+$';
 
@@ -147,6 +147,11 @@ export const paymentRecordSchema = {
       },
     },
     webhook_events: { type: 'array', items: webhookEventRecordSchema },
+    /** Present only on a payment or withdrawal that waited for an operator approval (decision 103). */
+    approval: {
+      type: 'object',
+      properties: { ...operatorApprovalSchema.properties, approvals: { type: 'integer' }, approvals_required: { type: 'integer' } },
+    },
   },
 } as const;
 

@@ -1,4 +1,4 @@
-// The operator's view of an inbound transfer: exact amounts as decimal strings in their currency (decision 126).
+// The operator's view of an inbound transfer: exact amounts as decimal strings in their currency (decision 109).
 import type { InboundTransferRow } from '../../db/queries/deposits.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { formatUnits } from '../../money.js';

@@ -13,6 +13,7 @@ import type { TreasuryState } from '../../core/operator/treasury.js';
 import { encodeCursor } from './cursor.js';
 import { webhookEventView } from './admin.js';
 import { intentIdentityView } from './payment-intents.js';
+import { operatorApprovalView } from './policies.js';
 
 export function paymentRowView(r: IntentListRow & { actions: OperatorActions }) {
   return {
@@ -81,6 +82,7 @@ export function paymentRecordView(r: PaymentRecord) {
       postings: t.postings.map((p) => ({ account: p.account, currency: p.currency, amount: formatUnits(p.amountUnits, decimalsOf(p.currency)) })),
     })),
     webhook_events: r.events.map(webhookEventRecordView),
+    ...(r.approval ? { approval: { ...operatorApprovalView(r.approval.row), approvals: r.approval.given, approvals_required: r.approval.required } } : {}),
   };
 }
 

@@ -34,7 +34,7 @@ export function ledgerEntryView(e: LedgerEntry) {
 }
 
 /**
- * The operator approval of a payment above its merchant's threshold (decision 79). Present only on payments that
+ * The operator approval of a payment above its merchant's threshold (decision 10). Present only on payments that
  * needed one, so every other response stays exactly as the spec shows it.
  */
 export function approvalView(a: ApprovalRow) {
@@ -69,7 +69,7 @@ export function intentIdentityView(intent: Pick<PaymentIntentRow, 'id' | 'mercha
 
 /**
  * The read shape; `entries` null leaves ledger_entries out (the overview's recent payments). A cancel on chain is the
- * operator's transaction, not an attempt to pay: a `confirmed` one would read as a payout (decision 173), so only
+ * operator's transaction, not an attempt to pay: a `confirmed` one would read as a payout (decision 63), so only
  * transfers are listed; the cancel's gas is in ledger_entries as a fee.
  */
 export function readView(intent: PaymentIntentRow, attempts: AttemptRow[], entries: LedgerEntry[] | null, approval: ApprovalRow | null = null) {

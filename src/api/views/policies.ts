@@ -1,7 +1,8 @@
 // Response shapes of spending policies and address books (admin endpoints and the CLI's --json output).
 import type { AddressRow } from '../../core/address-book.js';
 import type { MerchantPolicy } from '../../core/policies.js';
-import type { ApprovalRow, PendingApproval } from '../../db/queries/approvals.js';
+import type { WaitingApproval } from '../../core/operator-transitions/approve.js';
+import type { ApprovalRow } from '../../db/queries/approvals.js';
 import { usdcToNumber } from '../../money.js';
 
 const usd = (micros: bigint | null) => (micros === null ? null : usdcToNumber(micros));
@@ -35,7 +36,7 @@ export function addressView(a: AddressRow) {
   };
 }
 
-/** An approval as operators see it (decision 190): who asked, who approved, who decided. Never shown to merchants. */
+/** An approval as operators see it (decision 103): who asked, who approved, who decided. Never shown to merchants. */
 export function operatorApprovalView(a: ApprovalRow) {
   return {
     status: a.status,
@@ -49,12 +50,14 @@ export function operatorApprovalView(a: ApprovalRow) {
   };
 }
 
-export function pendingApprovalView(p: PendingApproval) {
+export function pendingApprovalView(p: WaitingApproval) {
   return {
     payment_intent_id: p.payment_intent_id,
     kind: p.kind,
     requested_by: p.requested_by,
     first_approved_by: p.first_approved_by,
+    approvals: p.approvals,
+    approvals_required: p.approvals_required,
     merchant_id: p.merchant_id,
     amount_usd: usdcToNumber(p.amount_micros),
     selected_chain: p.selected_chain,

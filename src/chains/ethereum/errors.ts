@@ -55,7 +55,7 @@ const MAPPING = {
   already_known: { reason: 'rpc_error', outcome: 'unknown', summary: 'the node claims to know a transaction it cannot find' },
   // Only reached when this node does not find our hash (see broadcast.ts). Behind a load balancer another backend may
   // hold, or have mined, these very bytes while this one lags: the status read at final depth decides, and nothing is
-  // re-signed on a fresh nonce meanwhile (decision 174).
+  // re-signed on a fresh nonce meanwhile (decision 35).
   nonce_too_low: { reason: 'nonce_conflict', outcome: 'unknown', summary: 'the node reports the nonce already used' },
   replacement_underpriced: {
     reason: 'nonce_conflict',

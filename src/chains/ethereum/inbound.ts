@@ -1,4 +1,4 @@
-// Transfers into the treasury, for the deposit scanner (decisions 130-131): USDC Transfer logs whose `to` is the
+// Transfers into the treasury, for the deposit scanner (decisions 122, 123): USDC Transfer logs whose `to` is the
 // treasury, and the ETH value of transactions sent to it, in blocks at least `confirmations` deep (the block holding
 // a transaction counts as its first confirmation, as in status.ts). The position is the last block scanned.
 import { parseAbiItem, type Address } from 'viem';

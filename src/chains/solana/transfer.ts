@@ -31,7 +31,7 @@ import { encodeMeta } from './meta.js';
 import { call, type RpcClient } from './rpc.js';
 
 const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
-/** The SPL Memo program, on every cluster and in LiteSVM's programs (decision 178). */
+/** The SPL Memo program, on every cluster and in LiteSVM's programs (decision 39). */
 export const MEMO_PROGRAM_ADDRESS = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr' as Address;
 const U64_MAX = 2n ** 64n - 1n;
 // The commitment for everything a transfer is built from. Preflight uses the same one: a blockhash newer than the

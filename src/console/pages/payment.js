@@ -1,6 +1,7 @@
 // One payment (GET /admin/payments/:id): its status timeline, attempts with their transaction ids, every ledger
-// posting, the webhook events with each delivery attempt, and the operator's actions for its status. Refetched
-// whenever the live stream reports a change to it.
+// posting, the webhook events with each delivery attempt, the operator's actions for its status, and, for a payment or
+// withdrawal that waited for approval, who requested, approved and decided it. Refetched whenever the live stream
+// reports a change to it.
 import { html } from '../html.js';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
@@ -9,6 +10,8 @@ import { Empty, ErrorNote, Hash, Panel, Status, Toast, useResource } from '../co
 import { clock, dateTime, decimal, duration, label, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
 import { href } from '../router.js';
+import { Who } from '../session.js';
+import { ApprovalActions, ApprovalCount, approvalOutcomeText, RequestedBy } from './approvals.js';
 import { Redeliver } from './webhooks.js';
 
 function Timeline({ steps }) {
@@ -89,6 +92,29 @@ export function WebhookEvents({ events, onChange }) {
   </div>`;
 }
 
+/** Who asked, who approved, who decided, and what is still needed (decision 103). */
+function Approval({ payment, onDone }) {
+  const a = payment.approval;
+  const when = (at) => (at ? html` <span class="muted small" title=${dateTime(at)}>${clock(at)}</span>` : null);
+  return html`<${Panel} title="Approval" id="approval">
+    <dl class="facts approval" data-testid="approval" data-status=${a.status}>
+      <dt>Status</dt><dd><${Status} value=${a.status} /> <${ApprovalCount} given=${a.approvals} required=${a.approvals_required} /></dd>
+      <dt>Requested by</dt><dd data-testid="requested-by"><${RequestedBy} approval=${a} />${when(a.requested_at)}</dd>
+      ${a.first_approved_by ? html`<dt>First approval</dt><dd data-testid="first-approved-by"><${Who} id=${a.first_approved_by} />${when(a.first_approved_at)}</dd>` : null}
+      ${a.decided_by || a.decided_at ? html`<dt>${a.status === 'rejected' ? 'Rejected by' : a.status === 'approved' ? 'Approved by' : 'Decided by'}</dt><dd data-testid="decided-by"><${Who} id=${a.decided_by} />${when(a.decided_at)}</dd>` : null}
+      ${a.reason ? html`<dt>Reason</dt><dd>${a.reason}</dd>` : null}
+    </dl>
+    ${a.status === 'pending'
+      ? html`<${ApprovalActions}
+          id=${payment.id}
+          approval=${a}
+          summary=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${payment.selected_chain} to <code>${payment.destination_address}</code></p>`}
+          onDone=${onDone}
+        />`
+      : null}
+  </${Panel}>`;
+}
+
 export function PaymentPage({ id }) {
   const [toast, setToast] = useState(null);
   const payment = useResource(() => api(`/admin/payments/${encodeURIComponent(id)}`), id);
@@ -124,6 +150,15 @@ export function PaymentPage({ id }) {
       </div>
     </section>
     <${ErrorNote} error=${payment.error} />
+    ${p.approval
+      ? html`<${Approval}
+          payment=${p}
+          onDone=${(result) => {
+            setToast(approvalOutcomeText(result));
+            payment.reload();
+          }}
+        />`
+      : null}
     <div class="grid detail">
       <${Panel} title="Status timeline"><${Timeline} steps=${p.timeline} /></${Panel}>
       <${Panel} title="Attempts"><${Attempts} attempts=${p.attempts} /></${Panel}>

@@ -8,6 +8,7 @@ import { PaymentActions } from '../actions.js';
 import { Empty, ErrorNote, Panel, Toast, useResource } from '../components.js';
 import { label } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
+import { useCan } from '../session.js';
 import { PaymentRows } from './payments.js';
 
 const WATCHED = new Set(['manual_review', 'retrying']);
@@ -25,6 +26,7 @@ function Queue({ status, title, empty, setToast, testId }) {
     list.reload();
   };
   const rows = list.data?.data ?? [];
+  const canOperate = useCan('operate');
   return html`<${Panel}
     title=${title}
     id=${testId}
@@ -33,7 +35,7 @@ function Queue({ status, title, empty, setToast, testId }) {
   >
     <${ErrorNote} error=${list.error} />
     ${list.data && rows.length === 0 ? html`<${Empty}>${empty}</${Empty}>` : null}
-    ${rows.length ? html`<${PaymentRows} rows=${rows} actions=${(p) => html`<${PaymentActions} payment=${p} onDone=${done} compact=${true} />`} />` : null}
+    ${rows.length ? html`<${PaymentRows} rows=${rows} actions=${canOperate ? (p) => html`<${PaymentActions} payment=${p} onDone=${done} compact=${true} />` : undefined} />` : null}
   </${Panel}>`;
 }
 

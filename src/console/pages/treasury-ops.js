@@ -1,5 +1,5 @@
-// Running the treasury: open and past operator alerts (decision 140), continuous reconciliation's history (decision
-// 141), withdrawals (decision 143) and inbound transfers (decisions 130-133). Each panel reads its own admin endpoint, newest first, the latest page only.
+// Running the treasury: open and past operator alerts (decision 120), continuous reconciliation's history (decision
+// 119) and inbound transfers (decisions 122, 123, 125, 126); withdrawals are in withdrawals.js. Each panel reads its own admin endpoint, newest first, the latest page only.
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { useEffect, useState } from 'preact/hooks';
@@ -51,29 +51,6 @@ export function ReconciliationHistory() {
   </${Panel}>`;
 }
 
-/** GET /admin/withdrawals: treasury funds the operator sent out (`stableroute treasury withdraw`, POST /admin/withdrawals). */
-export function Withdrawals() {
-  const list = useResource(() => api(`/admin/withdrawals?limit=${PAGE}`), 'withdrawals');
-  const refresh = useThrottled(() => list.reload(), 2000);
-  useLiveEvents(() => refresh());
-  const rows = list.data?.data ?? [];
-  return html`<${Panel} title="Withdrawals">
-    <${ErrorNote} error=${list.error} />
-    ${rows.length === 0
-      ? html`<${Empty}>${list.loading ? 'Loading…' : 'No withdrawals. stableroute treasury withdraw --chain C --to ADDRESS --usdc N sends treasury USDC out.'}</${Empty}>`
-      : html`<table class="table" data-testid="withdrawals">
-          <thead><tr><th>Withdrawal</th><th>Chain</th><th class="num">USDC</th><th>To</th><th>Status</th><th>Created</th></tr></thead>
-          <tbody>
-            ${rows.map(
-              (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
-                <td><span class=${`chain chain-${w.chain}`}>${w.chain}</span></td><td class="num">${decimal(w.amount_usdc)}</td>
-                <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td>${ago(w.created_at)}</td></tr>`,
-            )}
-          </tbody>
-        </table>`}
-  </${Panel}>`;
-}
-
 const DEPOSIT_REFRESH_MS = 3000;
 const DEPOSIT_FILTERS = [
   ['all', 'All'],
@@ -81,7 +58,7 @@ const DEPOSIT_FILTERS = [
 ];
 
 /**
- * GET /admin/deposits: transfers into the treasuries the deposit scanner booked (decision 130), as funding or as a
+ * GET /admin/deposits: transfers into the treasuries the deposit scanner booked (decision 122), as funding or as a
  * payment's refund; `unmatched` lists USDC from a past payout's recipient that waits for `stableroute intents refund`.
  */
 export function Deposits() {

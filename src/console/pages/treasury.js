@@ -1,11 +1,12 @@
 // Treasury per chain. Each panel reads one admin endpoint, so a new data source is one more entry in PANELS
-// (operator alerts, reconciliation history, deposits and withdrawals are in treasury-ops.js).
+// (operator alerts, reconciliation history and deposits are in treasury-ops.js, withdrawals in withdrawals.js).
 import { html } from '../html.js';
 import { api } from '../api.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
-import { Alerts, Deposits, ReconciliationHistory, Withdrawals } from './treasury-ops.js';
+import { Alerts, Deposits, ReconciliationHistory } from './treasury-ops.js';
+import { Withdrawals } from './withdrawals.js';
 
 /** GET /admin/treasury: the ledger's view, cheap, refreshed live as payments move funds. */
 function Balances() {

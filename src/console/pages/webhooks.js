@@ -6,12 +6,14 @@ import { api, post, query } from '../api.js';
 import { ConfirmDialog, Empty, ErrorNote, Panel, Status, Toast, useResource } from '../components.js';
 import { ago, dateTime } from '../format.js';
 import { href } from '../router.js';
+import { useCan } from '../session.js';
 
 const STATUSES = ['failed', 'pending', 'delivered', 'stored', 'all'];
 const PAGE = 50;
 
 export function Redeliver({ event, onDone }) {
   const [open, setOpen] = useState(false);
+  if (!useCan('operate')) return null;
   return html`<span onClick=${(e) => e.stopPropagation()}>
     <button type="button" class="button small" data-action="redeliver" onClick=${(e) => { e.preventDefault(); setOpen(true); }}>Redeliver</button>
     ${open

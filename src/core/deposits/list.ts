@@ -4,7 +4,7 @@ import type { Chain } from '../../domain/chain.js';
 import { INBOUND_MATCH_STATUSES, NEEDS_OPERATOR, type InboundMatchStatus } from '../../domain/inbound-match.js';
 import type { AppContext } from '../context.js';
 
-/** `unmatched` asks for every USDC deposit waiting for an operator: unmatched and ambiguous (decision 133). */
+/** `unmatched` asks for every USDC deposit waiting for an operator: unmatched and ambiguous (decision 126). */
 export const DEPOSIT_STATUS_FILTERS = ['all', ...INBOUND_MATCH_STATUSES] as const;
 export type DepositStatusFilter = (typeof DEPOSIT_STATUS_FILTERS)[number];
 

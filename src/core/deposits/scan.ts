@@ -1,4 +1,4 @@
-// The deposit scanner (decision 130): per chain, asks the adapter for transfers into the treasury after the stored
+// The deposit scanner (decision 122): per chain, asks the adapter for transfers into the treasury after the stored
 // position (reorg-safe only), books each once (book.ts), then moves the position. Booking and moving are separate
 // commits on purpose: a crash between them rescans the same page, and the unique key (chain, tx id, index) makes the
 // second booking a no-op, so nothing depends on the two committing together.
@@ -8,7 +8,7 @@ import { CHAINS, type Chain } from '../../domain/chain.js';
 import type { AppContext } from '../context.js';
 import { bookInbound } from './book.js';
 
-/** Session advisory lock of the scan of CHAINS[i]: SCAN_LOCK + i (130: its decision). */
+/** Session advisory lock of the scan of CHAINS[i]: SCAN_LOCK + i (130: its decision's number before issue 26, now 122). */
 const SCAN_LOCK = 7_340_215_130;
 
 export interface ScanHooks {
@@ -44,7 +44,7 @@ export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | '
 
 export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, chain: Chain, hooks: ScanHooks): Promise<ScanResult> {
   const adapter = ctx.adapters[chain];
-  // A treasury created before deposits were scanned starts from where its chain stands now (decision 130).
+  // A treasury created before deposits were scanned starts from where its chain stands now (decision 122).
   const position = (await depositPosition(ctx.pool, chain)) ?? (await startDepositPosition(ctx.pool, chain, await adapter.inboundPosition(), ctx.clock.now()));
   // Asked with no transaction open: the node may take up to RPC_TIMEOUT_SECONDS.
   const scan = await adapter.listInboundTransfers(position);

@@ -44,7 +44,7 @@ type ApprovalDeps = Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'> & { config: P
 const viaOf = (entry: AuditEntry): DecidedVia => (entry.actor.id.startsWith('cli:') ? 'cli' : 'admin_api');
 
 /** Approvals a held payment needs: a withdrawal's requester is the first pair of eyes; a merchant's payment has none. */
-function approvalsRequired(intent: PaymentIntentRow, config: Pick<Config, 'approvalsRequireSecondOperator'>): number {
+export function approvalsRequired(intent: Pick<PaymentIntentRow, 'kind'>, config: Pick<Config, 'approvalsRequireSecondOperator'>): number {
   return intent.kind === 'payout' && config.approvalsRequireSecondOperator ? 2 : 1;
 }
 
@@ -100,7 +100,24 @@ export async function rejectPayment(deps: ApprovalDeps, intentId: string, input:
   });
 }
 
-/** What waits for an operator, oldest first. */
-export async function listPendingApprovals(deps: Pick<LifecycleDeps, 'pool'>, limit = 100): Promise<PendingApproval[]> {
-  return pendingApprovals(deps.pool, limit);
+/** Approvals given so far: all of them once approved; while pending (or rejected), the first of two if it was given. */
+export function approvalsGiven(approval: Pick<ApprovalRow, 'status' | 'first_approved_by'>, required: number): number {
+  if (approval.status === 'approved') return required;
+  return approval.first_approved_by === null ? 0 : 1;
+}
+
+export interface WaitingApproval extends PendingApproval {
+  approvals: number;
+  approvals_required: number;
+}
+
+/** What waits for an operator, oldest first, with the approvals given and needed ("1 of 2"). */
+export async function listPendingApprovals(
+  deps: Pick<LifecycleDeps, 'pool'> & { config: Pick<Config, 'approvalsRequireSecondOperator'> },
+  limit = 100,
+): Promise<WaitingApproval[]> {
+  return (await pendingApprovals(deps.pool, limit)).map((p) => {
+    const required = approvalsRequired(p, deps.config);
+    return { ...p, approvals: approvalsGiven({ status: 'pending', first_approved_by: p.first_approved_by }, required), approvals_required: required };
+  });
 }

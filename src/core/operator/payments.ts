@@ -1,6 +1,8 @@
 // Payments as operators see them (the console, GET /admin/payments): pages with filters and search, one payment with
 // everything that happened to it, and the actions its status allows. Reads only; actions go through
 // src/core/operator-transitions (resolve.ts, cancel.ts), exactly as the CLI's.
+import type { Config } from '../../config.js';
+import { findApproval, type ApprovalRow } from '../../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { countByStatus, listIntents, transitionsOf, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../db/queries/intent-list.js';
 import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
@@ -11,6 +13,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
 import type { AppContext } from '../context.js';
 import { ADMIN_PAGE_ROWS_DEFAULT } from '../../bounds.js';
+import { approvalsGiven, approvalsRequired } from '../operator-transitions/approve.js';
 
 export interface PaymentPage {
   rows: (IntentListRow & { actions: OperatorActions })[];
@@ -54,17 +57,21 @@ export interface PaymentRecord {
   ledger: IntentLedgerTransaction[];
   events: (WebhookEventRecord & { deliveries: DeliveryRow[] })[];
   actions: OperatorActions;
+  /** The operator approval of a held payment or withdrawal (decision 103), with the approvals given and needed. */
+  approval: { row: ApprovalRow; given: number; required: number } | null;
 }
 
-export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'>, id: string): Promise<PaymentRecord> {
+export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<Config, 'approvalsRequireSecondOperator'> }, id: string): Promise<PaymentRecord> {
   const intent = await findIntent(ctx.pool, id);
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${id} was not found`);
-  const [transitions, attempts, ledger, events] = await Promise.all([
+  const [transitions, attempts, ledger, events, approval] = await Promise.all([
     transitionsOf(ctx.pool, id),
     attemptsOf(ctx.pool, [id]),
     ledgerTransactionsOfIntent(ctx.pool, id),
     eventsOfIntent(ctx.pool, id),
+    findApproval(ctx.pool, id),
   ]);
+  const required = approvalsRequired(intent, ctx.config);
   const own = attempts.get(id) ?? [];
   const deliveries = await deliveriesOf(
     ctx.pool,
@@ -78,5 +85,6 @@ export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'>, 
     events: events.map((e) => ({ ...e, deliveries: deliveries.get(e.id) ?? [] })),
     // The newest live attempt, as liveAttempt finds it.
     actions: actionsOf(ctx, intent, own.findLast((a) => a.status === 'signed' || a.status === 'broadcasted')?.purpose ?? null),
+    approval: approval ? { row: approval, given: approvalsGiven(approval, required), required } : null,
   };
 }

@@ -1,4 +1,4 @@
-// An operator enables a merchant's webhook endpoint that a 410 Gone disabled (decision 96): deliveries resume and
+// An operator enables a merchant's webhook endpoint that a 410 Gone disabled (decision 69): deliveries resume and
 // every event held meanwhile is queued again, with a fresh retry budget, in one transaction.
 import type { Pool } from '../../db/pool.js';
 import { audited, type AuditEntry } from '../audit.js';

@@ -1,4 +1,4 @@
--- The simulated chains replay (decision 36). Each signature takes the next number of its chain's sequence, under the
+-- The simulated chains replay (decision 29). Each signature takes the next number of its chain's sequence, under the
 -- wallet row's lock in the signing transaction (a refused signature rolls it back); every roll hashes SIM_SEED, the
 -- chain and that number, never the random payment-intent id, so the same operations give the same outcomes.
 ALTER TABLE sim_wallets ADD COLUMN last_sequence bigint NOT NULL DEFAULT 0;

@@ -1,4 +1,4 @@
--- Merchant spending policies (decisions 75 to 79). A merchant without a row follows the service defaults (config).
+-- Merchant spending policies (decisions 6-10). A merchant without a row follows the service defaults (config).
 -- Each limit is tri-state: *_set false inherits the default; *_set true with NULL micros is "no limit" for this
 -- merchant; *_set true with a value replaces the default.
 CREATE TABLE merchant_policies (

@@ -1,4 +1,4 @@
--- Operator approval of payments above a merchant's threshold (decision 79). The intent stays route_selected (funds
+-- Operator approval of payments above a merchant's threshold (decision 10). The intent stays route_selected (funds
 -- reserved) and no execution job exists until an operator approves; the row records the decision.
 CREATE TABLE payment_approvals (
   payment_intent_id  text PRIMARY KEY REFERENCES payment_intents (id),

@@ -1,4 +1,4 @@
--- API keys in their own table (decision 82): several active keys per merchant during a rotation, revocation, last
+-- API keys in their own table (decision 91): several active keys per merchant during a rotation, revocation, last
 -- use. Only HMAC-SHA256(API_KEY_SALT, key) is stored, as before. `prefix` is the key's first 16 characters
 -- (sr_live_ + 8 random ones), shown so operators can tell keys apart; keys issued before this table have none.
 CREATE TABLE api_keys (

@@ -1,4 +1,4 @@
--- Per-merchant webhook signing secrets (decision 98). `sealed` is the secret encrypted by the service (never the
+-- Per-merchant webhook signing secrets (decision 67). `sealed` is the secret encrypted by the service (never the
 -- plaintext); NULL stands for the configured WEBHOOK_SIGNING_SECRET, which merchants onboarded before this table
 -- existed keep signing with until their first rotation. retires_at NULL: the current secret; a time: a previous
 -- secret, still signed with until then (the rotation overlap).

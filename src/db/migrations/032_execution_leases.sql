@@ -1,4 +1,4 @@
--- Execution leases (decision 99): a run of a payment's execution holds its lease while it works and renews it every
+-- Execution leases (decision 57): a run of a payment's execution holds its lease while it works and renews it every
 -- few seconds. A lease that ran out belongs to a run whose worker died; a live worker's sweeper takes it over and
 -- resumes the payment within seconds, instead of waiting for pg-boss to expire the job (a minute or more). Two runs
 -- never work on one payment at once: taking the lease, and every write a run makes, happen under the intent's lock.

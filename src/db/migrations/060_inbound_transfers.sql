@@ -1,4 +1,4 @@
--- Inbound transfers (decisions 130-134): every transfer INTO a treasury that the deposit scanner saw at reorg-safe
+-- Inbound transfers (decisions 122, 123, 125-127): every transfer INTO a treasury that the deposit scanner saw at reorg-safe
 -- depth, booked once. The unique key (chain, tx_id, transfer_index) is what makes a rescan after a crash harmless;
 -- the partial unique index on payment_intent_id is what makes a payment refunded at most once, whichever path
 -- (scanner auto-match or operator attach) books it.
@@ -7,7 +7,7 @@ CREATE TABLE inbound_transfers (
   chain                     text NOT NULL CHECK (chain IN ('ethereum', 'solana')),
   tx_id                     text NOT NULL,
   -- Ethereum: the log index of a USDC Transfer, -1 for the transaction's own ETH value. Solana: 0 for the USDC
-  -- token account's increase, 1 for the SOL increase (decision 131). Simulated: 0.
+  -- token account's increase, 1 for the SOL increase (decision 123). Simulated: 0.
   transfer_index            integer NOT NULL,
   from_address              text NOT NULL,
   currency                  text NOT NULL,

@@ -1,4 +1,4 @@
--- Operator alerts (decision 140): one row per condition (low gas, a reconciliation mismatch) while it lasts; a
+-- Operator alerts (decision 120): one row per condition (low gas, a reconciliation mismatch) while it lasts; a
 -- condition that comes back after it was resolved opens a new row. At most one open alert per (kind, chain).
 CREATE TABLE operator_alerts (
   id             text PRIMARY KEY,
@@ -29,7 +29,7 @@ CREATE TABLE operator_alert_notifications (
 );
 CREATE INDEX operator_alert_notifications_due ON operator_alert_notifications (next_attempt_at) WHERE status = 'pending';
 
--- Continuous reconciliation (decision 141): every run's verdict per chain, kept as history.
+-- Continuous reconciliation (decision 119): every run's verdict per chain, kept as history.
 CREATE TABLE reconciliation_runs (
   id               bigserial PRIMARY KEY,
   chain            text NOT NULL CHECK (chain IN ('ethereum', 'solana')),

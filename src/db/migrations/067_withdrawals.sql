@@ -1,4 +1,4 @@
--- Withdrawals (decision 143): treasury funds sent out by the operator through the payouts' own lifecycle. A
+-- Withdrawals (decision 121): treasury funds sent out by the operator through the payouts' own lifecycle. A
 -- withdrawal is a payment intent of kind 'withdrawal' owned by the internal merchant mer_operator, which has no API
 -- key and no webhook URL, so no merchant can read it (another merchant's intent answers 404) and nothing is sent.
 ALTER TABLE payment_intents ADD COLUMN kind text NOT NULL DEFAULT 'payout' CHECK (kind IN ('payout', 'withdrawal'));

@@ -5,5 +5,5 @@
 CREATE INDEX payment_attempts_nonce ON payment_attempts (chain, ((chain_meta->>'nonce')::bigint)) WHERE chain_meta ? 'nonce';
 
 -- What an attempt's transaction does: the payout itself ('transfer'), or an operator's cancel on chain ('cancel': a
--- transaction on the stuck transfer's nonce that moves nothing, so that the transfer can never land; decision 173).
+-- transaction on the stuck transfer's nonce that moves nothing, so that the transfer can never land; decision 63).
 ALTER TABLE payment_attempts ADD COLUMN purpose text NOT NULL DEFAULT 'transfer' CHECK (purpose IN ('transfer', 'cancel'));

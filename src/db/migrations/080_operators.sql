@@ -1,4 +1,4 @@
--- Named operators (decision 187): each holds a role and a bearer token, stored only as HMAC-SHA256(API_KEY_SALT,
+-- Named operators (decision 100): each holds a role and a bearer token, stored only as HMAC-SHA256(API_KEY_SALT,
 -- token) like merchant API keys. `token_prefix` (sr_op_ and 8 random characters) tells tokens apart in listings.
 -- A disabled operator keeps its row (the audit log names it) and is refused from the next request in every process.
 CREATE TABLE operators (

@@ -1,4 +1,4 @@
--- The audit log (decision 189): one record per operator action, appended in the transaction of the action itself,
+-- The audit log (decision 102): one record per operator action, appended in the transaction of the action itself,
 -- hash-chained: each record's hash covers its sequence number, the previous record's hash and its own canonical
 -- fields, so `stableroute audit verify` finds a record altered, removed or moved. `audit_head` holds the last
 -- sequence number and hash; appends serialise on its one row (operator actions are few).

@@ -1,4 +1,4 @@
--- Four-eyes (decision 190): who asked for an approval (a withdrawal's requester; null for a merchant's payment), who
+-- Four-eyes (decision 103): who asked for an approval (a withdrawal's requester; null for a merchant's payment), who
 -- gave the first of two approvals, and who decided. The same actor may not approve what it requested, nor give both.
 -- Withdrawals above WITHDRAWAL_APPROVAL_ABOVE_USD get an approval row like held payments.
 ALTER TABLE payment_approvals

@@ -15,7 +15,7 @@ export interface ApprovalRow {
   reason: string | null;
   /** Who asked (a withdrawal's creator); null for a merchant's payment. */
   requested_by: string | null;
-  /** Who gave the first of two approvals (decision 190). */
+  /** Who gave the first of two approvals (decision 103). */
   first_approved_by: string | null;
   first_approved_at: Date | null;
   decided_by: string | null;

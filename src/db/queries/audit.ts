@@ -15,6 +15,8 @@ export interface AuditRow {
   hash: string;
 }
 
+// `seq` leaves as text (a bigint beyond JavaScript's safe integers stays exact); ORDER BY names the column as
+// audit_log.seq, since a bare `seq` would sort the text alias (10 before 2).
 const COLUMNS = 'seq::text AS seq, at, actor, actor_role, action, targets, details, peer, outcome, prev_hash, hash';
 
 /** The last sequence number and hash, locked until the caller's transaction ends: appends go one at a time. */
@@ -50,7 +52,7 @@ export async function listAuditRecords(db: Queryable, filter: AuditFilter): Prom
     `SELECT ${COLUMNS} FROM audit_log
       WHERE ($1::text IS NULL OR actor = $1) AND ($2::text IS NULL OR action = $2)
         AND ($3::text IS NULL OR targets @> ARRAY[$3::text]) AND ($4::bigint IS NULL OR seq < $4::bigint)
-      ORDER BY seq DESC LIMIT $5`,
+      ORDER BY audit_log.seq DESC LIMIT $5`,
     [filter.actor ?? null, filter.action ?? null, filter.target ?? null, filter.before?.toString() ?? null, filter.limit],
   );
   return rows;
@@ -58,7 +60,7 @@ export async function listAuditRecords(db: Queryable, filter: AuditFilter): Prom
 
 /** Records in sequence order from `after`, a page at a time (a proof walks the whole log in bounded memory). */
 export async function auditRecordsAfter(db: Queryable, after: bigint, limit: number): Promise<AuditRow[]> {
-  const { rows } = await db.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_log WHERE seq > $1::bigint ORDER BY seq LIMIT $2`, [after.toString(), limit]);
+  const { rows } = await db.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_log WHERE seq > $1::bigint ORDER BY audit_log.seq LIMIT $2`, [after.toString(), limit]);
   return rows;
 }
 

@@ -122,8 +122,8 @@ export async function insertInbound(db: Queryable, rows: readonly NewInboundTran
 
 /**
  * For each (address, amount): the settled payouts on `chain` to that address of exactly that amount that no inbound
- * transfer refunded yet, the candidates of an automatic match (decision 132), keyed `${address}:${amount}`. At most 2
- * each: more than one is ambiguous either way. Withdrawals are not payouts (decision 143): USDC coming back from a
+ * transfer refunded yet, the candidates of an automatic match (decision 125), keyed `${address}:${amount}`. At most 2
+ * each: more than one is ambiguous either way. Withdrawals are not payouts (decision 121): USDC coming back from a
  * withdrawal's address is funding.
  */
 export async function refundCandidates(db: Queryable, chain: Chain, asks: readonly { address: string; amountMicros: bigint }[]): Promise<Map<string, string[]>> {

@@ -9,14 +9,14 @@ import type { Queryable } from '../pool.js';
 /**
  * Intents whose refused attempts give their nonces up: finished ones, and those waiting for an operator in manual
  * review (nothing re-signs for them until the operator acts, and a held nonce would stall every later payout behind
- * its gap; decision 176). An intent being executed keeps its refused nonce for its own retry.
+ * its gap; decision 32). An intent being executed keeps its refused nonce for its own retry.
  */
 const NONCE_RELEASING_STATUSES: readonly PaymentStatus[] = [...TERMINAL_STATUSES, 'manual_review'];
 
 /**
  * Takes a nonce for `address`, for a transfer of intent `forIntentId`, in the caller's transaction, under the lock of
  * its chain_nonces row (an upsert locks like SELECT ... FOR UPDATE and also serialises the very first allocation).
- * Rules (decisions 38, 176):
+ * Rules (decisions 31, 32):
  *
  * 1. The frontier is the chain's pending count (eth_getTransactionCount 'pending'), or one past the highest nonce our
  *    attempts still hold when that is higher. An attempt holds its nonce while it is live (signed or broadcast, its

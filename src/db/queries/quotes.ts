@@ -64,7 +64,7 @@ export function balanceRecord(b: TreasuryBalance): QuoteBalanceRecord {
 
 /**
  * Several quotes in one statement (the quote group commit). `lazyFlush`, for a statement that is its own transaction:
- * its commit does not wait for the disk (decision 150); never inside a transaction that moves money.
+ * its commit does not wait for the disk (decision 135); never inside a transaction that moves money.
  */
 export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], options: { lazyFlush?: boolean } = {}): Promise<void> {
   if (quotes.length === 0) return;

@@ -1,4 +1,4 @@
-// Withdrawals are payment intents of kind 'withdrawal' (decision 143): the operator's list, newest first.
+// Withdrawals are payment intents of kind 'withdrawal' (decision 121): the operator's list, newest first.
 import type { Queryable } from '../pool.js';
 import { findIntent, listIntentsOfKind, type PaymentIntentRow } from './intents.js';
 

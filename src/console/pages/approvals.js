@@ -1,0 +1,134 @@
+// Approvals (GET /admin/approvals): payments held by their merchant's threshold and withdrawals above
+// WITHDRAWAL_APPROVAL_ABOVE_USD, oldest first, each with who requested it, who gave a first approval and how many
+// approvals it still needs ("1 of 2", decision 103). Approve and Reject (POST /admin/payment_intents/:id/approve|reject)
+// are offered to roles with the approve permission; Approve is not offered to whoever requested the payment or gave its
+// first approval, and if the service refuses anyway (403 SELF_APPROVAL from another tab) the dialog says why.
+import { html } from '../html.js';
+import { useState } from 'preact/hooks';
+import { api, post } from '../api.js';
+import { ConfirmDialog, Empty, ErrorNote, Hash, Panel, Toast, useResource } from '../components.js';
+import { ago, dateTime, usd } from '../format.js';
+import { useLiveEvents, useThrottled } from '../live.js';
+import { href } from '../router.js';
+import { useCan, useSession, Who } from '../session.js';
+
+/** "1 of 2": the approvals given and needed. */
+export function ApprovalCount({ given, required }) {
+  const tone = given >= required ? 'tone-good' : given > 0 ? 'tone-progress' : 'tone-alert';
+  return html`<span class=${`badge ${tone}`} data-testid="approval-count">${given} of ${required}</span>`;
+}
+
+/** Why the signed-in operator may not approve this one (four-eyes), or null. */
+function ownPart(me, approval) {
+  if (approval.requested_by === me.actor) return 'You requested it: another approver must approve it.';
+  if (approval.first_approved_by === me.actor) return 'You gave its first approval: a second approver must give the other.';
+  return null;
+}
+
+/** What the service did, in words, for the toast. */
+export const approvalOutcomeText = (result) =>
+  result.approval === 'approved'
+    ? `${result.payment_intent_id} approved (${result.approvals} of ${result.approvals_required}): its execution is queued`
+    : result.approval === 'pending'
+      ? `${result.payment_intent_id}: approval ${result.approvals} of ${result.approvals_required} recorded; another approver must give the next`
+      : `${result.payment_intent_id} rejected: it failed and its funds were released`;
+
+/**
+ * Approve and Reject for a payment waiting for approval. `approval`: {requested_by, first_approved_by, approvals,
+ * approvals_required}; `summary`: what the dialog shows about the payment. onDone(result) after the service agreed.
+ */
+export function ApprovalActions({ id, approval, summary, onDone }) {
+  const { me } = useSession();
+  const canApprove = useCan('approve');
+  const [open, setOpen] = useState(null);
+  const [reason, setReason] = useState('');
+  if (!canApprove) return null;
+  const own = ownPart(me, approval);
+  const path = `/admin/payment_intents/${encodeURIComponent(id)}`;
+  const run = async () => {
+    const body = reason.trim() ? { reason: reason.trim() } : {};
+    onDone?.(await post(`${path}/${open}`, body));
+  };
+  const next = approval.approvals + 1;
+  return html`<div class="actions compact" data-testid="approval-actions">
+    ${own ? html`<span class="muted small own-part" data-testid="own-part">${own}</span>` : html`<button type="button" class="button primary" data-action="approve" onClick=${() => setOpen('approve')}>Approve</button>`}
+    <button type="button" class="button danger-outline" data-action="reject" onClick=${() => setOpen('reject')}>Reject</button>
+    ${open
+      ? html`<${ConfirmDialog}
+          title=${open === 'approve' ? `Approve ${id}?` : `Reject ${id}?`}
+          description=${html`${summary}
+            ${open === 'approve'
+              ? html`<p>${next < approval.approvals_required ? `This is approval ${next} of ${approval.approvals_required}: a second approver must approve it before anything is sent.` : 'Its execution is queued now: the funds leave the treasury.'}</p>`
+              : html`<p>The payment fails (approval_rejected) and its reserved funds are released; nothing is sent.</p>`}
+            <label class="reason">Reason (kept with the decision and in the audit log)
+              <input type="text" maxlength="500" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)} />
+            </label>`}
+          confirmLabel=${open === 'approve' ? 'Approve' : 'Reject'}
+          tone=${open === 'approve' ? 'primary' : 'danger'}
+          onConfirm=${run}
+          onClose=${() => {
+            setOpen(null);
+            setReason('');
+          }}
+        />`
+      : null}
+  </div>`;
+}
+
+/** Who asked for the approval, in words: an operator (a withdrawal) or the merchant's threshold. */
+export function RequestedBy({ approval, threshold }) {
+  if (approval.requested_by) return html`<${Who} id=${approval.requested_by} />`;
+  return html`<span class="muted">merchant threshold${threshold !== undefined ? ` (above ${usd(threshold)})` : ''}</span>`;
+}
+
+function Row({ a, onDone }) {
+  return html`<tr data-id=${a.payment_intent_id} data-kind=${a.kind}>
+    <td><a class="mono" href=${href(`/payments/${a.payment_intent_id}`)}>${a.payment_intent_id}</a></td>
+    <td><span class=${`badge kind-${a.kind}`}>${a.kind}</span></td>
+    <td class="num">${usd(a.amount_usd)}</td>
+    <td><span class=${`chain chain-${a.selected_chain}`}>${a.selected_chain}</span></td>
+    <td><${Hash} value=${a.destination_address} keep=${6} /></td>
+    <td data-testid="requested-by"><${RequestedBy} approval=${a} threshold=${a.approval_above_usd} /></td>
+    <td title=${dateTime(a.requested_at)}>${ago(a.requested_at)}</td>
+    <td><${ApprovalCount} given=${a.approvals} required=${a.approvals_required} />${a.first_approved_by ? html` <${Who} id=${a.first_approved_by} />` : null}</td>
+    <td>
+      <${ApprovalActions}
+        id=${a.payment_intent_id}
+        approval=${a}
+        summary=${html`<p><code>${a.payment_intent_id}</code> · ${a.kind} of ${usd(a.amount_usd)} on ${a.selected_chain} to <code>${a.destination_address}</code></p>
+          <p>Requested by <${RequestedBy} approval=${a} threshold=${a.approval_above_usd} /> ${ago(a.requested_at)}.</p>`}
+        onDone=${onDone}
+      />
+    </td>
+  </tr>`;
+}
+
+export function ApprovalsPage() {
+  const [toast, setToast] = useState(null);
+  const list = useResource(() => api('/admin/approvals'), 'approvals');
+  const refresh = useThrottled(() => list.reload(), 1000);
+  // A first approval changes no status (no event), but a decision does, and so does a new held payment.
+  useLiveEvents(() => refresh());
+  const rows = list.data ?? [];
+  const done = (result) => {
+    setToast(approvalOutcomeText(result));
+    list.reload();
+  };
+  return html`<div class="page">
+    <${Panel} title="Waiting for approval (oldest first)" id="approvals" actions=${html`<button class="button" onClick=${() => list.reload()} disabled=${list.loading}>Refresh</button>`}>
+      <${ErrorNote} error=${list.error} />
+      ${list.data && rows.length === 0 ? html`<${Empty}>Nothing waits for an approval.</${Empty}>` : null}
+      ${rows.length
+        ? html`<table class="table" data-testid="approvals">
+            <thead><tr><th>Payment</th><th>Kind</th><th class="num">Amount</th><th>Chain</th><th>Destination</th><th>Requested by</th><th>Waiting</th><th>Approvals</th><th></th></tr></thead>
+            <tbody>${rows.map((a) => html`<${Row} key=${a.payment_intent_id} a=${a} onDone=${done} />`)}</tbody>
+          </table>`
+        : null}
+    </${Panel}>
+    <p class="muted small">
+      A withdrawal above WITHDRAWAL_APPROVAL_ABOVE_USD needs one approver other than whoever requested it; a payment held by its
+      merchant's threshold needs two different approvers when APPROVALS_REQUIRE_SECOND_OPERATOR is on (decision 103).
+    </p>
+    <${Toast} message=${toast} onDone=${() => setToast(null)} />
+  </div>`;
+}
