@@ -16,6 +16,12 @@ export const EXPORT_PAYMENT_PAGE_ROWS = 1000;
 /** Ledger transactions per statement of a ledger export (two postings each): the same order of size as a payments page. */
 export const EXPORT_LEDGER_WINDOW_TRANSACTIONS = 500;
 
+/**
+ * Exports one process streams at once: each reads its pages one after another on the shared pool, so four use at most
+ * four of its connections; the next gets `503 SERVICE_UNAVAILABLE` and retries.
+ */
+export const EXPORTS_AT_ONCE_MAX = 4;
+
 export type ExportKind = 'payments' | 'ledger';
 export const EXPORT_KINDS: readonly ExportKind[] = ['payments', 'ledger'];
 
