@@ -6,7 +6,8 @@ import { request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORTS_AT_ONCE_MAX } from '../../src/core/exports/stream.js';
-import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { insertBulkPayments } from '../helpers/bulk.js';
+import { createTestContext, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 
 let t: TestContext;
@@ -16,18 +17,7 @@ const BULK_PAYMENTS = 80_000;
 
 beforeAll(async () => {
   t = await createTestContext();
-  await t.db.pool.query(`INSERT INTO merchants (id, name, webhook_url, created_at) VALUES ('mer_bulk', 'Bulk', NULL, now())`);
-  await t.db.pool.query(`INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-      scoring_details, chain_health, treasury_balances, created_at, expires_at)
-    VALUES ('quo_bulk', 'mer_bulk', 1000000, 'fast', '{}', '[]', 'solana', '[]', '[]', '[]', now(), now())`);
-  await t.db.pool.query(
-    `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain, destination_address, created_at, updated_at)
-     SELECT 'pi_bulk' || lpad(g::text, 6, '0'), 'mer_bulk', 'quo_bulk', 'bulk-' || g, g, 'settled', 'solana', $1,
-            timestamptz '2026-03-01T00:00:00Z' + g * interval '1 second', now()
-       FROM generate_series(1, $2::int) g`,
-    [SOL_ADDRESS, BULK_PAYMENTS],
-  );
-  await t.db.pool.query('ANALYZE payment_intents');
+  await insertBulkPayments(t.db.pool, 'mer_bulk', BULK_PAYMENTS, { startIso: '2026-03-01T00:00:00Z', stepMs: 1000 });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 }, 60_000);

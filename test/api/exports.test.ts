@@ -11,6 +11,7 @@ import { decimalsOf } from '../../src/ledger/currencies.js';
 import { parseUnits } from '../../src/money.js';
 import { createPayment, createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { TEST_ACTOR, testAudit } from '../helpers/audit.js';
+import { insertBulkPayments } from '../helpers/bulk.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 let t: TestContext;
@@ -252,17 +253,7 @@ describe('streaming', () => {
 
   it('streams an export of several default pages over HTTP in order, without a row lost or repeated at a boundary', async () => {
     // 2,500 payments of one merchant, seven to each instant, so that ties on created_at straddle page boundaries.
-    await t.db.pool.query(`INSERT INTO merchants (id, name, webhook_url, created_at) VALUES ('mer_bulk', 'Bulk', NULL, now())`);
-    await t.db.pool.query(`INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-        scoring_details, chain_health, treasury_balances, created_at, expires_at)
-      VALUES ('quo_bulk', 'mer_bulk', 1000000, 'fast', '{}', '[]', 'solana', '[]', '[]', '[]', now(), now())`);
-    await t.db.pool.query(
-      `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain, destination_address, created_at, updated_at)
-       SELECT 'pi_bulk' || lpad((2501 - g)::text, 5, '0'), 'mer_bulk', 'quo_bulk', 'bulk-' || g, g, 'settled', 'solana', $1,
-              timestamptz '2026-03-01T13:00:00Z' + (g / 7) * interval '1 millisecond', now()
-         FROM generate_series(1, 2500) g`,
-      [SOL_ADDRESS],
-    );
+    await insertBulkPayments(t.db.pool, 'mer_bulk', 2500, { startIso: '2026-03-01T13:00:00Z', stepMs: 1, tiesPerInstant: 7 });
     const rows = await csv('/admin/exports/payments.csv?merchant_id=mer_bulk');
     const expected = (
       await t.db.pool.query<{ id: string }>("SELECT id FROM payment_intents WHERE merchant_id = 'mer_bulk' ORDER BY created_at, id")

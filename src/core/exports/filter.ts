@@ -26,7 +26,7 @@ export interface ExportFilterInput {
 export interface ExportFilter {
   /** Inclusive, as PostgreSQL reads it exactly (`timestamptz` text with its offset); null: from the beginning. */
   from: string | null;
-  /** Exclusive; null: up to now. */
+  /** Exclusive; null: no end (rows created while the export runs may then appear in it). */
   to: string | null;
   chain: Chain | null;
   merchantId: string | null;
