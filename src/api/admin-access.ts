@@ -36,7 +36,7 @@ const ACTIONS: Readonly<Record<string, { permission: Permission; action: string 
 /**
  * Reads listed so that their permission is a visible choice: exports copy every merchant's payouts in bulk, yet
  * need only `read`, as an accountant's viewer token reads the same rows page by page; each export is in the audit
- * log instead (decision 147).
+ * log instead (decision 155).
  */
 const READS: Readonly<Record<string, Permission>> = {
   'GET /admin/exports/payments.csv': 'read',

@@ -59,7 +59,7 @@ export async function api(path, { method = 'GET', body, signal, token, quiet = f
 export const post = (path, body = {}) => api(path, { method: 'POST', body });
 
 /**
- * Saves what `path` answers (a CSV export) as `filename` (decision 151). A plain link cannot send the tab's token, so
+ * Saves what `path` answers (a CSV export) as `filename` (decision 159). A plain link cannot send the tab's token, so
  * the file is fetched with it and handed to the browser as a blob: it sits in the page's memory until saved, which
  * suits a month's payments; larger exports are for `stableroute export` or curl with a token (docs/operating.md).
  */

@@ -1,4 +1,4 @@
-// The ledger export's pages (decision 149): every posting, oldest ledger transaction first by (created_at, id), a
+// The ledger export's pages (decision 157): every posting, oldest ledger transaction first by (created_at, id), a
 // bounded window of transactions per statement (index 090), filtered after the window is read so no statement ever
 // scans more than the window, however rare the rows the filter keeps. Postings are immutable: a period that has ended
 // exports the same rows every time.

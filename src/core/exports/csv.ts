@@ -1,4 +1,4 @@
-// RFC 4180 CSV, as spreadsheets open it safely (decisions 148, 150): CRLF line ends, a field quoted when it holds a
+// RFC 4180 CSV, as spreadsheets open it safely (decisions 156, 158): CRLF line ends, a field quoted when it holds a
 // quote, a comma or a line break (quotes doubled), and a cell a spreadsheet would run as a formula neutralised.
 // Pure: no I/O.
 

@@ -1,4 +1,4 @@
-// What an export covers (decision 148): a half-open period [from, to) of ISO 8601 instants, and optionally one chain,
+// What an export covers (decision 156): a half-open period [from, to) of ISO 8601 instants, and optionally one chain,
 // one merchant and one payment status. Checked here, the same for HTTP (after its JSON schema) and the CLI; anything
 // wrong is `400 INVALID_FILTER`, never an export of more than was asked.
 import { CHAINS, type Chain } from '../../domain/chain.js';

@@ -1,7 +1,7 @@
 // Exports (issue 29): `GET /admin/exports/{payments,ledger}.csv` and `stableroute export`, one code path and two
 // sinks. A request is checked, recorded in the audit log, and its first page read before a byte is sent, so every
 // refusal is a clean error; then the pages are read one short statement at a time, each when the sink asks for more
-// (decision 149): memory stays one page whatever the export's size, and no transaction stays open.
+// (decision 157): memory stays one page whatever the export's size, and no transaction stays open.
 import type { Clock } from '../../clock.js';
 import type { Pool } from '../../db/pool.js';
 import type { Actor } from '../../domain/actor.js';
@@ -65,7 +65,7 @@ const csvText = (cells: readonly string[][]) => cells.map(csvRecord).join('');
 
 /**
  * Checks the filter (`400 INVALID_FILTER`), appends the `export.<kind>` audit record with the filter in a transaction
- * of its own (decision 147: no record, no export), and reads the first page; the rest is read as `chunks` is consumed.
+ * of its own (decision 155: no record, no export), and reads the first page; the rest is read as `chunks` is consumed.
  */
 export async function openExport(ctx: { pool: Pool; clock: Clock }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
   const filter = parseExportFilter(request.filter);

@@ -1,4 +1,4 @@
-// The payments export's pages (decision 149): payment intents oldest first by (created_at, id), one keyset page per
+// The payments export's pages (decision 157): payment intents oldest first by (created_at, id), one keyset page per
 // statement on the console's indexes (050: recent, status, merchant), each row with what an accountant reconciles: the
 // merchant's name, the settlement time, the failure reason, the transaction that paid and the network fee booked.
 import type { Chain } from '../../domain/chain.js';
