@@ -158,3 +158,15 @@ export const ADMIN_EVENT_STREAMS_MAX = 100;
 export const ADMIN_EVENT_BUFFERED_BYTES_MAX = 1_000_000;
 /** Keys whose last use this process remembers writing (a forgotten one costs one extra conditional write). */
 export const KEY_USE_CACHE_ENTRIES_MAX = 10_000;
+
+// --- Exports (src/core/exports) -------------------------------------------------------------------------------------
+
+/** Payments per statement of a payments export: about 300 KB of CSV, a few milliseconds of index scan (decision 157). */
+export const EXPORT_PAYMENT_PAGE_ROWS = 1000;
+/** Ledger transactions per statement of a ledger export (two postings each): the same order of size as a payments page. */
+export const EXPORT_LEDGER_WINDOW_TRANSACTIONS = 500;
+/**
+ * Exports one process streams at once: each reads its pages one after another on the shared pool, so four use at most
+ * four of its connections; the next gets `503 SERVICE_UNAVAILABLE` and retries.
+ */
+export const EXPORTS_AT_ONCE_MAX = 4;

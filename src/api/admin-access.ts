@@ -33,6 +33,16 @@ const ACTIONS: Readonly<Record<string, { permission: Permission; action: string 
   'DELETE /admin/merchants/:id/addresses/:chain/:address': { permission: 'administer', action: 'address_book.remove' },
 };
 
+/**
+ * Reads listed so that their permission is a visible choice: exports copy every merchant's payouts in bulk, yet
+ * need only `read`, as an accountant's viewer token reads the same rows page by page; each export is in the audit
+ * log instead (decision 155).
+ */
+const READS: Readonly<Record<string, Permission>> = {
+  'GET /admin/exports/payments.csv': 'read',
+  'GET /admin/exports/ledger.csv': 'read',
+};
+
 /** The audit action of the open state-changing route. */
 const OPEN_ACTIONS: Readonly<Record<string, string>> = { 'POST /admin/chain-health': 'chain_health.insert' };
 
@@ -51,7 +61,7 @@ export function adminAccessOf(method: string, routeUrl: string | undefined): Adm
   const route = `${verb} ${routeUrl}`;
   if (OPEN_ROUTES.has(route)) return 'open';
   if (verb === 'GET' && (routeUrl === CONSOLE_PATH || routeUrl.startsWith(`${CONSOLE_PATH}/`))) return 'page';
-  return ACTIONS[route]?.permission ?? (verb === 'GET' ? 'read' : 'administer');
+  return ACTIONS[route]?.permission ?? READS[route] ?? (verb === 'GET' ? 'read' : 'administer');
 }
 
 /** The action an audit record of this state-changing route names; null for reads. */

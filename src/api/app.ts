@@ -16,6 +16,7 @@ import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
 import { adminOperationRoutes } from './routes/admin-operations.js';
 import { adminDepositRoutes } from './routes/admin-deposits.js';
+import { adminExportRoutes } from './routes/admin-exports.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
 import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
@@ -109,6 +110,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       adminEventRoutes(adminScope, ctx);
       adminTreasuryOpsRoutes(adminScope, ctx);
       adminAuditRoutes(adminScope, ctx);
+      adminExportRoutes(adminScope, ctx);
       metricsRoute(adminScope, ctx);
       consoleRoutes(adminScope);
     });

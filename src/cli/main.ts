@@ -12,6 +12,7 @@ import { resolveManualReview } from '../core/operator-transitions/resolve.js';
 import { reconcile } from '../core/reconcile.js';
 import { devnetCommand } from './devnet.js';
 import { devnetFundCommand } from './devnet-fund.js';
+import { exportCommand } from './export.js';
 import { merchantsKeysCommand } from './keys.js';
 import { intentsApprovalCommand, merchantsAddressesCommand, merchantsPolicyCommand, type CliHelpers } from './policies.js';
 import { merchantWebhookCommand } from './merchant-webhooks.js';
@@ -52,6 +53,9 @@ const USAGE = `usage: stableroute <command>
                              enable an endpoint a 410 Gone disabled; queues the events held meanwhile
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
   audit verify [--json]      check the audit log's hash chain; exit 1 naming the first broken record
+  export payments|ledger --from ISO --to ISO [--chain C] [--merchant-id M] [--status S] [--out FILE]
+                             payments (one row each) or ledger postings of the period [from, to) as CSV, to
+                             stdout or FILE: the bytes of GET /admin/exports/*.csv; recorded in the audit log
   intents resolve ID --settled|--failed|--replace|--retry|--cancel-on-chain [--force] [--json]
                              resolve a payment intent in manual_review (--retry: one more execution
                              attempt, when nothing of it is on chain; --cancel-on-chain: a zero-value
@@ -286,6 +290,7 @@ commands.reconcile = async (args, config) => {
 };
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
+commands.export = async (args, config) => exportCommand(args, config, helpers);
 commands.operators = async (args, config) => operatorsCommand(args, config, helpers);
 
 commands.devnet = async (args, config) => (args[0] === 'fund' ? devnetFundCommand(args.slice(1), config) : devnetCommand(args));

@@ -58,6 +58,25 @@ export async function api(path, { method = 'GET', body, signal, token, quiet = f
 
 export const post = (path, body = {}) => api(path, { method: 'POST', body });
 
+/**
+ * Saves what `path` answers (a CSV export) as `filename` (decision 158). A plain link cannot send the tab's token, so
+ * the file is fetched with it and handed to the browser as a blob: it sits in the page's memory until saved, which
+ * suits a month's payments; larger exports are for `stableroute export` or curl with a token (docs/operating.md).
+ */
+export async function download(path, filename) {
+  const token = adminToken();
+  const response = await fetch(path, { headers: headers(token, { accept: 'text/csv' }), credentials: 'same-origin', cache: 'no-store' });
+  if (response.status === 401) for (const listener of authListeners) listener(token);
+  if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: filename });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The browser reads the blob after this task; revoked a minute later, when the save has long started.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 /** Builds a query string from the defined, non-empty values of `params`. */
 export function query(params) {
   const search = new URLSearchParams();

@@ -54,6 +54,8 @@ const MATRIX: Record<string, readonly OperatorRole[]> = {
   'GET /admin/me': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/audit': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/operators': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/exports/payments.csv': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/exports/ledger.csv': ['viewer', 'operator', 'approver', 'admin'],
   'GET /metrics': ['viewer', 'operator', 'approver', 'admin'],
 };
 const OPEN = new Set(['GET /admin/overview', 'GET /admin/route-distribution', 'GET /admin/failures', 'POST /admin/chain-health']);

@@ -3,11 +3,12 @@
 // watches a payment appear and move live, opens it, resolves a manual-review payment through the confirmation
 // step, redelivers a failed webhook, and saves screenshots of the main pages in docs/screenshots (README: Console).
 // No page may fetch anything from outside the service: every request leaving for another origin fails the test.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import pino from 'pino';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -227,6 +228,18 @@ describe('the operator console in Chromium', () => {
     await page.locator('[data-testid=payments-table] tbody tr').first().waitFor();
     const statuses = await page.locator('[data-testid=payments-table] tbody [data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
     expect(new Set(statuses)).toEqual(new Set(['settled']));
+    // The export links carry the filters the page shows; the download is the service's CSV of exactly those.
+    const exportLink = page.locator('[data-testid=export-payments]');
+    expect(await exportLink.getAttribute('href')).toBe('/admin/exports/payments.csv?status=settled');
+    expect(await page.locator('[data-testid=export-ledger]').getAttribute('href')).toBe('/admin/exports/ledger.csv?status=settled');
+    const [download] = await Promise.all([page.waitForEvent('download'), exportLink.click()]);
+    const exported = parse(await readFile(await download.path(), 'utf8'), { columns: true, record_delimiter: ['\r\n'] }) as { status: string }[];
+    expect(exported.length).toBeGreaterThan(0);
+    expect(new Set(exported.map((r) => r.status))).toEqual(new Set(['settled']));
+    await page.goto(`${admin}/console#/payments?chain=solana&merchant=mer_test&from=2026-03-01&to=2026-03-31`);
+    await expect.poll(() => page.locator('[data-testid=export-payments]').getAttribute('href')).toBe(
+      '/admin/exports/payments.csv?chain=solana&merchant_id=mer_test&from=2026-03-01T00%3A00%3A00.000Z&to=2026-04-01T00%3A00%3A00.000Z',
+    );
     await page.goto(`${admin}/console#/payments`);
     const more = await Promise.all([31.5, 52, 18.25, 75, 9.99, 120].map((usd, i) => pay(usd, i % 2 ? { ethereum_address: ETH_ADDRESS } : undefined)));
     await page.locator(`tr[data-id="${more.at(-1)}"]`).waitFor();

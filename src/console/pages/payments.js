@@ -3,7 +3,7 @@
 // appeared since the last look are highlighted. Older pages stay put and say when newer payments arrived.
 import { html } from '../html.js';
 import { useRef, useState } from 'preact/hooks';
-import { api, query } from '../api.js';
+import { api, download, query } from '../api.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, label, PAYMENT_STATUSES, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -25,6 +25,43 @@ export function paymentsQuery(params, cursor) {
     limit: PAGE_SIZE,
     cursor,
   });
+}
+
+/** The export of what the page's filters show (the search aside: exports filter, they do not search). */
+export function exportPath(kind, params) {
+  return `/admin/exports/${kind}.csv${query({
+    status: params.status,
+    chain: params.chain,
+    merchant_id: params.merchant,
+    from: dayStart(params.from),
+    to: dayStart(params.to, 1),
+  })}`;
+}
+
+/** Download links for the payments and their ledger postings, with the filters the page shows. */
+function Exports({ params }) {
+  const [busy, setBusy] = useState(null);
+  const [error, setError] = useState(null);
+  const period = `${params.from ? `-from-${params.from}` : ''}${params.to ? `-to-${params.to}` : ''}`;
+  const link = (kind, text) => {
+    const path = exportPath(kind, params);
+    const filename = `stableroute-${kind}${period}.csv`;
+    const save = async (event) => {
+      event.preventDefault();
+      setBusy(kind);
+      setError(null);
+      try {
+        await download(path, filename);
+      } catch (failure) {
+        setError(failure);
+      } finally {
+        setBusy(null);
+      }
+    };
+    return html`<a class="button" href=${path} download=${filename} data-testid=${`export-${kind}`} onClick=${save}
+      title="CSV of the payments matching the status, chain, merchant and dates shown (not the search)">${busy === kind ? 'Exporting…' : text}</a>`;
+  };
+  return html`${link('payments', 'Export payments CSV')}${link('ledger', 'Export ledger CSV')}${error ? html`<${ErrorNote} error=${error} />` : null}`;
 }
 
 function Filters({ params }) {
@@ -101,7 +138,8 @@ export function PaymentsPage({ params }) {
     <${Filters} params=${params} key=${JSON.stringify(params)} />
     <${Panel}
       title=${cursor ? `Payments (page ${cursors.length + 1})` : 'Payments'}
-      actions=${html`${newer ? html`<button class="button" onClick=${first}>Newer payments arrived: back to the newest</button>` : null}
+      actions=${html`<${Exports} params=${params} />
+        ${newer ? html`<button class="button" onClick=${first}>Newer payments arrived: back to the newest</button>` : null}
         ${cursor ? html`<button class="button" onClick=${() => setCursors(cursors.slice(0, -1))}>← Newer</button>` : null}
         <button class="button" disabled=${!page.data?.next_cursor} onClick=${() => setCursors([...cursors, page.data.next_cursor])}>Older →</button>`}
     >

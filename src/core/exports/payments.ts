@@ -1,0 +1,59 @@
+// One CSV row per payment intent (payouts and the operator's withdrawals, told apart by `kind`): what an accountant
+// reconciles a month's payouts with. Amounts are exact decimal strings from bigint units, never floats.
+import { paymentExportPage, type ExportCursor, type PaymentExportRow } from '../../db/queries/payment-export.js';
+import { NATIVE_CURRENCY } from '../../domain/chain.js';
+import { decimalsOf } from '../../ledger/currencies.js';
+import { formatUnits, formatUsdc } from '../../money.js';
+import type { Queryable } from '../../db/pool.js';
+import type { ExportFilter } from './filter.js';
+import type { CsvPage } from './stream.js';
+
+export const PAYMENT_COLUMNS = [
+  'payment_id',
+  'kind',
+  'merchant_id',
+  'merchant_name',
+  'chain',
+  'destination_address',
+  'amount_usdc',
+  'status',
+  'failure_reason',
+  'created_at',
+  'settled_at',
+  'updated_at',
+  'tx_id',
+  'fee',
+  'fee_currency',
+  'quote_id',
+  'idempotency_key',
+] as const;
+
+function cells(row: PaymentExportRow): string[] {
+  const feeCurrency = NATIVE_CURRENCY[row.chain];
+  return [
+    row.id,
+    row.kind,
+    row.merchant_id,
+    row.merchant_name,
+    row.chain,
+    row.destination_address,
+    formatUsdc(row.amount_micros),
+    row.status,
+    row.failure_reason ?? '',
+    row.created_at,
+    row.settled_at ?? '',
+    row.updated_at,
+    row.tx_id ?? '',
+    formatUnits(row.fee_units, decimalsOf(feeCurrency)),
+    feeCurrency,
+    row.quote_id,
+    row.idempotency_key,
+  ];
+}
+
+/** One page of payments after `after`, as CSV cells; `next` null once a page comes back short. */
+export async function paymentPage(db: Queryable, filter: ExportFilter, after: ExportCursor | null, pageRows: number): Promise<CsvPage<ExportCursor>> {
+  const rows = await paymentExportPage(db, filter, after, pageRows);
+  const last = rows.at(-1);
+  return { cells: rows.map(cells), next: rows.length === pageRows && last ? { createdAt: last.created_at, id: last.id } : null };
+}
