@@ -67,6 +67,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
+  /** The market now, and fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel). */
+  const outbid = async (tx: ReturnType<typeof parseSignedTransfer>, what: string) => {
+    let market: FeeMarket;
+    try {
+      market = await within(() => readFeeMarket(rpc));
+    } catch (error) {
+      throw toChainError(error, { operation: `fee market for ${what}`, outcome: 'rejected' });
+    }
+    return { market, fees: replacementFees(tx, market) };
+  };
   const blockNumber = async (): Promise<string> => {
     try {
       return String(await within(() => rpc.getBlockNumber()));
@@ -268,13 +278,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
           details: `stuck tx ${tx.hash} pays ${call?.amountMicros ?? '?'} to ${call?.to ?? '?'} via ${tx.to}`,
         });
       }
-      let market: FeeMarket;
-      try {
-        market = await within(() => readFeeMarket(rpc));
-      } catch (error) {
-        throw toChainError(error, { operation: 'fee market for a replacement', outcome: 'rejected' });
-      }
-      const fees = replacementFees(tx, market);
+      const { market, fees } = await outbid(tx, 'a replacement');
       const { chainId: id, nonce, to, data, gas } = tx;
       return {
         feeEstimate: feeEstimate(market),
@@ -291,13 +295,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     // it is final the nonce is used and the transfer can never land. Signed by the treasury's signer like a transfer.
     async prepareCancel(stuck: SignedTransfer): Promise<PreparedTransfer> {
       const tx = parseSignedTransfer(stuck);
-      let market: FeeMarket;
-      try {
-        market = await within(() => readFeeMarket(rpc));
-      } catch (error) {
-        throw toChainError(error, { operation: 'fee market for a cancel', outcome: 'rejected' });
-      }
-      const fees = replacementFees(tx, market);
+      const { market, fees } = await outbid(tx, 'a cancel');
       const gas = PLAIN_TRANSACTION_GAS;
       const { chainId: id, nonce } = tx;
       // What the next block would charge: its base fee plus the tip, within the cap.
