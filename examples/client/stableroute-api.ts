@@ -2887,6 +2887,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/exports/payments.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment intents created in [from, to), oldest first, one CSV row each (amounts exact, times UTC, tx id and fee) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                    from?: string;
+                    /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                    to?: string;
+                    chain?: "ethereum" | "solana";
+                    merchant_id?: string;
+                    status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description RFC 4180 CSV of payments */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/exports/ledger.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Ledger postings of the transactions booked in [from, to), oldest first, one CSV row each (signed exact amounts) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                    from?: string;
+                    /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                    to?: string;
+                    chain?: "ethereum" | "solana";
+                    merchant_id?: string;
+                    status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description RFC 4180 CSV of ledger */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
