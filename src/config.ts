@@ -1,10 +1,12 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
 import { existsSync, readFileSync } from 'node:fs';
+import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FINALITY_RULES, NATIVE_DECIMALS, type FinalityRule } from './domain/chain-presets.js';
+import { CHAIN_NAME_PATTERN, familyOf, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
 import type { SpendingPolicy } from './domain/spending-policy.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
-import { MAX_AMOUNT_USD, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
+import { MAX_AMOUNT_USD, nativeToUsd, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhook-client/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhook-client/secret.js';
 
@@ -54,43 +56,23 @@ export interface Config {
   executionLeaseSeconds: number;
   /** Deposit scanner period: how soon a transfer into a treasury, once final, is booked (decision 122). */
   depositPollSeconds: number;
-  ethereumAdapter: AdapterKind;
-  solanaAdapter: AdapterKind;
   simTreasuryUsdcMicros: bigint;
   simConfirmSeconds: number | null;
   simFailureRate: number;
   simStuckRate: number;
   simSeed: string;
   logLevel: string;
-  ethereum: {
-    rpcUrl: string | null;
-    usdcAddress: string | null;
-    /** Not enumerable (see withHiddenKey): never serialised with the config. */
-    treasuryKey: string | null;
-    confirmations: number;
-    /** `key`: treasuryKey signs; `pkcs11`: the key labelled pkcs11KeyLabel in the PKCS#11 token (treasuryKey null). */
-    signer: SignerKind;
-    pkcs11KeyLabel: string | null;
-  };
-  solana: {
-    rpcUrl: string | null;
-    usdcMint: string | null;
-    /** Not enumerable (see withHiddenKey): never serialised with the config. */
-    treasuryKey: string | null;
-    signer: SignerKind;
-    pkcs11KeyLabel: string | null;
-  };
+  /** CHAINS: the chains this service pays out on, in the order they are listed (decision 159). */
+  chainNames: readonly Chain[];
+  /** Each configured chain's settings, by name. */
+  chains: Readonly<Record<Chain, ChainSettings>>;
   /** The PKCS#11 token, when a chain in rpc mode signs with `pkcs11`. */
   pkcs11: Pkcs11Settings | null;
-  ethUsdPrice: number;
-  solUsdPrice: number;
   rpcTimeoutSeconds: number;
   /** Service-wide spending policy; merchants may override each setting (decision 6). */
   policy: SpendingPolicy & { addressCoolingOffSeconds: number };
   /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 93). */
   rateLimitPerMinute: number;
-  /** Below this booked native balance (wei, lamports) a chain is degraded and an alert is raised (decision 28). */
-  gasLowWater: { ethereum: bigint; solana: bigint };
   /** How often the ledger is compared with each chain (decision 119). */
   reconcileIntervalSeconds: number;
   /** How long more USDC on chain than in the books (a deposit confirming) may last before it raises an alert. */
@@ -99,6 +81,41 @@ export interface Config {
   operatorWebhookUrl: string | null;
   /** Signs operator alerts; OPERATOR_WEBHOOK_SECRET, else WEBHOOK_SIGNING_SECRET. */
   operatorWebhookSecret: string;
+}
+
+/** One chain's settings: NAME_* variables over the chain's preset (src/domain/chain-presets.ts). */
+export interface ChainSettings {
+  name: Chain;
+  family: ChainFamily;
+  /** NAME_ADAPTER: `simulated` (a network in this database) or `rpc` (a real node). */
+  adapter: AdapterKind;
+  rpcUrl: string | null;
+  /** The USDC token contract (EVM, NAME_USDC_ADDRESS) or mint (SOLANA_USDC_MINT). */
+  usdcAddress: string | null;
+  /** NAME_CHAIN_ID: what the node must report at start-up (EVM); null: not checked. */
+  chainId: number | null;
+  finality: FinalityRule;
+  /** Blocks until final under the `confirmations` rule (NAME_CONFIRMATIONS). */
+  confirmations: number;
+  /** Seconds between blocks and from inclusion to finality: the simulator's timings (NAME_BLOCK_SECONDS, NAME_FINAL_SECONDS). */
+  blockSeconds: number;
+  finalSeconds: number;
+  /** `key`: treasuryKey signs; `pkcs11`: the key labelled pkcs11KeyLabel in the PKCS#11 token (treasuryKey null). */
+  signer: SignerKind;
+  pkcs11KeyLabel: string | null;
+  /** Not enumerable (see withHiddenKey): never serialised with the config. */
+  treasuryKey: string | null;
+  nativeCurrency: NativeCurrency;
+  nativeDecimals: number;
+  /** `<CURRENCY>_USD_PRICE`: what a fee in the native currency costs in USD. */
+  nativeUsdPrice: number;
+  /** The simulator's fee per transfer, in the native currency's smallest unit. */
+  simulatedFeeNative: bigint;
+  /** Below this booked native balance (smallest units) the chain is degraded and an alert is raised (decision 28). */
+  gasLowWater: bigint;
+  /** Routing's fee (USD) and seconds to finality until a health sample measures them. */
+  typicalFeeUsd: number;
+  typicalConfirmationSeconds: number;
 }
 
 export interface Pkcs11Settings {
@@ -288,7 +305,7 @@ function secret(env: Env, name: string): string | undefined {
 }
 
 /**
- * A settings section whose treasury key is a non-enumerable property: code reads `config.solana.treasuryKey` as
+ * A settings section whose treasury key is a non-enumerable property: code reads `config.chains.solana.treasuryKey` as
  * usual, but JSON.stringify, pino, util.inspect and object spread never see it, so logging or returning the config
  * (or anything that holds it, such as the app context) cannot leak the key. A spread copy of a section has no key.
  */
@@ -349,14 +366,95 @@ function withHiddenPin(settings: Omit<Pkcs11Settings, 'pin'>, pin: string): Pkcs
   return Object.defineProperty(settings, 'pin', { value: pin, enumerable: false }) as Pkcs11Settings;
 }
 
+/** NAME in variable names: `base` -> `BASE`. */
+export function envName(chain: Chain): string {
+  return chain.toUpperCase();
+}
+
+function chainList(env: Env): Chain[] {
+  const raw = present(env, 'CHAINS');
+  if (raw === undefined) return [...DEFAULT_CHAINS];
+  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) throw new ConfigError('CHAINS', 'names no chain');
+  for (const name of names) {
+    if (!CHAIN_NAME_PATTERN.test(name)) {
+      throw new ConfigError('CHAINS', `"${name}" is not a chain name (lower-case letters, digits and underscores, starting with a letter)`);
+    }
+  }
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) throw new ConfigError('CHAINS', `names ${repeated} twice`);
+  return names;
+}
+
+/**
+ * One chain's settings: each NAME_* variable, else the preset's default. A chain without a preset needs every
+ * setting a preset would give, so nothing about a chain stableroute does not know is guessed.
+ */
+function chainSettings(env: Env, name: Chain): ChainSettings {
+  const prefix = envName(name);
+  const preset = CHAIN_PRESETS[name];
+  const family = familyOf(name);
+  const setting = (suffix: string) => `${prefix}_${suffix}`;
+  const withoutPreset = (suffix: string): never => {
+    throw new ConfigError(setting(suffix), `is required for ${name}, which has no preset (presets: ${Object.keys(CHAIN_PRESETS).join(', ')})`);
+  };
+  const adapterKind = adapter(env, setting('ADAPTER'));
+  const signer = signerKind(env, setting('SIGNER'));
+  const rpc = adapterKind === 'rpc';
+  const pkcs11 = rpc && signer === 'pkcs11';
+  const usdcVariable = family === 'solana' ? 'SOLANA_USDC_MINT' : setting('USDC_ADDRESS');
+  const nativeCurrency = present(env, setting('NATIVE_CURRENCY'))?.toUpperCase() ?? preset?.nativeCurrency ?? withoutPreset('NATIVE_CURRENCY');
+  if (!/^[A-Z][A-Z0-9]{1,9}$/.test(nativeCurrency) || nativeCurrency === 'USDC') {
+    throw new ConfigError(setting('NATIVE_CURRENCY'), `expected a currency symbol such as ETH or POL, got "${nativeCurrency}"`);
+  }
+  const priceVariable = `${nativeCurrency}_USD_PRICE`;
+  const defaultPrice = DEFAULT_NATIVE_USD_PRICES[nativeCurrency];
+  if (defaultPrice === undefined && present(env, priceVariable) === undefined) {
+    throw new ConfigError(priceVariable, `is required: ${name} pays its fees in ${nativeCurrency}`);
+  }
+  const nativeDecimals = NATIVE_DECIMALS[family];
+  const finality = present(env, setting('FINALITY')) ?? preset?.finality ?? withoutPreset('FINALITY');
+  if (!(FINALITY_RULES as readonly string[]).includes(finality) || (family === 'solana' && finality !== 'finalized')) {
+    throw new ConfigError(setting('FINALITY'), `expected ${family === 'solana' ? '"finalized"' : FINALITY_RULES.map((r) => `"${r}"`).join(', ')}, got "${finality}"`);
+  }
+  const chainIdRaw = present(env, setting('CHAIN_ID'));
+  const chainId = family === 'solana' ? null : chainIdRaw !== undefined ? integer(env, setting('CHAIN_ID'), 0, 1, Number.MAX_SAFE_INTEGER) : (preset ? preset.chainId : withoutPreset('CHAIN_ID'));
+  const blockSeconds = seconds(env, setting('BLOCK_SECONDS'), preset?.blockSeconds ?? 2, 0.05);
+  const finalSeconds = seconds(env, setting('FINAL_SECONDS'), preset?.finalSeconds ?? blockSeconds, 0.05);
+  const nativeUsdPrice = usdPrice(env, priceVariable, defaultPrice ?? 0);
+  // A chain without a preset: 63k gas at 1 gwei, until NAME_* settings say more.
+  const simulatedFeeNative = preset?.transferFeeNative ?? 63_000n * 10n ** 9n;
+  return withHiddenKey(
+    {
+      name,
+      family,
+      adapter: adapterKind,
+      rpcUrl: rpc ? required(env, setting('RPC_URL'), `with ${setting('ADAPTER')}=rpc`) : url(env, setting('RPC_URL')),
+      usdcAddress: rpc ? required(env, usdcVariable, `with ${setting('ADAPTER')}=rpc`) : (present(env, usdcVariable) ?? null),
+      chainId,
+      finality: finality as FinalityRule,
+      confirmations: integer(env, setting('CONFIRMATIONS'), preset?.confirmations ?? 1, 1, 1000),
+      blockSeconds,
+      finalSeconds,
+      signer,
+      pkcs11KeyLabel: pkcs11 ? required(env, setting('PKCS11_KEY_LABEL'), `with ${setting('SIGNER')}=pkcs11`) : (present(env, setting('PKCS11_KEY_LABEL')) ?? null),
+      nativeCurrency,
+      nativeDecimals,
+      nativeUsdPrice,
+      simulatedFeeNative,
+      gasLowWater: nativeAmount(env, setting('GAS_LOW_WATER'), preset?.gasLowWater ?? '0', nativeDecimals),
+      typicalFeeUsd: preset?.typicalFeeUsd ?? nativeToUsd(simulatedFeeNative, nativeDecimals, nativeUsdPrice),
+      typicalConfirmationSeconds: preset?.typicalConfirmationSeconds ?? finalSeconds + blockSeconds,
+    },
+    signer === 'pkcs11' ? refuseTreasuryKey(env, setting('TREASURY_KEY'), setting('SIGNER')) : requiredSecret(env, setting('TREASURY_KEY'), rpc, `with ${setting('ADAPTER')}=rpc`),
+  );
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
-  const ethereumAdapter = adapter(env, 'ETHEREUM_ADAPTER');
-  const solanaAdapter = adapter(env, 'SOLANA_ADAPTER');
-  const ethereumSigner = signerKind(env, 'ETHEREUM_SIGNER');
-  const solanaSigner = signerKind(env, 'SOLANA_SIGNER');
-  const ethereumPkcs11 = ethereumAdapter === 'rpc' && ethereumSigner === 'pkcs11';
-  const solanaPkcs11 = solanaAdapter === 'rpc' && solanaSigner === 'pkcs11';
+  const chainNames = chainList(env);
+  const chains = Object.fromEntries(chainNames.map((name) => [name, chainSettings(env, name)]));
+  const pkcs11Chain = chainNames.find((name) => chains[name]!.adapter === 'rpc' && chains[name]!.signer === 'pkcs11');
   if (present(env, 'PKCS11_PIN') !== undefined) {
     throw new ConfigError('PKCS11_PIN', 'is not read: put the PIN in a file and name it with PKCS11_PIN_FILE');
   }
@@ -452,53 +550,15 @@ export function loadConfig(env: Env = process.env): Config {
     executionJobTimeoutSeconds: seconds(env, 'EXECUTION_JOB_TIMEOUT_SECONDS', 60, 1),
     executionLeaseSeconds: seconds(env, 'EXECUTION_LEASE_SECONDS', 10, 0.5),
     depositPollSeconds: seconds(env, 'DEPOSIT_POLL_SECONDS', 5, 0.05),
-    ethereumAdapter,
-    solanaAdapter,
     simTreasuryUsdcMicros,
     simConfirmSeconds: present(env, 'SIM_CONFIRM_SECONDS') === undefined ? null : seconds(env, 'SIM_CONFIRM_SECONDS', 0),
     simFailureRate: rate(env, 'SIM_FAILURE_RATE'),
     simStuckRate: rate(env, 'SIM_STUCK_RATE'),
     simSeed: present(env, 'SIM_SEED') ?? 'stableroute',
     logLevel,
-    ethereum: withHiddenKey(
-      {
-        rpcUrl: ethereumAdapter === 'rpc' ? required(env, 'ETHEREUM_RPC_URL', 'with ETHEREUM_ADAPTER=rpc') : url(env, 'ETHEREUM_RPC_URL'),
-        usdcAddress:
-          ethereumAdapter === 'rpc'
-            ? required(env, 'ETHEREUM_USDC_ADDRESS', 'with ETHEREUM_ADAPTER=rpc')
-            : (present(env, 'ETHEREUM_USDC_ADDRESS') ?? null),
-        confirmations: integer(env, 'ETHEREUM_CONFIRMATIONS', 12, 1, 1000),
-        signer: ethereumSigner,
-        pkcs11KeyLabel: ethereumPkcs11
-          ? required(env, 'ETHEREUM_PKCS11_KEY_LABEL', 'with ETHEREUM_SIGNER=pkcs11')
-          : (present(env, 'ETHEREUM_PKCS11_KEY_LABEL') ?? null),
-      },
-      ethereumSigner === 'pkcs11'
-        ? refuseTreasuryKey(env, 'ETHEREUM_TREASURY_KEY', 'ETHEREUM_SIGNER')
-        : requiredSecret(env, 'ETHEREUM_TREASURY_KEY', ethereumAdapter === 'rpc', 'with ETHEREUM_ADAPTER=rpc'),
-    ),
-    solana: withHiddenKey(
-      {
-        rpcUrl: solanaAdapter === 'rpc' ? required(env, 'SOLANA_RPC_URL', 'with SOLANA_ADAPTER=rpc') : url(env, 'SOLANA_RPC_URL'),
-        usdcMint:
-          solanaAdapter === 'rpc'
-            ? required(env, 'SOLANA_USDC_MINT', 'with SOLANA_ADAPTER=rpc')
-            : (present(env, 'SOLANA_USDC_MINT') ?? null),
-        signer: solanaSigner,
-        pkcs11KeyLabel: solanaPkcs11
-          ? required(env, 'SOLANA_PKCS11_KEY_LABEL', 'with SOLANA_SIGNER=pkcs11')
-          : (present(env, 'SOLANA_PKCS11_KEY_LABEL') ?? null),
-      },
-      solanaSigner === 'pkcs11'
-        ? refuseTreasuryKey(env, 'SOLANA_TREASURY_KEY', 'SOLANA_SIGNER')
-        : requiredSecret(env, 'SOLANA_TREASURY_KEY', solanaAdapter === 'rpc', 'with SOLANA_ADAPTER=rpc'),
-    ),
-    pkcs11:
-      ethereumPkcs11 || solanaPkcs11
-        ? pkcs11Settings(env, `with ${ethereumPkcs11 ? 'ETHEREUM_SIGNER' : 'SOLANA_SIGNER'}=pkcs11`)
-        : null,
-    ethUsdPrice: usdPrice(env, 'ETH_USD_PRICE', 3000),
-    solUsdPrice: usdPrice(env, 'SOL_USD_PRICE', 150),
+    chainNames,
+    chains,
+    pkcs11: pkcs11Chain === undefined ? null : pkcs11Settings(env, `with ${envName(pkcs11Chain)}_SIGNER=pkcs11`),
     rpcTimeoutSeconds: seconds(env, 'RPC_TIMEOUT_SECONDS', 10, 0.05),
     policy: {
       maxPaymentMicros: usdLimit(env, 'POLICY_MAX_PAYMENT_USD'),
@@ -508,10 +568,6 @@ export function loadConfig(env: Env = process.env): Config {
       addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
     },
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
-    gasLowWater: {
-      ethereum: nativeAmount(env, 'ETHEREUM_GAS_LOW_WATER', '0.05', 18),
-      solana: nativeAmount(env, 'SOLANA_GAS_LOW_WATER', '0.05', 9),
-    },
     reconcileIntervalSeconds: seconds(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1),
     reconcileSurplusGraceSeconds: seconds(env, 'RECONCILE_SURPLUS_GRACE_SECONDS', 300),
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),

@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import type { AppContext } from './core/context.js';
 import { createGroupCommits } from './core/group-commits.js';
 import { ensureTestMerchant } from './core/merchants.js';
-import { ensureTreasuries } from './core/treasury.js';
+import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
@@ -122,6 +122,8 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
     closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: QUEUE_STOP_TIMEOUT_MS }));
+    // Before any adapter starts: a chain dropped from CHAINS with money or payments on it stops start-up.
+    await refuseRemovedChains(pool, config.chainNames);
     const metrics = createMetrics();
     const adapters = await createAdapters(config, workerPool, clock, log, metrics);
     closers.unshift(async () => {

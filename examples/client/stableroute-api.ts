@@ -98,8 +98,7 @@ export interface paths {
                             quote_id?: string;
                             amount_usd?: number;
                             candidate_routes?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 estimated_fee_usd?: number;
                                 estimated_settlement_seconds?: number;
                                 reliability_score?: number;
@@ -215,8 +214,7 @@ export interface paths {
                             payment_intent_id?: string;
                             status?: string;
                             amount_usd?: number;
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                             destination_address?: string;
                             /** Format: date-time */
                             created_at?: string;
@@ -346,15 +344,13 @@ export interface paths {
                             merchant_id?: string;
                             amount_usd?: number;
                             status?: string;
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                             destination_address?: string;
                             quote_id?: string;
                             idempotency_key?: string;
                             attempts?: {
                                 id?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 tx_id?: string;
                                 status?: string;
                                 estimated_fee_usd?: number;
@@ -372,8 +368,7 @@ export interface paths {
                                 type?: "reserve" | "debit" | "fee" | "release" | "refund";
                                 amount?: number;
                                 currency?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 /** Format: date-time */
                                 created_at?: string;
                             }[];
@@ -471,8 +466,7 @@ export interface paths {
                                     solana_address?: string;
                                 };
                                 candidate_routes?: {
-                                    /** @enum {string} */
-                                    chain?: "ethereum" | "solana";
+                                    chain?: components["schemas"]["Chain"];
                                     estimated_fee_usd?: number;
                                     estimated_settlement_seconds?: number;
                                     reliability_score?: number;
@@ -480,8 +474,7 @@ export interface paths {
                                 }[];
                                 recommended_route?: string;
                                 scoring_details?: {
-                                    /** @enum {string} */
-                                    chain?: "ethereum" | "solana";
+                                    chain?: components["schemas"]["Chain"];
                                     fee_score?: number;
                                     latency_score?: number;
                                     reliability_score?: number;
@@ -495,8 +488,7 @@ export interface paths {
                                 expires_at?: string;
                             };
                             chain_health?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 /** @enum {string} */
                                 health_status?: "healthy" | "degraded" | "unhealthy";
                                 estimated_fee_usd?: number;
@@ -509,14 +501,12 @@ export interface paths {
                                 status_reason?: string | null;
                             }[];
                             treasury_balances?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 available_balance?: number;
                                 reserved_balance?: number;
                             }[];
                             scoring_details?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 fee_score?: number;
                                 latency_score?: number;
                                 reliability_score?: number;
@@ -524,8 +514,7 @@ export interface paths {
                                 disqualified?: boolean;
                                 disqualification_reason?: string | null;
                             }[];
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                         };
                     };
                 };
@@ -676,8 +665,7 @@ export interface paths {
                                 total_volume_usd?: number;
                             };
                             chain_health?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 /** @enum {string} */
                                 health_status?: "healthy" | "degraded" | "unhealthy";
                                 estimated_fee_usd?: number;
@@ -690,8 +678,7 @@ export interface paths {
                                 status_reason?: string | null;
                             }[];
                             treasury_balances?: {
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 address?: string;
                                 available_balance?: number;
                                 reserved_balance?: number;
@@ -701,15 +688,13 @@ export interface paths {
                                 merchant_id?: string;
                                 amount_usd?: number;
                                 status?: string;
-                                /** @enum {string} */
-                                selected_chain?: "ethereum" | "solana";
+                                selected_chain?: components["schemas"]["Chain"];
                                 destination_address?: string;
                                 quote_id?: string;
                                 idempotency_key?: string;
                                 attempts?: {
                                     id?: string;
-                                    /** @enum {string} */
-                                    chain?: "ethereum" | "solana";
+                                    chain?: components["schemas"]["Chain"];
                                     tx_id?: string;
                                     status?: string;
                                     estimated_fee_usd?: number;
@@ -727,8 +712,7 @@ export interface paths {
                                     type?: "reserve" | "debit" | "fee" | "release" | "refund";
                                     amount?: number;
                                     currency?: string;
-                                    /** @enum {string} */
-                                    chain?: "ethereum" | "solana";
+                                    chain?: components["schemas"]["Chain"];
                                     /** Format: date-time */
                                     created_at?: string;
                                 }[];
@@ -747,8 +731,7 @@ export interface paths {
                             }[];
                             recent_deposits?: {
                                 id?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 tx_id?: string;
                                 index?: number;
                                 from_address?: string;
@@ -800,8 +783,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                             count?: string;
                             volume?: string;
                         }[];
@@ -842,8 +824,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             failure_reason?: string;
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             count?: string;
                         }[];
                     };
@@ -882,8 +863,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             adapter?: string;
                             ledger_usdc?: string;
@@ -1040,7 +1020,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     since?: string;
                     points?: string;
                 };
@@ -1057,8 +1037,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             /** @enum {string} */
                             health_status?: "healthy" | "degraded" | "unhealthy";
                             estimated_fee_usd?: number;
@@ -1096,8 +1075,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        chain: "ethereum" | "solana";
+                        chain: components["schemas"]["Chain"];
                         /** @enum {string} */
                         health_status: "healthy" | "degraded" | "unhealthy";
                         estimated_fee_usd?: number;
@@ -1114,8 +1092,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             /** @enum {string} */
                             health_status?: "healthy" | "degraded" | "unhealthy";
                             estimated_fee_usd?: number;
@@ -1181,8 +1158,7 @@ export interface paths {
                             approvals_required?: number;
                             merchant_id?: string;
                             amount_usd?: number;
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                             destination_address?: string;
                             approval_above_usd?: number;
                             /** Format: date-time */
@@ -1443,7 +1419,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                 };
                 header?: never;
                 path: {
@@ -1460,8 +1436,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             label?: string | null;
                             /** Format: date-time */
@@ -1505,8 +1480,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        chain: "ethereum" | "solana";
+                        chain: components["schemas"]["Chain"];
                         address: string;
                         label?: string;
                     };
@@ -1520,8 +1494,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             label?: string | null;
                             /** Format: date-time */
@@ -1538,8 +1511,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             label?: string | null;
                             /** Format: date-time */
@@ -1592,7 +1564,7 @@ export interface paths {
                 header?: never;
                 path: {
                     id: string;
-                    chain: "ethereum" | "solana";
+                    chain: components["schemas"]["Chain"];
                     address: string;
                 };
                 cookie?: never;
@@ -1606,8 +1578,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             label?: string | null;
                             /** Format: date-time */
@@ -1654,7 +1625,7 @@ export interface paths {
             parameters: {
                 query?: {
                     status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     merchant_id?: string;
                     created_from?: string;
                     created_before?: string;
@@ -1680,8 +1651,7 @@ export interface paths {
                                 merchant_id?: string;
                                 amount_usd?: number;
                                 status?: string;
-                                /** @enum {string} */
-                                selected_chain?: "ethereum" | "solana";
+                                selected_chain?: components["schemas"]["Chain"];
                                 destination_address?: string;
                                 tx_id?: string | null;
                                 actions?: {
@@ -1787,8 +1757,7 @@ export interface paths {
                             merchant_id?: string;
                             amount_usd?: number;
                             status?: string;
-                            /** @enum {string} */
-                            selected_chain?: "ethereum" | "solana";
+                            selected_chain?: components["schemas"]["Chain"];
                             destination_address?: string;
                             quote_id?: string;
                             idempotency_key?: string;
@@ -1809,8 +1778,7 @@ export interface paths {
                             }[];
                             attempts?: {
                                 id?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 tx_id?: string;
                                 status?: string;
                                 /** @enum {string} */
@@ -1835,8 +1803,7 @@ export interface paths {
                             ledger?: {
                                 id?: number;
                                 type?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 /** Format: date-time */
                                 created_at?: string;
                                 postings?: {
@@ -2089,8 +2056,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             address?: string;
                             /** @enum {string} */
                             adapter?: "simulated" | "rpc";
@@ -2202,7 +2168,7 @@ export interface paths {
             parameters: {
                 query?: {
                     status?: "all" | "native" | "funding" | "unmatched" | "ambiguous" | "matched" | "attached";
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     limit?: string;
                     before?: string;
                 };
@@ -2221,8 +2187,7 @@ export interface paths {
                         "application/json": {
                             data?: {
                                 id?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 tx_id?: string;
                                 index?: number;
                                 from_address?: string;
@@ -2368,8 +2333,7 @@ export interface paths {
                                 id?: string;
                                 /** @enum {string} */
                                 kind?: "low_gas" | "reconciliation_mismatch";
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 message?: string;
                                 /** @enum {string} */
                                 status?: "open" | "resolved";
@@ -2414,7 +2378,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     limit?: string;
                     cursor?: string;
                 };
@@ -2433,8 +2397,7 @@ export interface paths {
                         "application/json": {
                             data?: {
                                 id?: number;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 /** @enum {string} */
                                 status?: "ok" | "in_flight" | "mismatch" | "error";
                                 address?: string;
@@ -2498,8 +2461,7 @@ export interface paths {
                         "application/json": {
                             data?: {
                                 id?: string;
-                                /** @enum {string} */
-                                chain?: "ethereum" | "solana";
+                                chain?: components["schemas"]["Chain"];
                                 to?: string;
                                 amount_usdc?: string;
                                 status?: string;
@@ -2569,8 +2531,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             id?: string;
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             to?: string;
                             amount_usdc?: string;
                             status?: string;
@@ -2607,8 +2568,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             id?: string;
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             to?: string;
                             amount_usdc?: string;
                             status?: string;
@@ -2690,8 +2650,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             id?: string;
-                            /** @enum {string} */
-                            chain?: "ethereum" | "solana";
+                            chain?: components["schemas"]["Chain"];
                             to?: string;
                             amount_usdc?: string;
                             status?: string;
@@ -2902,7 +2861,7 @@ export interface paths {
                     from?: string;
                     /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
                     to?: string;
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     merchant_id?: string;
                     status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
                 };
@@ -2964,7 +2923,7 @@ export interface paths {
                     from?: string;
                     /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
                     to?: string;
-                    chain?: "ethereum" | "solana";
+                    chain?: components["schemas"]["Chain"];
                     merchant_id?: string;
                     status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
                 };
@@ -3021,6 +2980,11 @@ export interface components {
             message: string;
             code: string;
         };
+        /**
+         * @description A chain this service pays out on (CHAINS)
+         * @enum {string}
+         */
+        Chain: "ethereum" | "solana";
     };
     responses: never;
     parameters: never;

@@ -8,6 +8,7 @@ import { registerRefusalAudit } from './audit.js';
 import { registerMerchantAuth } from './auth.js';
 import { registerMerchantRateLimit } from './rate-limit.js';
 import { handleClientError } from './client-errors.js';
+import { chainSchemaFor } from './schemas/common.js';
 import { errorResponseSchema, registerErrorHandling, sendError } from './errors.js';
 import { registerDocs } from './docs.js';
 import { swaggerOptions } from './openapi/document.js';
@@ -61,6 +62,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     requestTimeout: 30_000,
   });
   app.addSchema(errorResponseSchema);
+  app.addSchema(chainSchemaFor(ctx.config.chainNames));
   // JSON only: a text/plain body is refused with 415 rather than parsed into a string.
   app.removeContentTypeParser('text/plain');
   // An empty body with a JSON content type means "no body" (POST /webhooks/test), not malformed JSON.

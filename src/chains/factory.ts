@@ -1,63 +1,70 @@
-// Builds the adapter of each chain from configuration.
+// Builds the adapter of each configured chain (CHAINS) from its settings.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { ChainSettings, Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
 import { instrumentAdapter } from './instrumented.js';
-import type { Chain, ChainAdapter, ChainAdapters } from './port.js';
+import type { ChainAdapter, ChainAdapters } from './port.js';
 import { createEthereumSigner, createSolanaSigner } from './signers/factory.js';
 import { createSimulatedAdapter } from './simulated/adapter.js';
 
 /** With `metrics`, every chain call is timed and its failures counted (src/chains/instrumented.ts). */
 export async function createAdapters(config: Config, pool: Pool, clock: Clock, log: Logger, metrics?: Metrics): Promise<ChainAdapters> {
-  const simulated = async (chain: Chain): Promise<ChainAdapter> => {
-    const adapter = createSimulatedAdapter({
-      chain,
-      db: pool,
-      clock,
-      seed: config.simSeed,
-      failureRate: config.simFailureRate,
-      stuckRate: config.simStuckRate,
-      confirmSeconds: config.simConfirmSeconds,
-      nativeUsdPrice: chain === 'ethereum' ? config.ethUsdPrice : config.solUsdPrice,
-      openingUsdcMicros: config.simTreasuryUsdcMicros,
-    });
-    // The simulated network lives in this database: its treasury wallet exists from the first start on.
-    await adapter.genesis(clock.now());
-    return adapter;
-  };
-  const ethereum = config.ethereumAdapter === 'rpc' ? await rpcEthereum(config, log) : await simulated('ethereum');
-  const solana = config.solanaAdapter === 'rpc' ? await rpcSolana(config, log) : await simulated('solana');
-  if (!metrics) return { ethereum, solana };
-  return { ethereum: instrumentAdapter(ethereum, metrics), solana: instrumentAdapter(solana, metrics) };
+  const adapters: ChainAdapters = {};
+  try {
+    for (const name of config.chainNames) {
+      const settings = config.chains[name]!;
+      const adapter = settings.adapter === 'rpc' ? await rpcAdapter(config, settings, log) : await simulated(config, settings, pool, clock);
+      adapters[name] = metrics ? instrumentAdapter(adapter, metrics) : adapter;
+    }
+  } catch (error) {
+    // A chain that cannot start stops start-up: the ones already built close their signers.
+    await Promise.allSettled(Object.values(adapters).map((adapter) => adapter.close?.()));
+    throw error;
+  }
+  return adapters;
 }
 
-async function rpcEthereum(config: Config, log: Logger): Promise<ChainAdapter> {
+async function simulated(config: Config, settings: ChainSettings, pool: Pool, clock: Clock): Promise<ChainAdapter> {
+  const adapter = createSimulatedAdapter({
+    settings,
+    db: pool,
+    clock,
+    seed: config.simSeed,
+    failureRate: config.simFailureRate,
+    stuckRate: config.simStuckRate,
+    confirmSeconds: config.simConfirmSeconds,
+    openingUsdcMicros: config.simTreasuryUsdcMicros,
+  });
+  // The simulated network lives in this database: its treasury wallet exists from the first start on.
+  await adapter.genesis(clock.now());
+  return adapter;
+}
+
+async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger): Promise<ChainAdapter> {
+  if (settings.family === 'solana') {
+    const { createSolanaAdapter } = await import('./solana/adapter.js');
+    const signer = await createSolanaSigner(config, settings, log);
+    return closingOnFailure(signer, async () =>
+      createSolanaAdapter({
+        rpcUrl: settings.rpcUrl!,
+        usdcMint: settings.usdcAddress!,
+        signer,
+        solUsdPrice: settings.nativeUsdPrice,
+        rpcTimeoutSeconds: config.rpcTimeoutSeconds,
+        logger: log,
+      }),
+    );
+  }
   const { createEthereumAdapter } = await import('./ethereum/adapter.js');
-  const signer = await createEthereumSigner(config, log);
+  const signer = await createEthereumSigner(config, settings, log);
   return closingOnFailure(signer, () =>
     createEthereumAdapter({
-      rpcUrl: config.ethereum.rpcUrl!,
-      usdcAddress: config.ethereum.usdcAddress!,
+      chain: settings,
+      rpcUrl: settings.rpcUrl!,
+      usdcAddress: settings.usdcAddress!,
       signer,
-      confirmations: config.ethereum.confirmations,
-      ethUsdPrice: config.ethUsdPrice,
-      rpcTimeoutSeconds: config.rpcTimeoutSeconds,
-      logger: log,
-    }),
-  );
-}
-
-async function rpcSolana(config: Config, log: Logger): Promise<ChainAdapter> {
-  const { createSolanaAdapter } = await import('./solana/adapter.js');
-  const signer = await createSolanaSigner(config, log);
-  return closingOnFailure(signer, async () =>
-    createSolanaAdapter({
-      rpcUrl: config.solana.rpcUrl!,
-      usdcMint: config.solana.usdcMint!,
-      signer,
-      solUsdPrice: config.solUsdPrice,
       rpcTimeoutSeconds: config.rpcTimeoutSeconds,
       logger: log,
     }),

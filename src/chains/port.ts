@@ -6,7 +6,7 @@
 import type { Queryable } from '../db/pool.js';
 import type { Chain, FailureReason, NativeCurrency, SignedTransfer, TxStatus } from '../domain/chain.js';
 
-export { CHAINS, FAILURE_REASONS, type Chain, type FailureReason, type SignedTransfer, type TxStatus } from '../domain/chain.js';
+export { FAILURE_REASONS, type Chain, type FailureReason, type SignedTransfer, type TxStatus } from '../domain/chain.js';
 
 export class ChainError extends Error {
   override readonly name = 'ChainError';
@@ -153,3 +153,10 @@ export interface ChainAdapter {
 }
 
 export type ChainAdapters = Record<Chain, ChainAdapter>;
+
+/** The adapter of a configured chain; a chain CHAINS does not list has none (a row from before it was removed). */
+export function adapterOf(adapters: ChainAdapters, chain: Chain): ChainAdapter {
+  const adapter = adapters[chain];
+  if (adapter === undefined) throw new ChainError('internal_error', 'rejected', `${chain} is not in CHAINS`, { details: chain });
+  return adapter;
+}

@@ -5,14 +5,14 @@
 // returning it. Exits 0 once the transfer is on chain.
 import { parseArgs } from 'node:util';
 import type { Address } from 'viem';
-import type { Config } from '../config.js';
-import { isChain } from '../domain/chain.js';
+import { envName, type Config } from '../config.js';
+import { isChainIn } from '../domain/chain.js';
 import { isWellFormedAddress } from '../domain/addresses.js';
 import { transferAmounts } from './transfers.js';
 import { usage } from './exits.js';
 
-const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
-       against the running devnet named by ETHEREUM_RPC_URL + ETHEREUM_USDC_ADDRESS or SOLANA_RPC_URL
+const DEVNET_FUND_USAGE = `usage: stableroute devnet fund --chain NAME --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
+       against the running devnet chain NAME of CHAINS: NAME_RPC_URL + NAME_USDC_ADDRESS (EVM), or SOLANA_RPC_URL
 `;
 
 export async function devnetFundCommand(args: string[], config: Config): Promise<number> {
@@ -30,17 +30,18 @@ export async function devnetFundCommand(args: string[], config: Config): Promise
   });
   if (positionals.length > 0) return usage(DEVNET_FUND_USAGE);
   const chain = values.chain;
-  if (!isChain(chain)) return usage(DEVNET_FUND_USAGE, '--chain must be ethereum or solana');
+  if (!isChainIn(config.chainNames, chain)) return usage(DEVNET_FUND_USAGE, `--chain must be one of CHAINS (${config.chainNames.join(', ')})`);
   if (values.to === undefined || !isWellFormedAddress(chain, values.to)) return usage(DEVNET_FUND_USAGE, `--to must be a ${chain} address`);
   if (values.from !== undefined && !isWellFormedAddress(chain, values.from)) return usage(DEVNET_FUND_USAGE, `--from must be a ${chain} address`);
   const amounts = transferAmounts(chain, values.usdc, values.native);
   if (typeof amounts === 'string') return usage(DEVNET_FUND_USAGE, amounts);
 
   let txIds: string[];
-  if (chain === 'ethereum') {
-    const { rpcUrl, usdcAddress } = config.ethereum;
+  const settings = config.chains[chain]!;
+  if (settings.family === 'evm') {
+    const { rpcUrl, usdcAddress } = settings;
     if (!rpcUrl || !usdcAddress) {
-      process.stderr.write('set ETHEREUM_RPC_URL and ETHEREUM_USDC_ADDRESS to the running devnet (stableroute devnet prints them)\n');
+      process.stderr.write(`set ${envName(chain)}_RPC_URL and ${envName(chain)}_USDC_ADDRESS to the running devnet (stableroute devnet prints them)\n`);
       return 1;
     }
     const { sendDevnetEthereumTransfer } = await import('../devnet/ethereum-transfer.js');
@@ -49,7 +50,7 @@ export async function devnetFundCommand(args: string[], config: Config): Promise
       { to: values.to as Address, ...(values.from ? { from: values.from as Address } : {}), usdcMicros: amounts.usdc, wei: amounts.native },
     );
   } else {
-    const { rpcUrl } = config.solana;
+    const { rpcUrl } = settings;
     if (!rpcUrl) {
       process.stderr.write('set SOLANA_RPC_URL to the running devnet (stableroute devnet prints it)\n');
       return 1;

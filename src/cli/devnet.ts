@@ -2,7 +2,8 @@
 // with a 6-decimal USDC token and a funded treasury, and a Solana JSON-RPC endpoint backed by LiteSVM with a USDC
 // mint and a funded treasury. Runs until SIGINT, SIGTERM or SIGHUP, or until its parent process goes away.
 // With --signer pkcs11 both treasuries are keys generated inside a fresh SoftHSM2 token instead (src/devnet/softhsm.ts):
-// it prints the signer settings, never a key.
+// it prints the signer settings, never a key. `--chains base,arbitrum` adds one anvil per named EVM chain (issue 27),
+// each with its own chain id, USDC and treasury, and prints CHAINS and each chain's NAME_* settings with the rest.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -10,11 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino, { type Logger } from 'pino';
+import type { EthereumDevnet } from '../devnet/ethereum.js';
+import { CHAIN_PRESETS, DEFAULT_CHAINS } from '../domain/chain-presets.js';
+import { CHAIN_NAME_PATTERN } from '../domain/chain.js';
+import { envName } from '../config.js';
+import { usage } from './exits.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const PARENT_POLL_MS = 500;
 const USAGE =
-  'usage: stableroute devnet [--json] [--signer key|pkcs11] [--ethereum-port N] [--solana-port N] [--block-time S] [--confirmations N]\n';
+  'usage: stableroute devnet [--json] [--signer key|pkcs11] [--chains NAME,...] [--ethereum-port N] [--solana-port N] [--block-time S] [--confirmations N]\n' +
+  '       --chains: more EVM chains (base, arbitrum, ...), one anvil each; ethereum and solana always run\n';
+/** At most this many chains beside ethereum and solana: each is an anvil process of its own. */
+const EXTRA_CHAINS_MAX = 8;
+// Chain ids of the extra chains, in the order --chains names them: local ids after anvil's 31337 (Ethereum's on the
+// devnet), never the real networks' (8453 for base...). The devnet's treasury key is a public anvil test key and a
+// signature binds to its chain id (EIP-155): one made on the devnet must never be valid on a real chain.
+const FIRST_EXTRA_CHAIN_ID = 31_338;
 // What the devnet gives a treasury held in the SoftHSM token, as it gives its own treasuries.
 const HSM_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
 const HSM_TREASURY_WEI = 100n * 10n ** 18n;
@@ -30,6 +43,7 @@ export async function devnetCommand(args: string[]): Promise<number> {
       'block-time': { type: 'string', default: '1' },
       confirmations: { type: 'string', default: '2' },
       signer: { type: 'string', default: 'key' },
+      chains: { type: 'string' },
     },
   });
   const port = (name: 'ethereum-port' | 'solana-port') => (values[name] ? Number(values[name]) : undefined);
@@ -40,6 +54,8 @@ export async function devnetCommand(args: string[]): Promise<number> {
     process.stderr.write(USAGE);
     return 2;
   }
+  const extraNames = extraChains(values.chains);
+  if (typeof extraNames === 'string') return usage(USAGE, extraNames);
   const log = pino({ level: 'warn' }, pino.destination(2));
   // Before anything is spawned: a signal or the parent's death at any moment from here on stops anvil with us.
   const stop = watchForStop(log);
@@ -51,10 +67,22 @@ export async function devnetCommand(args: string[]): Promise<number> {
   const { startSolanaDevnet } = await import('../devnet/solana.js');
   let ethereum: Awaited<ReturnType<typeof startEthereumDevnet>> | undefined;
   let solana: Awaited<ReturnType<typeof startSolanaDevnet>> | undefined;
+  /** The extra chains' nodes by name, kept as each starts: all that started are stopped, even when another failed. */
+  const extras = new Map<string, EthereumDevnet>();
   try {
     // Blocks keep coming (block time), so Ethereum transfers reach ETHEREUM_CONFIRMATIONS by themselves.
     ethereum = await startEthereumDevnet({ port: port('ethereum-port'), blockTimeSeconds, logger: log, signal: stop.signal });
     solana = await startSolanaDevnet({ port: port('solana-port'), logger: log });
+    // The presets of rollups and Polygon read the `finalized` tag: it follows the blocks here, 2 behind the latest.
+    const started = await Promise.allSettled(
+      extraNames.map((name, i) =>
+        startEthereumDevnet({ chainId: FIRST_EXTRA_CHAIN_ID + i, tagsFollowBlocks: true, blockTimeSeconds, logger: log, signal: stop.signal }).then(
+          (devnet) => extras.set(name, devnet),
+        ),
+      ),
+    );
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     stop.signal.throwIfAborted();
     let treasuries = { ethereum: ethereum.treasuryAddress as string, solana: solana.treasuryAddress };
     let custody: Record<string, string> = { ETHEREUM_TREASURY_KEY: ethereum.treasuryKey, SOLANA_TREASURY_KEY: solana.treasuryKey };
@@ -64,6 +92,8 @@ export async function devnetCommand(args: string[]): Promise<number> {
       const token = await createSoftHsmToken(join(runDir, 'softhsm'));
       await ethereum.fund(token.ethereumAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, wei: HSM_TREASURY_WEI });
       await solana.fund(token.solanaAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, lamports: HSM_TREASURY_LAMPORTS });
+      // One EVM key pays on every EVM chain, as ETHEREUM_TREASURY_KEY does without a token.
+      for (const extra of extras.values()) await extra.fund(token.ethereumAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, wei: HSM_TREASURY_WEI });
       stop.signal.throwIfAborted();
       treasuries = { ethereum: token.ethereumAddress, solana: token.solanaAddress };
       custody = {
@@ -77,7 +107,13 @@ export async function devnetCommand(args: string[]): Promise<number> {
         SOFTHSM2_CONF: token.conf,
       };
     }
+    const evmKey = ethereum.treasuryKey;
+    const evmCustody = (name: string): Record<string, string> =>
+      pkcs11
+        ? { [`${envName(name)}_SIGNER`]: 'pkcs11', [`${envName(name)}_PKCS11_KEY_LABEL`]: custody.ETHEREUM_PKCS11_KEY_LABEL! }
+        : { [`${envName(name)}_TREASURY_KEY`]: evmKey };
     const env = {
+      CHAINS: [...DEFAULT_CHAINS, ...extraNames].join(','),
       ETHEREUM_ADAPTER: 'rpc',
       ETHEREUM_RPC_URL: ethereum.rpcUrl,
       ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
@@ -86,6 +122,7 @@ export async function devnetCommand(args: string[]): Promise<number> {
       SOLANA_RPC_URL: solana.rpcUrl,
       SOLANA_USDC_MINT: solana.usdcMint,
       ...custody,
+      ...Object.assign({}, ...extraNames.map((name) => extraChainEnv(name, extras.get(name)!, evmCustody(name)))),
       DATA_DIR: dataDir,
     };
     if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);
@@ -93,7 +130,9 @@ export async function devnetCommand(args: string[]): Promise<number> {
       process.stdout.write('Local chains are running. Point stableroute at them with:\n\n');
       for (const [key, value] of Object.entries(env)) process.stdout.write(`export ${key}=${value}\n`);
       process.stdout.write(
-        `\nEthereum treasury ${treasuries.ethereum}, Solana treasury ${treasuries.solana}` +
+        `\nEthereum treasury ${treasuries.ethereum}` +
+          (extraNames.length > 0 ? ` (also on ${extraNames.join(', ')})` : '') +
+          `, Solana treasury ${treasuries.solana}` +
           (pkcs11 ? `, both keys inside the SoftHSM token "${custody.PKCS11_TOKEN_LABEL}" (never exported). ` : '. ') +
           `DATA_DIR is a new embedded database for this run (removed when the devnet stops, unless it is in use). Ctrl-C stops.\n`,
       );
@@ -104,10 +143,42 @@ export async function devnetCommand(args: string[]): Promise<number> {
     if (stop.signal.aborted) return 0; // stopped during start-up, as asked
     throw error;
   } finally {
-    await Promise.allSettled([ethereum?.stop(), solana?.stop()]);
+    await Promise.allSettled([ethereum?.stop(), solana?.stop(), ...[...extras.values()].map((extra) => extra.stop())]);
     await removeRunDir(runDir, dataDir, log);
     stop.dispose();
   }
+}
+
+/** The chains --chains names, checked as CHAINS checks names (src/config.ts); a problem is returned as its message. */
+function extraChains(raw: string | undefined): string[] | string {
+  if (raw === undefined) return [];
+  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const always = DEFAULT_CHAINS.join(' and ');
+  for (const name of names) {
+    if (!CHAIN_NAME_PATTERN.test(name)) return `--chains: "${name}" is not a chain name (lower-case letters, digits and underscores, starting with a letter)`;
+    if (DEFAULT_CHAINS.includes(name)) return `--chains: ${always} always run; name only the chains to add`;
+  }
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) return `--chains names ${repeated} twice`;
+  if (names.length === 0) return '--chains names no chain';
+  if (names.length > EXTRA_CHAINS_MAX) return `--chains names ${names.length} chains; at most ${EXTRA_CHAINS_MAX}`;
+  return names;
+}
+
+/**
+ * An extra chain's settings. Its chain id is the devnet's, not the preset's; a chain without a preset also gets what
+ * a preset would give (src/config.ts requires it): fees in ETH, final by the `finalized` tag.
+ */
+function extraChainEnv(name: string, devnet: EthereumDevnet, custody: Record<string, string>): Record<string, string> {
+  const prefix = envName(name);
+  return {
+    [`${prefix}_ADAPTER`]: 'rpc',
+    [`${prefix}_RPC_URL`]: devnet.rpcUrl,
+    [`${prefix}_USDC_ADDRESS`]: devnet.usdcAddress,
+    [`${prefix}_CHAIN_ID`]: String(devnet.chainId),
+    ...(CHAIN_PRESETS[name] === undefined ? { [`${prefix}_NATIVE_CURRENCY`]: 'ETH', [`${prefix}_FINALITY`]: 'finalized' } : {}),
+    ...custody,
+  };
 }
 
 interface StopWatch {

@@ -37,7 +37,7 @@ export async function exportCommand(args: string[], config: Config, h: Pick<CliH
   if (positionals.length !== 1 || !EXPORT_KINDS.includes(kind) || values.from === undefined || values.to === undefined) return usage(EXPORT_USAGE);
   const filter: ExportFilterInput = { from: values.from, to: values.to, chain: values.chain, merchant_id: values['merchant-id'], status: values.status };
   try {
-    parseExportFilter(filter);
+    parseExportFilter(filter, config.chainNames);
   } catch (error) {
     if (error instanceof AppError) return usage(EXPORT_USAGE, `${error.code}: ${error.message}`);
     throw error;
@@ -45,7 +45,7 @@ export async function exportCommand(args: string[], config: Config, h: Pick<CliH
   const out = values.out;
   return h.withDatabase(config, async (pool) =>
     refusable(async () => {
-      const exported = await openExport({ pool, clock: systemClock }, { kind, filter, actor: cliActor() });
+      const exported = await openExport({ pool, clock: systemClock, config }, { kind, filter, actor: cliActor() });
       const body = Readable.from(exported.chunks, { objectMode: false });
       if (out === undefined) {
         await pipeline(body, process.stdout, { end: false });

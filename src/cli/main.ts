@@ -74,8 +74,11 @@ const USAGE = `usage: stableroute <command>
   simulate transfer --chain C --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
                              a transfer from outside on a simulated chain (a deposit, a returned payout)
   devnet [--json]            start local Ethereum (anvil) and Solana (LiteSVM) chains for real-chain mode
-  devnet fund --chain ethereum|solana --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
-                             against the running devnet (ETHEREUM_RPC_URL, ETHEREUM_USDC_ADDRESS, SOLANA_RPC_URL):
+  devnet --chains NAME,... [--json]
+                             also one anvil per named EVM chain (base, arbitrum, ...), each with a local chain id;
+                             prints CHAINS and each chain's NAME_* settings
+  devnet fund --chain C --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
+                             against the running devnet (NAME_RPC_URL, NAME_USDC_ADDRESS, SOLANA_RPC_URL):
                              mint test USDC and send native currency to ADDRESS; with --from, send as that address
                              (anvil impersonation; Solana: processed without signature verification)
   devnet --signer pkcs11 [--json]

@@ -7,7 +7,7 @@ import type { AppContext } from '../core/context.js';
 import { approvePayment, listPendingApprovals, rejectPayment } from '../core/operator-transitions/approve.js';
 import { getMerchantPolicy, updateMerchantPolicy, type LimitChange, type MerchantPolicy, type PolicyChange } from '../core/policies.js';
 import type { Pool } from '../db/pool.js';
-import { isChain } from '../domain/chain.js';
+import { isChainIn } from '../domain/chain.js';
 import { addressView, pendingApprovalView, policyView } from '../api/views/policies.js';
 import { systemClock } from '../clock.js';
 import { formatUsdc, MAX_AMOUNT_USD, parseBoundedUsdc } from '../money.js';
@@ -134,7 +134,7 @@ export async function merchantsAddressesCommand(args: string[], config: Config, 
   const [action, merchantId, ...rest] = positionals;
   if (!action || !['add', 'remove', 'list'].includes(action) || !merchantId || rest.length > 0) return usage(ADDRESSES_USAGE);
   const chain = values.chain;
-  if (chain !== undefined && !isChain(chain)) return usage(ADDRESSES_USAGE, `--chain must be ethereum or solana, got "${chain}"`);
+  if (chain !== undefined && !isChainIn(config.chainNames, chain)) return usage(ADDRESSES_USAGE, `--chain must be one of CHAINS (${config.chainNames.join(', ')}), got "${chain}"`);
   if (action !== 'list' && (!chain || !values.address?.trim())) return usage(ADDRESSES_USAGE, `addresses ${action} needs --chain and --address`);
 
   if (action === 'add') {

@@ -3,18 +3,18 @@
 import { parseArgs } from 'node:util';
 import { recordExternalTransfers, SimulatedTransferRefused, type ExternalTransfer } from '../chains/simulated/external-transfer.js';
 import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
+import { envName, type Config } from '../config.js';
 import { attachRefund } from '../core/deposits/attach.js';
 import { isWellFormedAddress } from '../domain/addresses.js';
-import { isChain, NATIVE_CURRENCY, type Chain } from '../domain/chain.js';
-import { decimalsOf } from '../ledger/currencies.js';
+import { isChainIn, type Chain } from '../domain/chain.js';
+import { decimalsOf, USDC_DECIMALS } from '../ledger/currencies.js';
 import { AmountError, parseUnits } from '../money.js';
 import { refusable, usage } from './exits.js';
 import { cliAudit, recordingRefusals } from './actor.js';
 import type { CliHelpers } from './policies.js';
 
-const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain ethereum|solana --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
-       a transfer from outside on a simulated chain (ETHEREUM_ADAPTER / SOLANA_ADAPTER = simulated), written to the
+const SIMULATE_USAGE = `usage: stableroute simulate transfer --chain CHAIN --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
+       a transfer from outside on a simulated chain (NAME_ADAPTER=simulated), written to the
        simulator's state in the service's database; both amounts given: two transfers in one block
 `;
 const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID --tx TX_ID [--json]
@@ -24,8 +24,8 @@ const REFUND_USAGE = `usage: stableroute intents refund PAYMENT_INTENT_ID --tx T
 export function transferAmounts(chain: Chain, usdc: string | undefined, native: string | undefined): { usdc: bigint; native: bigint } | string {
   try {
     const amounts = {
-      usdc: usdc === undefined ? 0n : parseUnits(usdc, decimalsOf('USDC')),
-      native: native === undefined ? 0n : parseUnits(native, decimalsOf(NATIVE_CURRENCY[chain])),
+      usdc: usdc === undefined ? 0n : parseUnits(usdc, USDC_DECIMALS),
+      native: native === undefined ? 0n : parseUnits(native, decimalsOf(chain, 'native')),
     };
     if (amounts.usdc < 0n || amounts.native < 0n || (usdc !== undefined && amounts.usdc === 0n) || (native !== undefined && amounts.native === 0n)) {
       return 'amounts must be positive';
@@ -53,15 +53,15 @@ export async function simulateCommand(args: string[], config: Config, helpers: C
   });
   if (positionals[0] !== 'transfer' || positionals.length !== 1) return usage(SIMULATE_USAGE);
   const chain = values.chain;
-  if (!isChain(chain)) return usage(SIMULATE_USAGE, '--chain must be ethereum or solana');
+  if (!isChainIn(config.chainNames, chain)) return usage(SIMULATE_USAGE, `--chain must be one of CHAINS (${config.chainNames.join(', ')})`);
   for (const flag of ['from', 'to'] as const) {
     const address = values[flag];
     if (address === undefined || !isWellFormedAddress(chain, address)) return usage(SIMULATE_USAGE, `--${flag} must be a ${chain} address`);
   }
   const amounts = transferAmounts(chain, values.usdc, values.native);
   if (typeof amounts === 'string') return usage(SIMULATE_USAGE, amounts);
-  if ((chain === 'ethereum' ? config.ethereumAdapter : config.solanaAdapter) !== 'simulated') {
-    process.stderr.write(`${chain} is not simulated here (${chain.toUpperCase()}_ADAPTER=rpc): use \`stableroute devnet fund\` on a devnet\n`);
+  if (config.chains[chain]!.adapter !== 'simulated') {
+    process.stderr.write(`${chain} is not simulated here (${envName(chain)}_ADAPTER=rpc): use \`stableroute devnet fund\` on a devnet\n`);
     return 1;
   }
   // A context, not just a database: the simulated network's genesis runs with the adapters, so this works on a

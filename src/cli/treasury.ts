@@ -34,7 +34,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
         idempotencyKey: values['idempotency-key'],
         audit,
       }));
-      const view = withdrawalView(result);
+      const view = withdrawalView(result, config.chains);
       if (values.json) helpers.out(JSON.stringify({ ...view, replayed: result.replayed }));
       else {
         helpers.out(view.id);

@@ -5,6 +5,7 @@
 import { html } from './html.js';
 import { useState } from 'preact/hooks';
 import { post } from './api.js';
+import { chainLabel } from './chains.js';
 import { ConfirmDialog } from './components.js';
 import { usd } from './format.js';
 import { useCan } from './session.js';
@@ -22,7 +23,7 @@ const ACTIONS = {
     title: 'Mark this payment failed?',
     confirm: 'Mark failed',
     tone: 'danger',
-    text: 'Fails the payment and returns its USDC to available; payment.failed is sent to the merchant. The chain is asked first: this is refused until it proves the transfer can never land (on Ethereum: its nonce used at final depth, e.g. by a final cancel on chain), because the payout may still happen.',
+    text: 'Fails the payment and returns its USDC to available; payment.failed is sent to the merchant. The chain is asked first: this is refused until it proves the transfer can never land (on an EVM chain: its nonce used at final depth, e.g. by a final cancel on chain), because the payout may still happen.',
   },
   replace: {
     button: 'Replace with higher fee',
@@ -43,7 +44,7 @@ const ACTIONS = {
     title: 'Cancel the stuck transfer on chain?',
     confirm: 'Sign and send cancel',
     tone: 'danger',
-    text: 'Signs a transaction that moves nothing (zero ETH from the treasury to itself) on the stuck transfer’s nonce with a higher fee, and sends it. Whichever of the two lands, the other never can. Once the cancel is final the payment fails, its USDC returns to available and payment.failed is sent; if the transfer lands instead, it settles. Its gas is booked as a fee.',
+    text: 'Signs a transaction that moves nothing (zero of the chain’s native currency from the treasury to itself) on the stuck transfer’s nonce with a higher fee, and sends it. Whichever of the two lands, the other never can. Once the cancel is final the payment fails, its USDC returns to available and payment.failed is sent; if the transfer lands instead, it settles. Its gas is booked as a fee.',
   },
   cancel: {
     button: 'Cancel payment',
@@ -75,7 +76,7 @@ export function PaymentActions({ payment, onDone, compact = false }) {
     ${spec
       ? html`<${ConfirmDialog}
           title=${spec.title}
-          description=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${payment.selected_chain}</p><p>${spec.text}</p>`}
+          description=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${chainLabel(payment.selected_chain)}</p><p>${spec.text}</p>`}
           confirmLabel=${spec.confirm}
           tone=${spec.tone}
           allowForce=${open === 'settled' || open === 'failed'}

@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { adminToken, api, onAuthRequired, setAdminToken } from './api.js';
+import { loadChains } from './chains.js';
 import { ErrorNote, useResource } from './components.js';
 import { html } from './html.js';
 import { startLive, stopLive, useLiveEvents, useLiveState, useThrottled } from './live.js';
@@ -114,7 +115,8 @@ function App() {
   phase.current = state.phase;
   const enter = async (me, token) => {
     setAdminToken(token);
-    setState({ phase: 'ready', me, names: await loadNames() });
+    const [names, chains] = await Promise.all([loadNames(), loadChains()]);
+    setState({ phase: 'ready', me, names, chains });
   };
   useEffect(() => {
     api('/admin/me', { quiet: true }).then(
@@ -146,7 +148,7 @@ function App() {
   if (state.phase === 'checking') return html`<p class="booting">Loading the console…</p>`;
   if (state.phase === 'error') return html`<div class="signin-page"><${ErrorNote} error=${state.error} /></div>`;
   if (state.phase === 'signin') return html`<${SignInPage} notice=${state.notice} onSignedIn=${enter} />`;
-  const session = { me: state.me, names: state.names, signOut, reloadNames };
+  const session = { me: state.me, names: state.names, chains: state.chains, signOut, reloadNames };
   return html`<${SessionContext.Provider} value=${session}><${Shell} /></${SessionContext.Provider}>`;
 }
 

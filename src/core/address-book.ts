@@ -1,5 +1,6 @@
 // The merchant address book: with the allowlist on, a merchant can pay only these recipients, each from the end of
 // its cooling-off period (POLICY_ADDRESS_COOLING_OFF_SECONDS, fixed when the address is added; decision 9).
+import { adapterOf } from '../chains/port.js';
 import { addSeconds } from '../clock.js';
 import type { Queryable } from '../db/pool.js';
 import { deleteAddress, insertAddress, listAddresses, findAddress, type AddressRow } from '../db/queries/addresses.js';
@@ -28,7 +29,7 @@ export async function addAddress(
   audit: AuditEntry,
 ): Promise<{ entry: AddressRow; created: boolean }> {
   const address = input.address.trim();
-  if (!ctx.adapters[input.chain].isValidAddress(address)) {
+  if (!adapterOf(ctx.adapters, input.chain).isValidAddress(address)) {
     throw new AppError('INVALID_DESTINATION', `${address} is not a valid ${input.chain} recipient (an address, not the treasury)`);
   }
   const now = ctx.clock.now();

@@ -6,7 +6,7 @@ import { insertSnapshot, latestSnapshots, type SnapshotRow } from '../db/queries
 import type { Chain } from '../domain/chain.js';
 import { OPEN_STATUSES } from '../domain/payment-intent.js';
 import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
-import { CHAIN_DEFAULTS, DEFAULT_RPC_ERROR_RATE } from '../routing/defaults.js';
+import { DEFAULT_RPC_ERROR_RATE, defaultSnapshot } from '../routing/defaults.js';
 import type { HealthStatus } from '../domain/health.js';
 import type { AppContext } from './context.js';
 import { audited, type AuditEntry } from './audit.js';
@@ -25,7 +25,7 @@ export interface Overview {
 export async function overview(ctx: AppContext): Promise<Overview> {
   const [counts, snapshots, balances, recent, deposits] = await Promise.all([
     paymentCounts(ctx.pool, OPEN_STATUSES),
-    latestSnapshots(ctx.pool),
+    latestSnapshots(ctx.pool, ctx.config),
     treasuryBalances(ctx.pool),
     recentIntents(ctx.pool, ADMIN_RECENT_PAYMENTS),
     recentDeposits(ctx, ADMIN_RECENT_DEPOSITS),
@@ -61,8 +61,8 @@ export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput
   const snapshot: SnapshotRow = {
     chain: input.chain,
     health_status: input.health_status,
-    estimated_fee_usd: input.estimated_fee_usd ?? CHAIN_DEFAULTS[input.chain].estimated_fee_usd,
-    avg_confirmation_seconds: input.avg_confirmation_seconds ?? CHAIN_DEFAULTS[input.chain].avg_confirmation_seconds,
+    estimated_fee_usd: input.estimated_fee_usd ?? defaultSnapshot(ctx.config.chains, input.chain).estimated_fee_usd,
+    avg_confirmation_seconds: input.avg_confirmation_seconds ?? defaultSnapshot(ctx.config.chains, input.chain).avg_confirmation_seconds,
     rpc_error_rate: input.rpc_error_rate ?? DEFAULT_RPC_ERROR_RATE,
     p95_latency_ms: null,
     congestion_score: null,

@@ -30,6 +30,6 @@ export interface LifecycleDeps {
   boss: PgBoss;
   clock: Clock;
   adapters: ChainAdapters;
-  config: Pick<Config, 'executionRetryDelaySeconds' | 'stuckAfterSeconds' | 'executionLeaseSeconds'>;
+  config: Pick<Config, 'executionRetryDelaySeconds' | 'stuckAfterSeconds' | 'executionLeaseSeconds' | 'chains'>;
   log: Logger;
 }

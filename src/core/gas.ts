@@ -7,7 +7,7 @@ import { lowGasReason } from '../domain/gas.js';
 import { treasuryNativeBalances } from '../ledger/native-balances.js';
 import { raiseAlert, resolveAlert, type AlertDeps } from './alerts.js';
 
-export type GasDeps = AlertDeps & { config: Pick<Config, 'gasLowWater' | 'operatorWebhookUrl'> };
+export type GasDeps = AlertDeps & { config: Pick<Config, 'chains' | 'operatorWebhookUrl'> };
 
 /** Returns the low-gas reason (the chain is then degraded), or null. Raises or resolves the `low_gas` alert. */
 export async function checkGas(tx: Queryable, deps: GasDeps, adapter: ChainAdapter, at: Date): Promise<string | null> {
@@ -18,7 +18,7 @@ export async function checkGas(tx: Queryable, deps: GasDeps, adapter: ChainAdapt
     currency: adapter.nativeCurrency,
     decimals: adapter.nativeDecimals,
     bookedUnits: booked.units,
-    lowWaterUnits: deps.config.gasLowWater[adapter.chain],
+    lowWaterUnits: deps.config.chains[adapter.chain]!.gasLowWater,
   });
   if (reason !== null) await raiseAlert(tx, deps, { kind: 'low_gas', chain: adapter.chain, message: reason }, at);
   else await resolveAlert(tx, deps, 'low_gas', adapter.chain, at);

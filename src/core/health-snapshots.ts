@@ -3,22 +3,22 @@
 // HEALTH_COLLECT_SECONDS by the workers (src/workers/runner.ts); with several worker processes, one snapshot per chain
 // and period is recorded (advisory lock + freshness).
 import type { Logger } from 'pino';
-import type { ChainAdapters, HealthProbe } from '../chains/port.js';
+import { adapterOf, type ChainAdapters, type HealthProbe } from '../chains/port.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { tryAdvisoryXactLock, withTransaction, type Pool } from '../db/pool.js';
 import { insertProbe, pruneProbes, recentProbes, recentSettlementSeconds } from '../db/queries/health-samples.js';
 import { hasCollectorSnapshotSince, insertSnapshot } from '../db/queries/snapshots.js';
-import { CHAINS, type Chain } from '../domain/chain.js';
+import type { Chain } from '../domain/chain.js';
 import { checkGas } from './gas.js';
-import { CHAIN_DEFAULTS } from '../routing/defaults.js';
+import { defaultSnapshot } from '../routing/defaults.js';
 import { assess, PROBE_WINDOW } from '../domain/health.js';
 
 export interface HealthDeps {
   pool: Pool;
   clock: Clock;
   adapters: ChainAdapters;
-  config: Pick<Config, 'healthCollectSeconds' | 'rpcTimeoutSeconds' | 'gasLowWater' | 'operatorWebhookUrl'>;
+  config: Pick<Config, 'healthCollectSeconds' | 'rpcTimeoutSeconds' | 'chains' | 'chainNames' | 'operatorWebhookUrl'>;
   log: Logger;
 }
 
@@ -45,7 +45,7 @@ async function probeWithTimeout(deps: HealthDeps, chain: Chain): Promise<HealthP
     return await Promise.race([
       // Through then(), so an adapter that throws instead of rejecting is a failed probe, not a failed collection.
       Promise.resolve()
-        .then(() => deps.adapters[chain].probe())
+        .then(() => adapterOf(deps.adapters, chain).probe())
         .catch((error: unknown) => ({ ok: false, latencyMs: timeoutMs, error: String(error) })),
       timeout,
     ]);
@@ -57,7 +57,7 @@ async function probeWithTimeout(deps: HealthDeps, chain: Chain): Promise<HealthP
 /** Records a snapshot of each chain whose period has none yet; answers how many it recorded. */
 export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
   let recorded = 0;
-  for (const [index, chain] of CHAINS.entries()) {
+  for (const [index, chain] of deps.config.chainNames.entries()) {
     const probe = await probeWithTimeout(deps, chain);
     const done = await withTransaction(deps.pool, async (tx) => {
       const now = deps.clock.now();
@@ -68,7 +68,7 @@ export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
       const recent = await recentProbes(tx, chain, PROBE_WINDOW);
       const measured = await recentSettlementSeconds(tx, chain, SETTLEMENT_SAMPLE);
       const assessment = assess(recent, probe.congestion ?? null);
-      const adapter = deps.adapters[chain];
+      const adapter = adapterOf(deps.adapters, chain);
       // Gas below the low-water mark degrades a chain whose node is fine (decision 28).
       const gasReason = await checkGas(tx, deps, adapter, now);
       await insertSnapshot(tx, {
@@ -77,7 +77,7 @@ export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
         health_status: gasReason !== null && assessment.health_status === 'healthy' ? 'degraded' : assessment.health_status,
         status_reason: gasReason,
         estimated_fee_native: probe.fee?.feeNative ?? null,
-        estimated_fee_usd: probe.fee?.feeUsd ?? CHAIN_DEFAULTS[chain].estimated_fee_usd,
+        estimated_fee_usd: probe.fee?.feeUsd ?? defaultSnapshot(deps.config.chains, chain).estimated_fee_usd,
         avg_confirmation_seconds:
           measured.samples >= MIN_SETTLEMENT_SAMPLES && measured.avgSeconds !== null
             ? Math.round(measured.avgSeconds * 10) / 10

@@ -1,4 +1,5 @@
 // POST /quotes: load health and balances, score (pure), persist the quote with everything it was decided from.
+import { adapterOf } from '../chains/port.js';
 import { addSeconds } from '../clock.js';
 import { AppError } from '../domain/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -12,7 +13,7 @@ import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
 import { newId } from '../ids.js';
 import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
 import { scoreRoutes, type Priority } from '../routing/score.js';
-import { CHAINS, type Chain } from '../domain/chain.js';
+import { type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
@@ -34,9 +35,9 @@ export function createQuoteWriter(pool: Pool): QuoteWriter {
 }
 
 export async function createQuote(ctx: AppContext, merchantId: string, request: QuoteRequest): Promise<QuoteRow> {
-  for (const chain of CHAINS) {
+  for (const chain of ctx.config.chainNames) {
     const address = request.destinations[chain];
-    if (address !== undefined && !ctx.adapters[chain].isValidAddress(address)) {
+    if (address !== undefined && !adapterOf(ctx.adapters, chain).isValidAddress(address)) {
       throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
     }
   }
@@ -48,14 +49,14 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   const cached = <T>(topic: FactTopic, key: string, load: () => Promise<T>) => (facts ? facts.get(topic, key, load) : load());
   const [policy, snapshots, balances] = await Promise.all([
     cached('policies', merchantId, () => findPolicy(ctx.pool, merchantId)),
-    cached('health', '', () => latestSnapshots(ctx.pool)),
+    cached('health', '', () => latestSnapshots(ctx.pool, ctx.config)),
     cached('balances', '', () => treasuryBalances(ctx.pool)),
   ]);
   checkQuoteAmount(ctx.config, merchantId, policy, request.amountMicros);
   const decision = scoreRoutes(
     request.amountMicros,
     request.priority,
-    CHAINS.map((chain) => {
+    ctx.config.chainNames.map((chain) => {
       const snapshot = snapshots.find((s) => s.chain === chain)!;
       const balance = balances.find((b) => b.chain === chain);
       return {
@@ -103,8 +104,8 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
  */
 function gasInput(ctx: AppContext, chain: Chain, snapshot: SnapshotRow, balance: TreasuryBalance | undefined) {
   if (!balance) return undefined;
-  const adapter = ctx.adapters[chain];
-  const price = chain === 'ethereum' ? ctx.config.ethUsdPrice : ctx.config.solUsdPrice;
+  const adapter = adapterOf(ctx.adapters, chain);
+  const price = ctx.config.chains[chain]!.nativeUsdPrice;
   const feeUnits = snapshot.estimated_fee_native ?? usdToNativeUnits(snapshot.estimated_fee_usd, price, adapter.nativeDecimals);
   return { bookedUnits: balance.nativeUnits, feeUnits };
 }

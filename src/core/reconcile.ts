@@ -4,8 +4,8 @@
 // 117). The chain is asked about the transfers in flight only when a shortfall needs explaining, in batched calls, and
 // never while a transaction is open.
 import { sameAddress } from '../domain/addresses.js';
-import { CHAINS, type Chain } from '../domain/chain.js';
-import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
+import { type Chain } from '../domain/chain.js';
+import { adapterOf, type ChainAdapter, type ChainAdapters } from '../chains/port.js';
 import { withReadSnapshot, type Pool } from '../db/pool.js';
 import { inFlightTransfers, type InFlightTransfer } from '../db/queries/attempts.js';
 import { OPEN_STATUSES } from '../domain/payment-intent.js';
@@ -42,7 +42,7 @@ export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<Ch
   // 1. The wallets, before the books: a transfer settled in between is then gone from both. Read the other way round,
   // it would be gone from the wallet, still in the books' holdings, and no longer in flight to explain it.
   const wallets = new Map<Chain, Wallet>(
-    await Promise.all(CHAINS.map(async (chain): Promise<[Chain, Wallet]> => [chain, await walletOf(adapters[chain])])),
+    await Promise.all(Object.entries(adapters).map(async ([chain, adapter]): Promise<[Chain, Wallet]> => [chain, await walletOf(adapter)])),
   );
   // 2. The books, and the transfers in flight of each chain whose shortfall they may explain, on one snapshot: the
   // holdings and the list of what is in flight agree with each other.
@@ -50,17 +50,17 @@ export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<Ch
     const rows = await treasuryBalances(tx);
     const explain = rows.filter((row) => {
       const wallet = wallets.get(row.chain);
-      if (!wallet || 'error' in wallet || !sameAddress(row.chain, row.address, adapters[row.chain].treasuryAddress())) return false;
+      if (!wallet || 'error' in wallet || !sameAddress(row.chain, row.address, adapterOf(adapters, row.chain).treasuryAddress())) return false;
       return needsLandedTransfers(wallet.balance - holdingsOf(row), row.inFlightMicros);
     });
     return { balances: rows, transfers: await inFlightTransfers(tx, explain.map((row) => row.chain), OPEN_STATUSES) };
   });
   // 3. Per chain, what the wallet says against the books; the chain asked about its transfers in flight where needed.
   const results: ChainReconciliation[] = [];
-  for (const chain of CHAINS) {
+  for (const [chain, adapter] of Object.entries(adapters)) {
     const row = balances.find((r) => r.chain === chain);
     if (!row) continue;
-    results.push(await reconcileChain(adapters[chain], row, wallets.get(chain)!, transfers.filter((t) => t.chain === chain)));
+    results.push(await reconcileChain(adapter, row, wallets.get(chain)!, transfers.filter((t) => t.chain === chain)));
   }
   return results;
 }

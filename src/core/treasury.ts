@@ -3,13 +3,37 @@
 import type { ChainAdapter, ChainAdapters } from '../chains/port.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { startDepositPosition } from '../db/queries/deposits.js';
-import { insertTreasury, lockTreasury, storedTreasuryAddress } from '../db/queries/treasuries.js';
+import { insertTreasury, lockTreasury, openPaymentCounts, storedTreasuryAddress } from '../db/queries/treasuries.js';
 import { sameAddress } from '../domain/addresses.js';
-import { CHAINS, type Chain } from '../domain/chain.js';
+import type { Chain } from '../domain/chain.js';
 import { movements } from '../ledger/movements.js';
 import { hasNativeFunding, treasuryNativeBalances } from '../ledger/native-balances.js';
-import { postMany } from '../ledger/store.js';
+import { holdingsOf, postMany, treasuryBalances } from '../ledger/store.js';
+import { OPEN_STATUSES } from '../domain/payment-intent.js';
+import { ConfigError } from '../config.js';
+import { formatUsdc } from '../money.js';
 import { TREASURY_SNAPSHOT_TRIES_MAX } from '../bounds.js';
+
+/**
+ * A chain taken out of CHAINS must leave nothing behind in this database (decision 160): no USDC or native currency the
+ * books still hold on it, no payment still open on it. Otherwise start-up stops, naming the chain and what it holds;
+ * a chain with neither is simply no longer paid out on (its history stays, and listing it again brings it back).
+ */
+export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<void> {
+  const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
+  const open = await openPaymentCounts(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
+  for (const balance of removed) {
+    const usdc = holdingsOf(balance);
+    const payments = open.get(balance.chain) ?? 0;
+    if (usdc === 0n && balance.nativeUnits === 0n && payments === 0) continue;
+    throw new ConfigError(
+      'CHAINS',
+      `${balance.chain} is not listed (CHAINS=${configured.join(',')}), but this database still holds ${formatUsdc(usdc)} USDC, ` +
+        `${balance.nativeUnits} of its native currency's smallest units and ${payments} open payment(s) on it. List it again, ` +
+        'or withdraw its funds and let its payments finish before removing it.',
+    );
+  }
+}
 
 /** The configured adapter pays from another wallet than the one this database's ledger books. */
 export class TreasuryMismatchError extends Error {
@@ -36,8 +60,7 @@ export class TreasuryMismatchError extends Error {
  * another wallet than its adapter's.
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
-  for (const chain of CHAINS) {
-    const adapter = adapters[chain];
+  for (const [chain, adapter] of Object.entries(adapters)) {
     const existing = await storedTreasuryAddress(pool, chain);
     if (existing !== null) {
       checkTreasury(chain, existing, adapter);

@@ -3,6 +3,7 @@
 // only take what is available, never what is reserved for a payment; the intent, its reserve posting and its
 // execution job commit together. From there the execution worker signs once, the confirmation worker settles it to
 // the `withdrawals` account, and reconciliation and `ledger verify` see it like any payout.
+import { adapterOf } from '../chains/port.js';
 import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
@@ -12,7 +13,7 @@ import { findIntentsByKeys, type PaymentIntentRow } from '../db/queries/intents.
 import { insertCreatedIntents } from '../db/queries/transitions.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
 import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
-import { isChain, type Chain } from '../domain/chain.js';
+import { isChainIn, type Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../ids.js';
 import { enqueueExecutions } from '../jobs/queue.js';
@@ -48,10 +49,11 @@ export interface CreateWithdrawalResult extends WithdrawalRecord {
 
 /** Checks the request without touching the database: a refusal changes nothing. */
 export function parseWithdrawal(ctx: Pick<AppContext, 'adapters'>, request: WithdrawalRequest): { chain: Chain; to: string; amountMicros: bigint } {
-  if (!isChain(request.chain)) throw new AppError('INVALID_CHAIN', `unknown chain "${request.chain}": expected ethereum or solana`);
+  const chains = Object.keys(ctx.adapters);
+  if (!isChainIn(chains, request.chain)) throw new AppError('INVALID_CHAIN', `unknown chain "${request.chain}": expected one of ${chains.join(', ')}`);
   const chain = request.chain;
   const to = request.to.trim();
-  if (!ctx.adapters[chain].isValidAddress(to)) {
+  if (!adapterOf(ctx.adapters, chain).isValidAddress(to)) {
     throw new AppError('INVALID_DESTINATION', `"${to}" is not a valid ${chain} recipient (an address, not the treasury)`);
   }
   const amountMicros = usdcAmount(request.amountUsdc.trim());

@@ -23,6 +23,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { fundEthereumAddress, type EthereumFunding } from './ethereum-fund.js';
 import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
 
+/** The chain id of the devnet's Ethereum node (anvil's own default); other devnet chains take their own (src/cli/devnet.ts). */
 export const DEVNET_CHAIN_ID = 31337;
 /** anvil's own default mnemonic, passed explicitly so the keys below stay right if anvil ever changes its default. */
 export const DEVNET_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -45,6 +46,14 @@ export interface EthereumDevnetOptions {
   treasuryUsdc?: bigint;
   /** Mine a block every so many seconds instead of one per transaction (automine). */
   blockTimeSeconds?: number;
+  /** The chain id the node reports (eth_chainId) and signatures bind to; default DEVNET_CHAIN_ID. */
+  chainId?: number;
+  /**
+   * Move the `finalized` and `safe` block tags with the blocks, 2 and 1 behind the latest, instead of anvil's 64 and 32
+   * (an epoch of one slot, not 32): a chain whose finality rule reads a tag (a rollup preset) settles within seconds.
+   * Off by default, so the Ethereum devnet stays as it always was; its rule counts confirmations and never reads a tag.
+   */
+  tagsFollowBlocks?: boolean;
   /** Stops a start-up in progress: anvil is killed at once and the start rejects with the signal's reason. */
   signal?: AbortSignal;
   logger?: Logger;
@@ -86,27 +95,29 @@ export function anvilBinaryPath(): string {
 export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): Promise<EthereumDevnet> {
   const log = options.logger;
   const signal = options.signal;
+  const chainId = options.chainId ?? DEVNET_CHAIN_ID;
+  if (!Number.isSafeInteger(chainId) || chainId < 1) throw new DevnetError(`chain id must be a positive integer, got ${chainId}`);
   let lastError: unknown;
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     const port = options.port ?? (await freePort());
     signal?.throwIfAborted();
-    const node = spawnAnvil(port, options.blockTimeSeconds);
+    const node = spawnAnvil(port, chainId, options);
     const rpcUrl = `http://127.0.0.1:${port}`;
     // Killing the node makes whatever start-up step is waiting on it fail at once.
     const abort = () => void node.stop();
     signal?.addEventListener('abort', abort, { once: true });
     try {
-      await waitUntilReady(rpcUrl, node);
+      await waitUntilReady(rpcUrl, node, chainId);
       const deployed = await deployUsdc(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS, signal);
       signal?.throwIfAborted();
       signal?.removeEventListener('abort', abort);
-      log?.info({ rpcUrl, usdcAddress: deployed.usdcAddress }, 'ethereum devnet ready');
+      log?.info({ rpcUrl, chainId, usdcAddress: deployed.usdcAddress }, 'ethereum devnet ready');
       return {
         rpcUrl,
         usdcAddress: deployed.usdcAddress,
         treasuryKey: TREASURY_KEY,
         treasuryAddress: deployed.treasuryAddress,
-        chainId: DEVNET_CHAIN_ID,
+        chainId,
         fund: (address, funding) => fundEthereumAddress({ rpcUrl, usdcAddress: deployed.usdcAddress, ownerKey: DEPLOYER_KEY }, address, funding),
         stop: () => node.stop(),
       };
@@ -144,10 +155,12 @@ interface AnvilProcess {
   exited: Promise<string>;
 }
 
-function spawnAnvil(port: number, blockTimeSeconds: number | undefined): AnvilProcess {
+function spawnAnvil(port: number, chainId: number, options: Pick<EthereumDevnetOptions, 'blockTimeSeconds' | 'tagsFollowBlocks'>): AnvilProcess {
   const args = ['--silent', '--host', '127.0.0.1', '--port', String(port)];
-  args.push('--chain-id', String(DEVNET_CHAIN_ID), '--mnemonic', DEVNET_MNEMONIC, '--accounts', '3');
-  if (blockTimeSeconds !== undefined) args.push('--block-time', String(blockTimeSeconds));
+  args.push('--chain-id', String(chainId), '--mnemonic', DEVNET_MNEMONIC, '--accounts', '3');
+  if (options.blockTimeSeconds !== undefined) args.push('--block-time', String(options.blockTimeSeconds));
+  // anvil tags the block `slots-in-an-epoch` back `safe` and twice that `finalized` (from block 2 on with one slot).
+  if (options.tagsFollowBlocks) args.push('--slots-in-an-epoch', '1');
   const child: ChildProcess = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -184,7 +197,7 @@ function spawnAnvil(port: number, blockTimeSeconds: number | undefined): AnvilPr
   };
 }
 
-async function waitUntilReady(rpcUrl: string, node: AnvilProcess): Promise<void> {
+async function waitUntilReady(rpcUrl: string, node: AnvilProcess, chainId: number): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let exitReason: string | undefined;
   void node.exited.then((reason) => (exitReason = reason));
@@ -199,7 +212,7 @@ async function waitUntilReady(rpcUrl: string, node: AnvilProcess): Promise<void>
         signal: AbortSignal.timeout(1_000),
       });
       const body = (await response.json()) as { result?: string };
-      if (body.result !== undefined && Number(body.result) === DEVNET_CHAIN_ID) return;
+      if (body.result !== undefined && Number(body.result) === chainId) return;
       lastError = `unexpected answer ${JSON.stringify(body)}`;
     } catch (error) {
       lastError = (error as Error).message;

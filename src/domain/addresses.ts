@@ -3,7 +3,7 @@
 import type { Address as SolanaAddress } from '@solana/kit';
 import bs58 from 'bs58';
 import { isAddress as isEvmAddress, zeroAddress } from 'viem';
-import type { Chain } from './chain.js';
+import { familyOf, type Chain } from './chain.js';
 
 /**
  * Solana's all-zero key, base58 of 32 zero bytes: the System Program. Nobody holds its private key, so USDC sent to its
@@ -31,12 +31,12 @@ export function isWellFormedSolanaAddress(candidate: string): candidate is Solan
   return bs58.decodeUnsafe(candidate)?.length === 32 && candidate !== SOLANA_SYSTEM_PROGRAM;
 }
 
-/** Same address? Ethereum addresses are case-insensitive (the case is only a checksum); Solana's are exact. */
+/** Same address? EVM addresses are case-insensitive (the case is only a checksum); Solana's are exact. */
 export function sameAddress(chain: Chain, a: string, b: string): boolean {
-  return chain === 'ethereum' ? a.toLowerCase() === b.toLowerCase() : a === b;
+  return familyOf(chain) === 'evm' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /** Well formed on `chain` (the rules above; being a valid recipient is the adapter's question). */
 export function isWellFormedAddress(chain: Chain, candidate: string): boolean {
-  return chain === 'ethereum' ? isWellFormedEthereumAddress(candidate) : isWellFormedSolanaAddress(candidate);
+  return familyOf(chain) === 'evm' ? isWellFormedEthereumAddress(candidate) : isWellFormedSolanaAddress(candidate);
 }

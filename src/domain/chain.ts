@@ -1,17 +1,23 @@
 // The words every room shares about chains: which chains exist, why a transfer failed, what the chain says about a
 // transfer, and what a signed transfer is. Chain adapters implement them (src/chains/port.ts); the domain, the
 // database and the ledger speak them without knowing any adapter.
+import { SOLANA_CHAIN, type ChainFamily } from './chain-presets.js';
 
-export type Chain = 'ethereum' | 'solana';
-export const CHAINS: readonly Chain[] = ['ethereum', 'solana'];
+export type { ChainFamily } from './chain-presets.js';
 
-export function isChain(value: unknown): value is Chain {
-  return typeof value === 'string' && (CHAINS as readonly string[]).includes(value);
+/** A configured chain's name (CHAINS, src/config.ts): `ethereum`, `solana`, `base`, or any EVM chain an operator names. */
+export type Chain = string;
+
+/** A chain name as CHAINS accepts it: lower-case letters, digits and underscores, so NAME_RPC_URL can be derived. */
+export const CHAIN_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+
+/** Solana stays one chain, named `solana`; every other chain speaks EVM. */
+export function familyOf(chain: Chain): ChainFamily {
+  return chain === SOLANA_CHAIN ? 'solana' : 'evm';
 }
 
-export type NativeCurrency = 'ETH' | 'SOL';
-/** The currency each chain charges its fees in. */
-export const NATIVE_CURRENCY: Record<Chain, NativeCurrency> = { ethereum: 'ETH', solana: 'SOL' };
+/** The currency a chain charges its fees in: ETH, SOL, POL, or what NAME_NATIVE_CURRENCY names. */
+export type NativeCurrency = string;
 
 /**
  * Stable failure reasons, grouped by /admin/failures. Never renamed once shipped; documented in docs/errors.md.
@@ -50,4 +56,19 @@ export interface SignedTransfer {
   rawTx: string;
   /** Adapter-specific data needed to track or replace the transaction (nonce, fees, blockhash expiry...). JSON-safe. */
   meta: Record<string, string | number | boolean | null>;
+}
+
+/** What a room needs to know of the configured chains to book or show a fee (config.chains has it). */
+export type NativeCurrencies = Readonly<Record<Chain, { readonly nativeCurrency: NativeCurrency }>>;
+
+/** The currency `chain` charges its fees in; a chain CHAINS does not list has none. */
+export function nativeCurrencyOf(chains: NativeCurrencies, chain: Chain): NativeCurrency {
+  const settings = chains[chain];
+  if (settings === undefined) throw new RangeError(`${chain} is not in CHAINS`);
+  return settings.nativeCurrency;
+}
+
+/** `value` names one of `chains` (CHAINS): what a request's or a flag's chain must be. */
+export function isChainIn(chains: readonly Chain[], value: unknown): value is Chain {
+  return typeof value === 'string' && chains.includes(value);
 }

@@ -1,4 +1,5 @@
 // How an inbound transfer is booked (decisions 123, 125). Pure: the scanner loads the candidates, this decides.
+import { sameAddress } from './addresses.js';
 export const INBOUND_MATCH_STATUSES = ['native', 'funding', 'unmatched', 'ambiguous', 'matched', 'attached'] as const;
 export type InboundMatchStatus = (typeof INBOUND_MATCH_STATUSES)[number];
 
@@ -33,7 +34,7 @@ export function attachRefusal(input: {
   if (intent.status !== 'settled') return `the payment is ${intent.status}; only a settled payout can be refunded`;
   if (transfer.chain !== intent.chain) return `the transfer is on ${transfer.chain}, the payout on ${intent.chain}`;
   if (transfer.currency !== 'USDC') return `the transfer moved ${transfer.currency}, not USDC`;
-  const sameSender = intent.chain === 'ethereum' ? transfer.from.toLowerCase() === intent.destination.toLowerCase() : transfer.from === intent.destination;
+  const sameSender = sameAddress(intent.chain, transfer.from, intent.destination);
   if (!sameSender) return `the transfer came from ${transfer.from}, not from the payout's destination ${intent.destination}`;
   if (transfer.amount > intent.amountMicros) return 'the transfer is larger than the payout';
   return null;

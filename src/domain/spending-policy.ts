@@ -1,7 +1,7 @@
 // Merchant spending policies: what a merchant may pay out, decided as one pure function over facts the reservation
 // transaction loaded under its locks (decisions 6-9). Amounts are USDC micro-units; time comes in as `now`.
 import { formatUsdc as usd } from '../money.js';
-import type { Chain } from './chain.js';
+import { familyOf, type Chain } from './chain.js';
 import type { ErrorCode } from './errors.js';
 import type { PaymentStatus } from './payment-intent.js';
 
@@ -127,9 +127,9 @@ export function decideQuoteAmount(policy: SpendingPolicy, amountMicros: bigint):
 }
 
 /**
- * The address book's key for an address: Ethereum addresses are hex, so case only carries the EIP-55 checksum and
+ * The address book's key for an address: EVM addresses are hex, so case only carries the EIP-55 checksum and
  * two spellings of one address must match; Solana's base58 is case-sensitive and kept as is.
  */
 export function addressKey(chain: Chain, address: string): string {
-  return chain === 'ethereum' ? address.trim().toLowerCase() : address.trim();
+  return familyOf(chain) === 'evm' ? address.trim().toLowerCase() : address.trim();
 }

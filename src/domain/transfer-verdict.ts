@@ -1,7 +1,7 @@
 // What a signed transfer means now, from what its chain says about it. Pure. Every step after signing (execution,
 // confirmation, abandoned jobs, operator actions) decides from this one verdict, so "can this transfer still land?"
 // has one answer in the codebase.
-import type { Chain, FailureReason, TxStatus } from './chain.js';
+import { familyOf, type Chain, type ChainFamily, type FailureReason, type TxStatus } from './chain.js';
 
 export type TransferVerdict =
   /** Final on chain: the payout happened; the fee is what the chain charged; when, where the chain tells. */
@@ -30,9 +30,9 @@ export type VerdictKind = TransferVerdict['kind'];
 export type AttemptPurpose = 'transfer' | 'cancel';
 
 /** Why a transaction that expired can never land, in the terms of its chain (docs/errors.md). */
-export const EXPIRED_REASON: Record<Chain, FailureReason> = {
+export const EXPIRED_REASON: Record<ChainFamily, FailureReason> = {
   solana: 'blockhash_expired', // its recent blockhash is past lastValidBlockHeight
-  ethereum: 'dropped', // no expiry on Ethereum: the node forgot it (or never took it), and the nonce moved on
+  evm: 'dropped', // no expiry on an EVM chain: the node forgot it (or never took it), and the nonce moved on
 };
 
 /** `status` null: the node could not be asked. */
@@ -59,7 +59,7 @@ export function transferVerdict(status: TxStatus | null, facts: { chain: Chain }
       return {
         kind: 'cannot_land',
         onChain: false,
-        reason: EXPIRED_REASON[facts.chain],
+        reason: EXPIRED_REASON[familyOf(facts.chain)],
         feeNative: 0n,
         detail: 'the transaction can no longer land',
       };

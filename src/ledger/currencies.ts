@@ -1,8 +1,10 @@
-// Decimals of every currency the ledger holds.
-export const CURRENCY_DECIMALS: Record<string, number> = { USDC: 6, ETH: 18, SOL: 9 };
+// Decimals of every currency the ledger holds: USDC's 6, and the native currency of the chain an account is on, by
+// the chain's family (wei, lamports), whatever CHAINS calls it.
+import { familyOf, type Chain } from '../domain/chain.js';
+import { NATIVE_DECIMALS } from '../domain/chain-presets.js';
 
-export function decimalsOf(currency: string): number {
-  const decimals = CURRENCY_DECIMALS[currency];
-  if (decimals === undefined) throw new RangeError(`unknown currency ${currency}`);
-  return decimals;
+export const USDC_DECIMALS = 6;
+
+export function decimalsOf(chain: Chain, currency: string): number {
+  return currency === 'USDC' ? USDC_DECIMALS : NATIVE_DECIMALS[familyOf(chain)];
 }

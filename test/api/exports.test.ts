@@ -110,7 +110,7 @@ describe('GET /admin/exports/payments.csv', () => {
     expect(perStatus).toEqual(new Map(expected.map((e) => [e.status, BigInt(e.total)])));
 
     const fees = new Map<string, bigint>();
-    for (const r of rows) fees.set(r.fee_currency!, (fees.get(r.fee_currency!) ?? 0n) + units(r.fee!, decimalsOf(r.fee_currency!)));
+    for (const r of rows) fees.set(r.fee_currency!, (fees.get(r.fee_currency!) ?? 0n) + units(r.fee!, decimalsOf(r.chain!, r.fee_currency!)));
     const { rows: booked } = await t.db.pool.query<{ currency: string; total: string }>(
       "SELECT currency, SUM(balance)::text AS total FROM ledger_accounts WHERE kind = 'network_fees' GROUP BY currency",
     );
@@ -157,7 +157,7 @@ describe('GET /admin/exports/ledger.csv', () => {
     const totals = new Map<string, bigint>();
     const perTransaction = new Map<string, bigint>();
     for (const r of rows) {
-      const amount = units(r.amount!, decimalsOf(r.currency!));
+      const amount = units(r.amount!, decimalsOf(r.chain!, r.currency!));
       totals.set(`${r.chain} ${r.account} ${r.currency}`, (totals.get(`${r.chain} ${r.account} ${r.currency}`) ?? 0n) + amount);
       perTransaction.set(`${r.transaction_id} ${r.currency}`, (perTransaction.get(`${r.transaction_id} ${r.currency}`) ?? 0n) + amount);
     }

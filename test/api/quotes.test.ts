@@ -99,7 +99,7 @@ describe('POST /quotes', () => {
 
   it('400 INVALID_DESTINATION for the treasury\'s own address on either chain', async () => {
     for (const chain of ['ethereum', 'solana'] as const) {
-      const treasury = t.ctx.adapters[chain].treasuryAddress();
+      const treasury = t.ctx.adapters[chain]!.treasuryAddress();
       const res = await quote({ amount_usd: 10, destination: { [`${chain}_address`]: treasury }, priority: 'fast' });
       expect(res.statusCode, chain).toBe(400);
       expect(res.json().code, chain).toBe('INVALID_DESTINATION');

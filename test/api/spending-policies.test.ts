@@ -231,7 +231,7 @@ describe('admin: policy and address book', () => {
       [{ chain: 'bitcoin', address: SOL_ADDRESS }, 400, 'INVALID_CHAIN'],
       [{ chain: 'solana', address: ETH_ADDRESS }, 400, 'INVALID_DESTINATION'],
       [{ chain: 'ethereum', address: '0x52908400098527886E0F7030069857D2E4169Ee7' }, 400, 'INVALID_DESTINATION'], // bad checksum
-      [{ chain: 'ethereum', address: t.ctx.adapters.ethereum.treasuryAddress() }, 400, 'INVALID_DESTINATION'],
+      [{ chain: 'ethereum', address: t.ctx.adapters.ethereum!.treasuryAddress() }, 400, 'INVALID_DESTINATION'],
       [{ chain: 'solana' }, 400, 'INVALID_DESTINATION'],
     ];
     for (const [payload, status, code] of cases) {

@@ -3,8 +3,9 @@
 // refused in words, an admin who requests a large withdrawal and cannot approve it (the button is not offered; a
 // stale page's approval is refused with SELF_APPROVAL in words), signs out; an approver who signs in, sees who
 // requested it and approves it; "1 of 2" on a payment held by its merchant's threshold; the audit log naming both;
-// a viewer offered no action at all; and a session that ends when its operator is disabled. Writes signin.png,
-// approvals.png and audit.png to docs/screenshots.
+// a viewer offered no action at all; and a session that ends when its operator is disabled. The console offers the
+// chains CHAINS lists, in its order (a third, base, included). Writes signin.png, approvals.png and audit.png to
+// docs/screenshots.
 import pino from 'pino';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,7 @@ const env = {
   API_KEY_SALT: 'c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0',
   WEBHOOK_SIGNING_SECRET: '0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978',
   WITHDRAWAL_APPROVAL_ABOVE_USD: '1000',
+  CHAINS: 'solana,ethereum,base',
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '127.0.0.1',
@@ -128,11 +130,19 @@ describe('operators in the console (production)', () => {
     // The admin requests 5000 USDC (above 1000) from the treasury page, through the confirmation step.
     await page.goto(`${admin}/console#/treasury`);
     const form = page.locator('[data-testid=new-withdrawal]');
-    await form.locator('select[name=chain]').selectOption('solana');
+    // The chains CHAINS lists, by name, the first one chosen until the admin picks another.
+    const chains = form.locator('select[name=chain]');
+    await expect(chains.locator('option').evaluateAll((options) => options.map((o) => [o.getAttribute('value'), o.textContent]))).resolves.toEqual([
+      ['solana', 'Solana'],
+      ['ethereum', 'Ethereum'],
+      ['base', 'Base'],
+    ]);
+    expect(await chains.inputValue()).toBe('solana');
+    await chains.selectOption('solana');
     await form.locator('input[name=to]').fill(SOL_ADDRESS);
     await form.locator('input[name=amount]').fill('5000');
     await form.locator('button[type=submit]').click();
-    await expect(page.locator('[data-testid=confirm-dialog]').textContent()).resolves.toContain('5,000 USDC on solana');
+    await expect(page.locator('[data-testid=confirm-dialog]').textContent()).resolves.toContain('5,000 USDC on Solana');
     await page.locator('[data-testid=confirm]').click();
     await page.getByRole('status').filter({ hasText: 'waits for an approver other than you' }).waitFor();
     const waiting = page.locator('[data-testid=withdrawals] tr', { has: page.locator('[data-approval=pending]') });

@@ -63,8 +63,7 @@ function adapterOptions(rpcUrl: string, rpcTimeoutSeconds = 5): EthereumAdapterO
     rpcUrl,
     usdcAddress: devnet.usdcAddress,
     signer: createEthereumKeySigner(devnet.treasuryKey),
-    confirmations: CONFIRMATIONS,
-    ethUsdPrice: 3000,
+    chain: { name: 'ethereum', chainId: null, finality: 'confirmations', confirmations: CONFIRMATIONS, nativeCurrency: 'ETH', nativeUsdPrice: 3000, finalSeconds: 24, blockSeconds: 12 },
     rpcTimeoutSeconds,
   };
 }

@@ -43,8 +43,8 @@ async function signMany(t: TestContext, count: number, prefix: string): Promise<
   const signedList: { adapter: ChainAdapter; signed: SignedTransfer }[] = [];
   for (let i = 0; i < count; i++) {
     for (const [adapter, to] of [
-      [t.ctx.adapters.ethereum, ETH_ADDRESS],
-      [t.ctx.adapters.solana, SOL_ADDRESS],
+      [t.ctx.adapters.ethereum!, ETH_ADDRESS],
+      [t.ctx.adapters.solana!, SOL_ADDRESS],
     ] as const) {
       const signed = await signTransfer(adapter, t.db.pool, { paymentIntentId: `pi_${prefix}_${i}`, to, amountMicros: 1_000_000n + BigInt(i) });
       signedList.push({ adapter, signed });
@@ -135,7 +135,7 @@ describe('a simulated run replays', () => {
 
   it('a signature rolled back with its caller gives its number back', async () => {
     const t = await context({ SIM_SEED: 'sequence' });
-    const adapter = t.ctx.adapters.ethereum;
+    const adapter = t.ctx.adapters.ethereum!;
     const request = { paymentIntentId: 'pi_seq', to: ETH_ADDRESS, amountMicros: 1n };
     const sequenceOf = (signed: SignedTransfer) => (JSON.parse(signed.rawTx) as { chain_sequence: number }).chain_sequence;
 
@@ -147,7 +147,7 @@ describe('a simulated run replays', () => {
       }),
     ).rejects.toThrow('the caller rolls back');
     const next = await signTransfer(adapter, t.db.pool, request);
-    const solana = await signTransfer(t.ctx.adapters.solana, t.db.pool, { ...request, to: SOL_ADDRESS });
+    const solana = await signTransfer(t.ctx.adapters.solana!, t.db.pool, { ...request, to: SOL_ADDRESS });
 
     expect(sequenceOf(next)).toBe(sequenceOf(kept) + 1);
     expect(sequenceOf(solana)).toBe(1); // one sequence per chain
@@ -168,7 +168,7 @@ describe('a simulated run replays', () => {
 
   it('signs a batch in order, numbered as one-by-one signatures would be, and a rolled-back batch gives its numbers back', async () => {
     const t = await context({ SIM_SEED: 'batch' });
-    const adapter = t.ctx.adapters.solana;
+    const adapter = t.ctx.adapters.solana!;
     const sequenceOf = (signed: SignedTransfer) => (JSON.parse(signed.rawTx) as { chain_sequence: number; ref: string });
     const prepare = (ref: string) => adapter.prepareTransfer({ paymentIntentId: ref, to: SOL_ADDRESS, amountMicros: 5n });
 
@@ -257,7 +257,7 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
 
   it('a send in progress reads as unknown, never as unable to land', async () => {
     const t = await context({ SIM_SEED: 'in-progress', SIM_FAILURE_RATE: '0' });
-    const adapter = t.ctx.adapters.solana;
+    const adapter = t.ctx.adapters.solana!;
     const signed = await signTransfer(adapter, t.db.pool, { paymentIntentId: 'pi_in_progress', to: SOL_ADDRESS, amountMicros: 5n });
 
     // Hold the send between its decision and its commit: an uncommitted row with the same tx id makes the node's

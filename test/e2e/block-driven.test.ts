@@ -55,7 +55,7 @@ describe('block-driven confirmation', () => {
 
     for (const [chain, ids] of [['ethereum', ethIds], ['solana', solIds]] as const) {
       const signed = (await attemptsOf(ids)).map(signedOf);
-      const adapter = t.ctx.adapters[chain];
+      const adapter = t.ctx.adapters[chain]!;
       // The batch answers as single lookups do. Blocks keep coming meanwhile, so each batched answer must lie between
       // the single answers read just before and just after it, in the order a transfer moves (pending, included, final).
       const before = await Promise.all(signed.map((s) => adapter.getStatus(s)));

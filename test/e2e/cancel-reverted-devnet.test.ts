@@ -62,7 +62,7 @@ async function setTreasuryUsdc(slot: Hex, micros: bigint): Promise<void> {
 
 describe('cancelling a payment whose transfer reverted on chain', () => {
   it('books the gas the reverted transaction paid: booked gas equals the wallet, ledger verify and reconcile clean', async () => {
-    const gasBefore = await t.ctx.adapters.ethereum.treasuryNativeBalance();
+    const gasBefore = await t.ctx.adapters.ethereum!.treasuryNativeBalance();
     expect(await bookedGas()).toBe(gasBefore);
 
     // Signed, and the send times out at our node: retrying, with the signed transfer live.
@@ -92,12 +92,12 @@ describe('cancelling a payment whose transfer reverted on chain', () => {
     expect(receipt.status).toBe('reverted');
     const charged = receipt.gasUsed * receipt.effectiveGasPrice;
     expect(charged).toBeGreaterThan(0n);
-    expect(await t.ctx.adapters.ethereum.treasuryNativeBalance()).toBe(gasBefore - charged);
+    expect(await t.ctx.adapters.ethereum!.treasuryNativeBalance()).toBe(gasBefore - charged);
 
     // The operator cancels: the chain says it can never land, so the funds return, and its gas is booked.
     expect(await cancelPayment(t.ctx, id, testAudit())).toMatchObject({ status: 'cancelled', tx_id: attempt!.tx_id });
     expect(await bookedGas()).toBe(gasBefore - charged);
-    expect(await bookedGas()).toBe(await t.ctx.adapters.ethereum.treasuryNativeBalance());
+    expect(await bookedGas()).toBe(await t.ctx.adapters.ethereum!.treasuryNativeBalance());
     const cancelled = await read(id);
     expect(cancelled.ledger_entries.map((e: { type: string; currency: string }) => `${e.type}:${e.currency}`)).toEqual([
       'reserve:USDC',

@@ -75,7 +75,7 @@ async function refundsOf(id: string): Promise<{ entries: number[]; events: numbe
 
 describe('deposits on the Ethereum devnet', () => {
   it('devnet fund: a deposit is booked once it is ETHEREUM_CONFIRMATIONS deep, once', { timeout: 120_000 }, async () => {
-    const treasury = t.ctx.adapters.ethereum.treasuryAddress();
+    const treasury = t.ctx.adapters.ethereum!.treasuryAddress();
     const before = await available('ethereum');
     expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--usdc', '1'], fundEnv())).code).toBe(2);
     expect((await runCommand(['devnet', 'fund', '--chain', 'ethereum', '--to', treasury], fundEnv())).code).toBe(2);
@@ -99,7 +99,7 @@ describe('deposits on the Ethereum devnet', () => {
   });
 
   it('books a deposit and a return arriving in one block; the return is the payment\'s one refund', { timeout: 120_000 }, async () => {
-    const treasury = t.ctx.adapters.ethereum.treasuryAddress() as Address;
+    const treasury = t.ctx.adapters.ethereum!.treasuryAddress() as Address;
     const id = await createPayment(t.app, 5, { ethereum_address: ETH_RECIPIENT });
     await drainExecution(t);
     await settle(id, () => mineBlocks(eth.rpcUrl, 1));
@@ -144,7 +144,7 @@ describe('deposits on the Ethereum devnet', () => {
 
 describe('deposits on the Solana devnet', () => {
   it('devnet fund: a deposit is booked once finalized, once', { timeout: 120_000 }, async () => {
-    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    const treasury = t.ctx.adapters.solana!.treasuryAddress();
     const before = await available('solana');
     const funded = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', treasury, '--usdc', '100', '--native', '1', '--json'], fundEnv());
     expect(funded.code, funded.stderr).toBe(0);
@@ -162,7 +162,7 @@ describe('deposits on the Solana devnet', () => {
   });
 
   it('books a deposit and a return in one slot; the return is the payment\'s one refund', { timeout: 120_000 }, async () => {
-    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    const treasury = t.ctx.adapters.solana!.treasuryAddress();
     const id = await createPayment(t.app, 5, { solana_address: SOL_RECIPIENT });
     await drainExecution(t);
     await settle(id, () => sol.advanceSlots(4));

@@ -102,6 +102,7 @@ describe('stableroute devnet --json + serve', () => {
     for (const name of DEVNET_VARIABLES) expect(typeof env[name], name).toBe('string');
     expect(env.ETHEREUM_ADAPTER).toBe('rpc');
     expect(env.SOLANA_ADAPTER).toBe('rpc');
+    expect(env.CHAINS).toBe('ethereum,solana');
     for (const value of Object.values(env)) expect(typeof value).toBe('string');
 
     // 2. Both endpoints answer standard JSON-RPC to ordinary clients.
@@ -275,5 +276,48 @@ describe.runIf(process.platform === 'linux')('the devnet never leaves anvil behi
     await waitFor('devnet and anvil gone with their parent', async () => !isAlive(node) && !isAlive(anvil), EXIT_MS);
     expect(existsSync(env.DATA_DIR!), 'a DATA_DIR in use is left in place').toBe(true);
     rmSync(dirname(env.DATA_DIR!), { recursive: true, force: true }); // the run directory it sits in
+  }, 60_000);
+});
+
+describe('stableroute devnet --chains', () => {
+  it('refuses a chain name CHAINS would refuse, ethereum or solana, or a repeat, before starting anything', async () => {
+    const runs = await Promise.all(['Base', 'base,solana', 'base,base'].map((chains) => runCommand(['devnet', '--chains', chains, '--json'], {})));
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toContain('--chains');
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('--chains base: one more anvil of a local chain id, its settings printed with CHAINS; devnet fund --chain base lands there', async () => {
+    const run = startDevnet(['--chains', 'base']);
+    seen.push({ pid: run.child.pid!, name: 'node' });
+    const env = await jsonLine(run.stdout, run.child, run.stderr);
+    const anvils = childPids(run.child.pid!).filter((c) => c.name === 'anvil');
+    seen.push(...anvils);
+    if (process.platform === 'linux') expect(anvils).toHaveLength(2);
+    expect(env).toMatchObject({ CHAINS: 'ethereum,solana,base', BASE_ADAPTER: 'rpc', BASE_CHAIN_ID: '31338', BASE_TREASURY_KEY: env.ETHEREUM_TREASURY_KEY });
+    expect(env.BASE_RPC_URL).not.toBe(env.ETHEREUM_RPC_URL);
+    const baseNode = createPublicClient({ transport: http(env.BASE_RPC_URL!, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) });
+    const ethNode = createPublicClient({ transport: http(env.ETHEREUM_RPC_URL!, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) });
+    expect(await baseNode.getChainId()).toBe(31338);
+    expect(await ethNode.getChainId()).toBe(31337);
+    const treasury = privateKeyToAccount(env.BASE_TREASURY_KEY as Hex).address;
+    const usdcOf = (node: typeof baseNode, owner: Address) =>
+      node.readContract({ address: env.BASE_USDC_ADDRESS as Address, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    expect(await usdcOf(baseNode, treasury)).toBeGreaterThan(0n);
+
+    const recipient = privateKeyToAccount(generatePrivateKey()).address;
+    const funded = await runCommand(['devnet', 'fund', '--chain', 'base', '--to', recipient, '--usdc', '2.5', '--native', '0.5', '--json'], env);
+    expect(funded.code, funded.stderr).toBe(0);
+    expect(JSON.parse(funded.stdout)).toMatchObject({ chain: 'base' });
+    expect(await usdcOf(baseNode, recipient)).toBe(2_500_000n);
+    expect(await baseNode.getBalance({ address: recipient })).toBe(5n * 10n ** 17n);
+    expect(await ethNode.getBalance({ address: recipient })).toBe(0n);
+
+    run.child.kill('SIGTERM');
+    expect(await withDeadline(run.exited, EXIT_MS, 'devnet exit after SIGTERM'), run.stderr().slice(-2000)).toBe(0);
+    await expect(baseNode.getChainId()).rejects.toThrow();
+    for (const anvil of anvils) expect(isAlive(anvil), 'an anvil outlived the devnet').toBe(false);
   }, 60_000);
 });

@@ -208,6 +208,6 @@ describe('ethereum nonces, money-safe', () => {
     for (const row of await reconcile(t.db.pool, t.ctx.adapters)) expect(row.status, JSON.stringify(row)).toBe('ok');
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
     const booked = (await treasuryNativeBalances(t.db.pool)).find((b) => b.chain === 'ethereum')!.units;
-    expect(booked).toBe(await t.ctx.adapters.ethereum.treasuryNativeBalance());
+    expect(booked).toBe(await t.ctx.adapters.ethereum!.treasuryNativeBalance());
   });
 });

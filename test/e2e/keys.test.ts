@@ -126,12 +126,12 @@ describe('treasury keys stay secret', () => {
       const log = createLogger({ logLevel: 'trace' });
       log.trace({ config }, 'config');
       log.debug({ ctx: { config } }, 'context');
-      log.info({ ethereum: config.ethereum, solana: config.solana }, 'sections');
+      log.info({ ethereum: config.chains.ethereum, solana: config.chains.solana }, 'sections');
       log.warn({ ctx: { config: { solana: { treasuryKey: process.env.SOLANA_TREASURY_KEY } } } }, 'a copied section');
       log.error({ options: { treasuryKey: process.env.ETHEREUM_TREASURY_KEY }, env: process.env }, 'adapter options');
       process.stdout.write(inspect(config, { depth: 10 }) + '\\n');
       process.stdout.write(JSON.stringify(config, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) + '\\n');
-      if (config.solana.treasuryKey !== process.env.SOLANA_TREASURY_KEY) throw new Error('the key is not readable');
+      if (config.chains.solana.treasuryKey !== process.env.SOLANA_TREASURY_KEY) throw new Error('the key is not readable');
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: ROOT,

@@ -147,7 +147,7 @@ describe('real chains', () => {
       expect(intent.status).toBe('retrying');
       const reasons = await t.db.pool.query("SELECT reason FROM payment_intent_transitions WHERE payment_intent_id = $1 AND to_status = 'retrying'", [id]);
       expect(reasons.rows[0].reason).toBe('rpc_timeout');
-      const probe = await t.ctx.adapters.ethereum.probe();
+      const probe = await t.ctx.adapters.ethereum!.probe();
       expect(probe.ok).toBe(false);
     } finally {
       proxy.down = false;

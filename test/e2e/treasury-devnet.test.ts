@@ -63,7 +63,7 @@ async function settle(id: string, moveChain: () => unknown): Promise<{ status: s
 describe('gas and withdrawals on the devnet', () => {
   it('books the opening native balance of rpc treasuries', async () => {
     for (const chain of ['ethereum', 'solana'] as const) {
-      const onChain = await t.ctx.adapters[chain].treasuryNativeBalance();
+      const onChain = await t.ctx.adapters[chain]!.treasuryNativeBalance();
       expect(onChain).toBeGreaterThan(0n);
       expect(await booked(chain)).toBe(onChain);
     }
@@ -83,7 +83,7 @@ describe('gas and withdrawals on the devnet', () => {
     for (const id of [accepted.id, plain.stdout.trim()]) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
     expect((await ethUsdc()) - before).toBe(4_250_001n);
     expect(Number(await available('ethereum'))).toBeCloseTo(Number(availableBefore) - 4.250001, 6);
-    expect(await booked('ethereum')).toBe(await t.ctx.adapters.ethereum.treasuryNativeBalance());
+    expect(await booked('ethereum')).toBe(await t.ctx.adapters.ethereum!.treasuryNativeBalance());
     expect((await t.db.pool.query('SELECT 1 FROM payment_attempts WHERE payment_intent_id = $1', [accepted.id])).rowCount).toBe(1);
   });
 
@@ -99,7 +99,7 @@ describe('gas and withdrawals on the devnet', () => {
     );
     expect(tx.meta.err).toBeNull();
     expect(tx.meta.postTokenBalances.find((b) => b.owner === SOL_RECIPIENT)?.uiTokenAmount.amount).toBe('7654321');
-    expect(await booked('solana')).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());
+    expect(await booked('solana')).toBe(await t.ctx.adapters.solana!.treasuryNativeBalance());
     expect((await reconcile(t.db.pool, t.ctx.adapters)).map((r) => r.status)).toEqual(['ok', 'ok']);
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
@@ -138,7 +138,7 @@ describe('gas and withdrawals on the devnet', () => {
     expect((await solanaHealth()).status_reason).toMatch(/^low_gas: the solana treasury has 99\.\d+ SOL for fees, below the low-water mark of 100\.5 SOL$/);
     expect(await openAlerts()).toEqual([expect.objectContaining({ kind: 'low_gas', chain: 'solana' })]);
 
-    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    const treasury = t.ctx.adapters.solana!.treasuryAddress();
     const funded = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', treasury, '--native', '2'], {
       ETHEREUM_RPC_URL: eth.rpcUrl,
       ETHEREUM_USDC_ADDRESS: eth.usdcAddress,
@@ -150,7 +150,7 @@ describe('gas and withdrawals on the devnet', () => {
       await scanDeposits({ ...t.ctx, log: quiet });
       return (await booked('solana')) > 100_500_000_000n;
     });
-    expect(await booked('solana')).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());
+    expect(await booked('solana')).toBe(await t.ctx.adapters.solana!.treasuryNativeBalance());
     await collect();
     expect((await solanaHealth()).status_reason).toBeNull();
     expect(await openAlerts()).toEqual([]);

@@ -26,13 +26,14 @@ describe('config', () => {
       webhookRetryDelaySeconds: 5,
       healthCollectSeconds: 15,
       executionRetryDelaySeconds: 5,
-      ethereumAdapter: 'simulated',
-      solanaAdapter: 'simulated',
+      chainNames: ['ethereum', 'solana'],
       simTreasuryUsdcMicros: 1_000_000_000_000n,
       simConfirmSeconds: null,
       simFailureRate: 0,
       simStuckRate: 0,
     });
+    expect(c.chains.ethereum).toMatchObject({ family: 'evm', adapter: 'simulated', chainId: null, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', nativeUsdPrice: 3000 });
+    expect(c.chains.solana).toMatchObject({ family: 'solana', adapter: 'simulated', chainId: null, finality: 'finalized', nativeCurrency: 'SOL', nativeUsdPrice: 150 });
   });
 
   it('accepts fractional seconds', () => {
@@ -98,7 +99,7 @@ describe('config', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sr-key-'));
     const file = join(dir, 'eth.key');
     await writeFile(file, '0xabc123\n');
-    expect(loadConfig({ ETHEREUM_TREASURY_KEY_FILE: file }).ethereum.treasuryKey).toBe('0xabc123');
+    expect(loadConfig({ ETHEREUM_TREASURY_KEY_FILE: file }).chains.ethereum!.treasuryKey).toBe('0xabc123');
     expect(() => loadConfig({ ETHEREUM_TREASURY_KEY_FILE: join(dir, 'missing') })).toThrow('ETHEREUM_TREASURY_KEY_FILE');
     try {
       loadConfig({ ETHEREUM_TREASURY_KEY: '0xsecretvalue', ETHEREUM_TREASURY_KEY_FILE: file });

@@ -62,6 +62,8 @@ describe("the README's configuration table", () => {
     const variables = new Set([...config.matchAll(/\(env, '([A-Z0-9_]+)'/g)].map(([, name]) => name!));
     // A secret may come from a file instead: NAME_FILE.
     for (const [, name] of config.matchAll(/\b(?:secret|requiredSecret|refuseTreasuryKey)\(env, '([A-Z0-9_]+)'/g)) variables.add(`${name}_FILE`);
+    // A chain's settings are named NAME_<SUFFIX> from CHAINS (setting('RPC_URL') is BASE_RPC_URL for base): the table lists the pattern.
+    for (const [, suffix] of config.matchAll(/\bsetting\('([A-Z0-9_]+)'\)/g)) variables.add(`NAME_${suffix}`);
     const table = read('README.md').split(/^## Configuration$/m)[1]!.split(/^## /m)[0]!;
     expect(variables.size).toBeGreaterThan(50);
     expect([...variables].filter((name) => !table.includes(`\`${name}\``))).toEqual([]);

@@ -52,7 +52,7 @@ describe('neutralise', () => {
 describe('parseExportFilter', () => {
   const refused = (input: Parameters<typeof parseExportFilter>[0]) => {
     try {
-      parseExportFilter(input);
+      parseExportFilter(input, ['ethereum', 'solana']);
     } catch (error) {
       return error instanceof AppError ? error.code : String(error);
     }
@@ -60,14 +60,14 @@ describe('parseExportFilter', () => {
   };
 
   it('reads days as UTC midnight and keeps date-times exactly as PostgreSQL will read them', () => {
-    expect(parseExportFilter({ from: '2026-03-01', to: '2026-04-01T00:00:00.000001+02:00' })).toEqual({
+    expect(parseExportFilter({ from: '2026-03-01', to: '2026-04-01T00:00:00.000001+02:00' }, ['ethereum', 'solana'])).toEqual({
       from: '2026-03-01T00:00:00Z',
       to: '2026-04-01T00:00:00.000001+02:00',
       chain: null,
       merchantId: null,
       status: null,
     });
-    expect(parseExportFilter({ chain: 'solana', merchant_id: 'mer_1', status: 'settled' })).toMatchObject({ chain: 'solana', merchantId: 'mer_1', status: 'settled' });
+    expect(parseExportFilter({ chain: 'solana', merchant_id: 'mer_1', status: 'settled' }, ['ethereum', 'solana'])).toMatchObject({ chain: 'solana', merchantId: 'mer_1', status: 'settled' });
   });
 
   it('compares from and to exactly: offsets applied, microseconds counted', () => {

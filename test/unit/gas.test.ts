@@ -63,7 +63,7 @@ describe('routing: insufficient_gas', () => {
 describe('settings', () => {
   it('defaults', () => {
     const c = loadConfig({});
-    expect(c.gasLowWater).toEqual({ ethereum: ETH / 20n, solana: 50_000_000n });
+    expect([c.chains.ethereum!.gasLowWater, c.chains.solana!.gasLowWater]).toEqual([ETH / 20n, 50_000_000n]);
     expect(c.reconcileIntervalSeconds).toBe(60);
     expect(c.reconcileSurplusGraceSeconds).toBe(300);
     expect(c.operatorWebhookUrl).toBeNull();
@@ -72,7 +72,7 @@ describe('settings', () => {
 
   it('parses decimal native amounts and an operator secret of its own', () => {
     const c = loadConfig({ ETHEREUM_GAS_LOW_WATER: '1.5', SOLANA_GAS_LOW_WATER: '0.000000001', OPERATOR_WEBHOOK_SECRET: 'op-secret' });
-    expect(c.gasLowWater).toEqual({ ethereum: 15n * 10n ** 17n, solana: 1n });
+    expect([c.chains.ethereum!.gasLowWater, c.chains.solana!.gasLowWater]).toEqual([15n * 10n ** 17n, 1n]);
     expect(c.operatorWebhookSecret).toBe('op-secret');
   });
 

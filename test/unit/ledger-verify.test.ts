@@ -52,7 +52,7 @@ describe('ledger verify', () => {
   });
 
   it('catches an inbound transfer not booked exactly once, and exits 1', async () => {
-    const treasury = t.ctx.adapters.solana.treasuryAddress();
+    const treasury = t.ctx.adapters.solana!.treasuryAddress();
     await recordExternalTransfers(t.db.pool, t.ctx.config.simSeed, [
       { chain: 'solana', from: '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM', to: treasury, currency: 'USDC', amountUnits: 3_000_000n, at: t.clock.now() },
     ]);

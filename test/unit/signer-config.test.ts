@@ -51,15 +51,15 @@ function pkcs11Env(overrides: Record<string, string | undefined> = {}): Record<s
 describe('signer settings', () => {
   it('default to key signers and need no PKCS#11 settings', () => {
     const config = loadConfig({});
-    expect(config.ethereum.signer).toBe('key');
-    expect(config.solana.signer).toBe('key');
+    expect(config.chains.ethereum!.signer).toBe('key');
+    expect(config.chains.solana!.signer).toBe('key');
     expect(config.pkcs11).toBeNull();
   });
 
   it('with pkcs11 on both chains: no treasury key, the PIN read from its file', () => {
     const config = loadConfig(pkcs11Env({ PKCS11_TIMEOUT_SECONDS: '2.5' }));
-    expect(config.ethereum).toMatchObject({ signer: 'pkcs11', pkcs11KeyLabel: 'eth', treasuryKey: null });
-    expect(config.solana).toMatchObject({ signer: 'pkcs11', pkcs11KeyLabel: 'sol', treasuryKey: null });
+    expect(config.chains.ethereum!).toMatchObject({ signer: 'pkcs11', pkcs11KeyLabel: 'eth', treasuryKey: null });
+    expect(config.chains.solana!).toMatchObject({ signer: 'pkcs11', pkcs11KeyLabel: 'sol', treasuryKey: null });
     expect(config.pkcs11).toMatchObject({ module, tokenLabel: 'treasury', pinFile, timeoutSeconds: 2.5 });
     expect(config.pkcs11!.pin).toBe(PIN);
     expect(loadConfig(pkcs11Env()).pkcs11!.timeoutSeconds).toBe(5);
@@ -67,7 +67,7 @@ describe('signer settings', () => {
 
   it('one chain on pkcs11, the other on its key', () => {
     const config = loadConfig(pkcs11Env({ SOLANA_SIGNER: undefined, SOLANA_TREASURY_KEY: 'abc', SOLANA_PKCS11_KEY_LABEL: undefined }));
-    expect(config.solana).toMatchObject({ signer: 'key', pkcs11KeyLabel: null, treasuryKey: 'abc' });
+    expect(config.chains.solana!).toMatchObject({ signer: 'key', pkcs11KeyLabel: null, treasuryKey: 'abc' });
     expect(config.pkcs11?.tokenLabel).toBe('treasury');
   });
 

@@ -65,7 +65,7 @@ describe('the confirmation worker', () => {
     const calls: number[] = [];
     const counting = {
       ...t.ctx.adapters,
-      solana: { ...t.ctx.adapters.solana, getStatuses: (signed: readonly SignedTransfer[]) => (calls.push(signed.length), t!.ctx.adapters.solana.getStatuses(signed)) },
+      solana: { ...t.ctx.adapters.solana!, getStatuses: (signed: readonly SignedTransfer[]) => (calls.push(signed.length), t!.ctx.adapters.solana!.getStatuses(signed)) },
     };
     const round = await confirmRound({ ...t.ctx, adapters: counting, log: pino({ level: 'silent' }) });
     expect(round).toMatchObject({ seen: stuck, manualReview: stuck });
@@ -130,7 +130,7 @@ describe('the confirmation worker', () => {
       [await txOf(reverted), { state: 'failed', reason: 'reverted', feeNative: 4000n }],
       [await txOf(pending), { state: 'pending' }],
     ]);
-    const chain = { ...t.ctx.adapters.solana, getStatuses: async (signed: readonly SignedTransfer[]) => signed.map((s) => said.get(s.txId)!) };
+    const chain = { ...t.ctx.adapters.solana!, getStatuses: async (signed: readonly SignedTransfer[]) => signed.map((s) => said.get(s.txId)!) };
     const operator = await t.db.pool.connect();
     try {
       await operator.query('BEGIN');

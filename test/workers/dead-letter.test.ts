@@ -27,9 +27,9 @@ const pay = (amount: number) => createPayment(t.app, amount);
 /** The simulated Solana network behind a node whose answer to a send is lost; with `deliver` it took the bytes first. */
 function answerLost(deliver: boolean): ChainAdapters {
   const solana: ChainAdapter = {
-    ...t.ctx.adapters.solana,
+    ...t.ctx.adapters.solana!,
     async broadcast(signed) {
-      if (deliver) await t.ctx.adapters.solana.broadcast(signed);
+      if (deliver) await t.ctx.adapters.solana!.broadcast(signed);
       throw new ChainError('rpc_timeout', 'unknown', 'simulated answer lost');
     },
   };
@@ -39,7 +39,7 @@ function answerLost(deliver: boolean): ChainAdapters {
 /** A node that refuses every send: the bytes can never land. */
 function refusing(): ChainAdapters {
   const solana: ChainAdapter = {
-    ...t.ctx.adapters.solana,
+    ...t.ctx.adapters.solana!,
     async broadcast() {
       throw new ChainError('insufficient_gas', 'rejected', 'simulated rejection');
     },
@@ -124,7 +124,7 @@ describe('handleDeadExecution, a transfer failed on chain', () => {
     await executeAlone(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
     const reverted: ChainAdapters = {
       ...t.ctx.adapters,
-      solana: { ...t.ctx.adapters.solana, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
+      solana: { ...t.ctx.adapters.solana!, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
     };
     await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt: 2 });
     const intent = await read(id);

@@ -26,7 +26,7 @@ beforeEach(async () => {
 afterEach(async () => t.close());
 
 const scan = () => scanDeposits({ ...t.ctx, log: quiet });
-const treasury = (chain: Chain) => t.ctx.adapters[chain].treasuryAddress();
+const treasury = (chain: Chain) => t.ctx.adapters[chain]!.treasuryAddress();
 
 async function send(transfers: Omit<ExternalTransfer, 'at'>[]): Promise<string[]> {
   return recordExternalTransfers(t.db.pool, t.ctx.config.simSeed, transfers.map((x) => ({ ...x, at: t.clock.now() })));
@@ -66,7 +66,7 @@ async function expectCleanBooks(): Promise<void> {
 describe('deposits on the simulated chains', () => {
   it('books a USDC and a native deposit once: available rises, the chain agrees, the admin list shows them', async () => {
     const before = await available('solana');
-    const nativeBefore = await t.ctx.adapters.solana.treasuryNativeBalance();
+    const nativeBefore = await t.ctx.adapters.solana!.treasuryNativeBalance();
     await send([
       { chain: 'solana', from: OTHER_SOL, to: treasury('solana'), currency: 'USDC', amountUnits: 250_000_000n },
       { chain: 'solana', from: OTHER_SOL, to: treasury('solana'), currency: 'native', amountUnits: 2_000_000_000n },
@@ -76,7 +76,7 @@ describe('deposits on the simulated chains', () => {
     expect((await scan()).booked).toBe(2);
     expect((await scan()).booked).toBe(0);
     expect(await available('solana')).toBe(before + 250);
-    expect(await t.ctx.adapters.solana.treasuryNativeBalance()).toBe(nativeBefore + 2_000_000_000n);
+    expect(await t.ctx.adapters.solana!.treasuryNativeBalance()).toBe(nativeBefore + 2_000_000_000n);
     const native = await t.db.pool.query("SELECT SUM(balance)::text AS balance FROM ledger_accounts WHERE chain = 'solana' AND kind = 'treasury_native'");
     expect(BigInt(native.rows[0].balance)).toBe(nativeBefore + 2_000_000_000n);
     await expectCleanBooks();

@@ -36,12 +36,12 @@ function gated(): { adapters: ChainAdapters; open(): void; entered: Promise<void
   const enteredPromise = new Promise<void>((resolve) => (entered = resolve));
   let sends = 0;
   const solana: ChainAdapter = {
-    ...t.ctx.adapters.solana,
+    ...t.ctx.adapters.solana!,
     async broadcast(signed) {
       sends++;
       entered();
       await gate;
-      return t.ctx.adapters.solana.broadcast(signed);
+      return t.ctx.adapters.solana!.broadcast(signed);
     },
   };
   return { adapters: { ...t.ctx.adapters, solana }, open, entered: enteredPromise, sends: () => sends };

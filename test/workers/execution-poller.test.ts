@@ -25,7 +25,7 @@ describe('execution batches', () => {
   it('a run that throws fails its job alone; the others complete', async () => {
     t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
     const payments = [await createPayment(t.app, 1), await createPayment(t.app, 2), await createPayment(t.app, 3)];
-    const real = t.ctx.adapters.solana;
+    const real = t.ctx.adapters.solana!;
     const solana: ChainAdapter = {
       ...real,
       prepareTransfer: async (request) => {

@@ -47,7 +47,7 @@ function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatu
 
 async function setup(broadcasts: Broadcast[], statuses: TxStatus[], signRefusal?: ChainError) {
   t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
-  const adapter = scripted(t.ctx.adapters.ethereum, broadcasts, statuses, signRefusal);
+  const adapter = scripted(t.ctx.adapters.ethereum!, broadcasts, statuses, signRefusal);
   const deps: ExecutionDeps = { ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: adapter }, log: pino({ level: 'silent' }) };
   const id = await createPayment(t.app, 40, { ethereum_address: ETH_ADDRESS });
   const run = (attempt: number) => executeAlone(deps, { payment_intent_id: id, attempt } satisfies ExecutionJob);

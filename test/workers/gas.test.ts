@@ -70,7 +70,7 @@ describe('gas', () => {
     const feeWei = BigInt(fee[0]!.fee);
     expect(feeWei).toBeGreaterThan(0n);
     // The books and the chain agree on what is left.
-    expect(await t.ctx.adapters.ethereum.treasuryNativeBalance()).toBe(100n * ETH - feeWei);
+    expect(await t.ctx.adapters.ethereum!.treasuryNativeBalance()).toBe(100n * ETH - feeWei);
     expect((await treasury('ethereum')).gas_low).toBe(true);
   });
 
@@ -155,7 +155,7 @@ describe('a treasury created before native currency was booked', () => {
 
     // Two processes start.
     await Promise.all([ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now()), ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now())]);
-    expect(await bookedSol()).toBe(await t.ctx.adapters.solana.treasuryNativeBalance());
+    expect(await bookedSol()).toBe(await t.ctx.adapters.solana!.treasuryNativeBalance());
     await ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now());
     const fundings = await t.db.pool.query(
       `SELECT 1 FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id JOIN ledger_accounts a ON a.id = p.account_id

@@ -95,7 +95,7 @@ function useCollector(getContext: () => TestContext) {
 
   /** Makes the chain's next probes answer `step`; a chain not scripted keeps its simulated probe. */
   function script(chain: Chain, step: Step): void {
-    const adapter = getContext().ctx.adapters[chain];
+    const adapter = getContext().ctx.adapters[chain]!;
     if (!originals.has(chain)) originals.set(chain, adapter.probe);
     adapter.probe = () => {
       if (step === 'hang') return new Promise<HealthProbe>(() => undefined);
@@ -106,7 +106,7 @@ function useCollector(getContext: () => TestContext) {
   }
 
   function restore(): void {
-    for (const [chain, probe] of originals) getContext().ctx.adapters[chain].probe = probe;
+    for (const [chain, probe] of originals) getContext().ctx.adapters[chain]!.probe = probe;
     originals.clear();
   }
 
@@ -168,7 +168,7 @@ describe('recordHealthSnapshots', () => {
       health_status: 'healthy',
       estimated_fee_usd: 2.25,
       // No settled payouts yet and no finality estimate in the probe: the adapter's typical finality.
-      avg_confirmation_seconds: t.ctx.adapters.ethereum.typicalFinalitySeconds,
+      avg_confirmation_seconds: t.ctx.adapters.ethereum!.typicalFinalitySeconds,
       rpc_error_rate: 0,
       p95_latency_ms: 340,
       congestion_score: 0.35,
@@ -178,10 +178,10 @@ describe('recordHealthSnapshots', () => {
 
     // Solana through the simulated adapter's own probe.
     const sol = all.find((s) => s.chain === 'solana')!;
-    const solFee = await t.ctx.adapters.solana.estimateFee();
+    const solFee = await t.ctx.adapters.solana!.estimateFee();
     expect(sol.health_status).toBe('healthy');
     expect(sol.estimated_fee_usd).toBe(solFee.feeUsd);
-    expect(sol.avg_confirmation_seconds).toBe(t.ctx.adapters.solana.typicalFinalitySeconds);
+    expect(sol.avg_confirmation_seconds).toBe(t.ctx.adapters.solana!.typicalFinalitySeconds);
     expect(sol.rpc_error_rate).toBe(0);
     expect(sol.p95_latency_ms).toBeGreaterThanOrEqual(20);
     expect(sol.p95_latency_ms).toBeLessThan(80);
@@ -194,7 +194,7 @@ describe('recordHealthSnapshots', () => {
       chain: 'ethereum',
       health_status: 'healthy',
       estimated_fee_usd: 2.25,
-      avg_confirmation_seconds: t.ctx.adapters.ethereum.typicalFinalitySeconds,
+      avg_confirmation_seconds: t.ctx.adapters.ethereum!.typicalFinalitySeconds,
       rpc_error_rate: 0,
       p95_latency_ms: 340,
       congestion_score: 0.35,
@@ -339,7 +339,7 @@ describe('avg_confirmation_seconds', () => {
   }
 
   it("is the adapter's typical finality until 3 payouts settled, then the mean of the last 50, per chain", async () => {
-    const typical = { ethereum: t.ctx.adapters.ethereum.typicalFinalitySeconds, solana: t.ctx.adapters.solana.typicalFinalitySeconds };
+    const typical = { ethereum: t.ctx.adapters.ethereum!.typicalFinalitySeconds, solana: t.ctx.adapters.solana!.typicalFinalitySeconds };
     await c.tick();
     expect((await c.latest('solana')).avg_confirmation_seconds).toBe(typical.solana);
 

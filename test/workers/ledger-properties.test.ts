@@ -11,7 +11,10 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CHAINS, type Chain } from '../../src/chains/port.js';
+import type { Chain } from '../../src/chains/port.js';
+
+/** The default CHAINS, the ones these properties pay out on. */
+const CHAINS = ['ethereum', 'solana'] as const;
 import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { AppError } from '../../src/domain/errors.js';
@@ -141,7 +144,7 @@ async function available(t: TestContext): Promise<Record<Chain, bigint>> {
   const { rows } = await t.db.pool.query<{ chain: Chain; balance: string }>(
     "SELECT chain, balance::text AS balance FROM ledger_accounts WHERE currency = 'USDC' AND kind = 'treasury_available'",
   );
-  const out = { ethereum: 0n, solana: 0n };
+  const out: Record<Chain, bigint> = { ethereum: 0n, solana: 0n };
   for (const r of rows) out[r.chain] = BigInt(r.balance);
   return out;
 }
@@ -156,7 +159,7 @@ async function quote(run: Run, payout: Payout): Promise<QuoteSeen | null> {
     payload: { amount_usd: usdcToNumber(payout.micros), destination: destinationOf(payout.destination), priority: payout.priority },
   });
   const requested = payout.destination === 'both' ? CHAINS : [payout.destination];
-  const funded = requested.filter((c) => before[c] >= payout.micros);
+  const funded = requested.filter((c) => before[c]! >= payout.micros);
   if (funded.length === 0) {
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().code).toBe('INSUFFICIENT_BALANCE');
@@ -206,7 +209,7 @@ async function createOne(run: Run, cmd: Extract<Command, { kind: 'create' }>): P
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().code).toBe('QUOTE_EXPIRED');
     run.keys.set(key, { quoteId: q.id, intentId: null });
-  } else if (before[q.chain] < q.micros) {
+  } else if (before[q.chain]! < q.micros) {
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().code).toBe('INSUFFICIENT_BALANCE');
     run.keys.set(key, { quoteId: q.id, intentId: null });
@@ -235,14 +238,14 @@ async function burst(run: Run, cmd: Extract<Command, { kind: 'burst' }>): Promis
   if (cmd.twice) sends.push({ ...sends[0]! });
   const answers = await Promise.all(sends.map(({ q, key }) => postIntent(run, q.id, key)));
 
-  const reserved = { ethereum: 0n, solana: 0n };
+  const reserved: Record<Chain, bigint> = { ethereum: 0n, solana: 0n };
   const created = new Map<string, string>();
   answers.forEach((res, i) => {
     const { q, key } = sends[i]!;
     expect(res.statusCode, res.body).not.toBe(500);
     if (res.statusCode === 201) {
       const id = res.json().payment_intent_id as string;
-      if (res.headers['idempotent-replayed'] !== 'true') reserved[q.chain] += q.micros;
+      if (res.headers['idempotent-replayed'] !== 'true') reserved[q.chain] = reserved[q.chain]! + q.micros;
       else expect(created.get(key) ?? id).toBe(id);
       created.set(key, id);
     } else {
@@ -252,7 +255,7 @@ async function burst(run: Run, cmd: Extract<Command, { kind: 'burst' }>): Promis
   });
   answers.forEach((res, i) => {
     const { q, key } = sends[i]!;
-    if (res.statusCode !== 201) expect(before[q.chain] - reserved[q.chain]).toBeLessThan(q.micros);
+    if (res.statusCode !== 201) expect(before[q.chain]! - reserved[q.chain]!).toBeLessThan(q.micros);
     if (!run.keys.has(key)) run.keyList.push(key);
     run.keys.set(key, { quoteId: q.id, intentId: created.get(key) ?? null });
   });
@@ -267,7 +270,7 @@ async function burst(run: Run, cmd: Extract<Command, { kind: 'burst' }>): Promis
     }
   }
   const after = await available(run.t);
-  for (const chain of CHAINS) expect(after[chain]).toBe(before[chain] - reserved[chain]);
+  for (const chain of CHAINS) expect(after[chain]!).toBe(before[chain]! - reserved[chain]!);
 }
 
 async function pickIntent(run: Run, statuses: PaymentStatus[], pick: number): Promise<string | null> {
@@ -438,7 +441,7 @@ async function checkInvariants(run: Run): Promise<void> {
     // Counted per payment, not per transfer: its amount once, whether the chain never got its transfer (the last
     // send's outcome unknown, out of attempts) or holds one or more of its transfers not final.
     const handSettled = [...facts.values()].filter((f) => f.chain === chain && run.handSettled.has(f.id) && !f.transfers.some(landed));
-    const onChain = await t.ctx.adapters[chain].treasuryUsdcBalance();
+    const onChain = await t.ctx.adapters[chain]!.treasuryUsdcBalance();
     const sum = (xs: { micros: bigint }[]) => xs.reduce((s, x) => s + x.micros, 0n);
     expect(onChain, where).toBe(avail + reserved + inFlight - sum(landedOpen) + sum(handSettled));
   }

@@ -79,7 +79,7 @@ describe('reconciliation with transfers in flight', () => {
 
     // A node that cannot say what landed leaves the shortfall unexplained either way: `error`, which leaves alerts as
     // they are (decision 119).
-    const solana = t.ctx.adapters.solana;
+    const solana = t.ctx.adapters.solana!;
     const mute = { ...t.ctx.adapters, solana: { ...solana, getStatuses: async () => Promise.reject(new Error('connect ECONNREFUSED')) } };
     const [, unknown] = await reconcile(t.db.pool, mute);
     expect(unknown).toMatchObject({ status: 'error', difference_usdc: '-250', landed_usdc: null });

@@ -105,7 +105,7 @@ describe('withdrawals', () => {
   ])('refuses %s with a 400, changing nothing', async (_name, payload, code) => {
     const before = await counts();
     const body: Record<string, unknown> = { ...payload };
-    if (body.to === 'TREASURY') body.to = t.ctx.adapters.solana.treasuryAddress();
+    if (body.to === 'TREASURY') body.to = t.ctx.adapters.solana!.treasuryAddress();
     const response = await withdraw(body);
     expect(response.statusCode).toBe(400);
     expect(response.json().code).toBe(code);
@@ -152,11 +152,11 @@ describe('withdrawals', () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     const inSend = new Promise<void>((resolve) => (entered = resolve));
     const solana: ChainAdapter = {
-      ...t.ctx.adapters.solana,
+      ...t.ctx.adapters.solana!,
       async broadcast(signed) {
         entered();
         await gate;
-        return t.ctx.adapters.solana.broadcast(signed);
+        return t.ctx.adapters.solana!.broadcast(signed);
       },
     };
     const deps = (adapters: ChainAdapters): ExecutionDeps => ({ ...t.ctx, adapters, log: quiet });

@@ -88,7 +88,7 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
       },
       config: notFound,
     },
-    async (request) => paymentRecordView(await paymentRecord(ctx, request.params.id)),
+    async (request) => paymentRecordView(await paymentRecord(ctx, request.params.id), ctx.config.chains),
   );
 
   app.post<{ Params: { id: string }; Body: { resolution: Resolution; force?: boolean } }>(

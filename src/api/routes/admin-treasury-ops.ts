@@ -151,7 +151,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
         idempotencyKey: request.body.idempotency_key,
         audit: auditEntryOf(request),
       });
-      return reply.code(result.replayed ? 200 : 201).send(withdrawalView(result));
+      return reply.code(result.replayed ? 200 : 201).send(withdrawalView(result, ctx.config.chains));
     },
   );
 
@@ -174,7 +174,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
       // One more than the page: a next cursor only when there is a next page.
       const rows = await withdrawals(ctx, { limit: limit + 1, before: request.query.cursor });
       const page = rows.slice(0, limit);
-      return { data: page.map(withdrawalView), next_cursor: rows.length > limit ? page[page.length - 1]!.intent.id : null };
+      return { data: page.map((record) => withdrawalView(record, ctx.config.chains)), next_cursor: rows.length > limit ? page[page.length - 1]!.intent.id : null };
     },
   );
 
@@ -192,7 +192,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     async (request) => {
       const record = await getWithdrawal(ctx, request.params.id);
       if (!record) throw new AppError('WITHDRAWAL_NOT_FOUND', `no withdrawal ${request.params.id}`);
-      return withdrawalView(record);
+      return withdrawalView(record, ctx.config.chains);
     },
   );
 }

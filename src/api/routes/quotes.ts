@@ -6,32 +6,35 @@ import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
 import type { Priority } from '../../routing/score.js';
 import { merchantOf } from '../auth.js';
-import { amountUsdSchema, candidateRouteSchema, errorRef, timestamp } from '../schemas/common.js';
+import { amountUsdSchema, candidateRouteSchema, destinationSchemaFor, errorRef, timestamp } from '../schemas/common.js';
+import type { Chain } from '../../domain/chain.js';
 
 interface QuoteBody {
   amount_usd: number;
-  destination: { ethereum_address?: string; solana_address?: string };
+  /** `<chain>_address` for each configured chain (the spec's ethereum_address and solana_address). */
+  destination: Record<string, string | undefined>;
   priority: Priority;
 }
 
-const bodySchema = {
-  type: 'object',
-  required: ['amount_usd', 'destination', 'priority'],
-  properties: {
-    amount_usd: amountUsdSchema,
-    destination: {
-      type: 'object',
-      properties: {
-        ethereum_address: { type: 'string', maxLength: 128 },
-        solana_address: { type: 'string', maxLength: 128 },
-      },
-      anyOf: [{ required: ['ethereum_address'] }, { required: ['solana_address'] }],
+/** The request of a service paying out on `chains`: a destination field per chain, at least one of them given. */
+function bodySchemaFor(chains: readonly Chain[]) {
+  const destination = destinationSchemaFor(chains, { maxLength: 128 });
+  return {
+    type: 'object',
+    required: ['amount_usd', 'destination', 'priority'],
+    properties: {
+      amount_usd: amountUsdSchema,
+      destination: { ...destination, anyOf: chains.map((chain) => ({ required: [`${chain}_address`] })) },
+      priority: { type: 'string', enum: ['low_fee', 'fast', 'reliable'] },
     },
-    priority: { type: 'string', enum: ['low_fee', 'fast', 'reliable'] },
-  },
-} as const;
+  } as const;
+}
 
-const MISSING_DESTINATION_MESSAGE = 'destination.ethereum_address or destination.solana_address is required';
+/** "destination.ethereum_address or destination.solana_address is required", for whatever CHAINS lists. */
+function missingDestinationMessage(chains: readonly Chain[]): string {
+  const fields = chains.map((chain) => `destination.${chain}_address`);
+  return `${fields.length > 1 ? `${fields.slice(0, -1).join(', ')} or ${fields.at(-1)}` : fields[0]} is required`;
+}
 
 export const quoteSchema = {
   type: 'object',
@@ -45,13 +48,15 @@ export const quoteSchema = {
 } as const;
 
 export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const chains = ctx.config.chainNames;
+  const missingDestination = missingDestinationMessage(chains);
   app.post<{ Body: QuoteBody }>(
     '/quotes',
     {
       schema: {
         tags: ['merchant'],
         summary: 'Score the chains for a payout and return a quote',
-        body: bodySchema,
+        body: bodySchemaFor(chains),
         response: { 201: quoteSchema, 400: errorRef, 401: errorRef, 422: errorRef },
       },
       config: {
@@ -63,21 +68,25 @@ export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
           'destination:maxLength': 'INVALID_DESTINATION',
           priority: 'INVALID_PRIORITY',
         },
-        validationMessages: { MISSING_DESTINATION: MISSING_DESTINATION_MESSAGE },
+        validationMessages: { MISSING_DESTINATION: missingDestination },
       },
     },
     async (request, reply) => {
       // 1. authenticate (onRequest hook)  2. validate  3. act  4. shape the reply
       const merchant = merchantOf(request);
       const amountMicros = usdcFromJsonNumber(request.body.amount_usd);
-      const ethereum = request.body.destination.ethereum_address?.trim() || undefined;
-      const solana = request.body.destination.solana_address?.trim() || undefined;
-      if (!ethereum && !solana) {
-        throw new AppError('MISSING_DESTINATION', MISSING_DESTINATION_MESSAGE);
+      // A chain gets a payout only where the merchant named an address for it: no address is ever inferred.
+      const destinations: Record<Chain, string> = {};
+      for (const chain of chains) {
+        const address = request.body.destination[`${chain}_address`]?.trim();
+        if (address) destinations[chain] = address;
+      }
+      if (Object.keys(destinations).length === 0) {
+        throw new AppError('MISSING_DESTINATION', missingDestination);
       }
       const quote = await createQuote(ctx, merchant.id, {
         amountMicros,
-        destinations: { ...(ethereum ? { ethereum } : {}), ...(solana ? { solana } : {}) },
+        destinations,
         priority: request.body.priority,
       });
       return reply.code(201).send(quoteView(quote));

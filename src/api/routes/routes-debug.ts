@@ -4,7 +4,7 @@ import { routeDecision } from '../../core/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { routeDebugView } from '../views/quotes.js';
 import { merchantOf } from '../auth.js';
-import { candidateRouteSchema, chainSchema, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp } from '../schemas/common.js';
+import { candidateRouteSchema, chainSchema, destinationSchemaFor, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp } from '../schemas/common.js';
 
 export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: { id: string } }>(
@@ -26,10 +26,7 @@ export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
                   merchant_id: { type: 'string' },
                   amount_usd: { type: 'number' },
                   priority: { type: 'string' },
-                  destination: {
-                    type: 'object',
-                    properties: { ethereum_address: { type: 'string' }, solana_address: { type: 'string' } },
-                  },
+                  destination: destinationSchemaFor(ctx.config.chainNames),
                   candidate_routes: { type: 'array', items: candidateRouteSchema },
                   recommended_route: { type: 'string' },
                   scoring_details: { type: 'array', items: scoringDetailSchema },

@@ -14,7 +14,22 @@ export const amountUsdSchema = {
   description: 'USD amount, at most 6 decimals',
 } as const;
 
-export const chainSchema = { type: 'string', enum: ['ethereum', 'solana'] } as const;
+/** A chain: one of CHAINS. The enum is the service's configuration, registered by the app as `Chain` (chainSchemaFor). */
+export const chainSchema = { $ref: 'Chain#' } as const;
+
+/** The shared `Chain` schema of a service paying out on `chains`: every chain field's enum, in validation and OpenAPI. */
+export function chainSchemaFor(chains: readonly string[]) {
+  return { $id: 'Chain', type: 'string', enum: [...chains], description: 'A chain this service pays out on (CHAINS)' } as const;
+}
+
+/** `<chain>_address` for each configured chain: the quote's destination fields (the spec's ethereum_address and solana_address). */
+export function destinationSchemaFor(chains: readonly string[], extra: { maxLength?: number } = {}) {
+  const fields = chains.map((chain) => `${chain}_address`);
+  return {
+    type: 'object',
+    properties: Object.fromEntries(fields.map((field) => [field, { type: 'string', ...extra }])),
+  } as const;
+}
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 export const errorRef = { $ref: 'Error#' } as const;

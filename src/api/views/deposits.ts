@@ -11,7 +11,7 @@ export function depositView(row: InboundTransferRow) {
     index: row.transfer_index,
     from_address: row.from_address,
     currency: row.currency,
-    amount: formatUnits(row.amount, decimalsOf(row.currency)),
+    amount: formatUnits(row.amount, decimalsOf(row.chain, row.currency)),
     status: row.match_status,
     booked_as: row.refund_transaction_id !== null ? 'refund' : 'funding',
     payment_intent_id: row.payment_intent_id,

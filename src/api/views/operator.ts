@@ -1,9 +1,9 @@
 // Response shapes of the operator endpoints behind the console. Amounts an operator reconciles by hand (ledger
 // postings, treasury balances, fees) leave as exact decimal strings; amount_usd stays a number as in the spec.
+import { nativeCurrencyOf, type NativeCurrencies } from '../../domain/chain.js';
 import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { IntentListRow } from '../../db/queries/intent-list.js';
 import type { DeliveryRow, WebhookEventRecord } from '../../db/queries/webhook-history.js';
-import { NATIVE_CURRENCY } from '../../domain/chain.js';
 import type { OperatorActions } from '../../domain/operator-actions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { decimalsOf } from '../../ledger/currencies.js';
@@ -34,8 +34,7 @@ export function paymentCountsView(counts: Map<PaymentStatus, number>) {
   return { total: [...counts.values()].reduce((sum, n) => sum + n, 0), by_status: byStatus };
 }
 
-function operatorAttemptView(a: AttemptRow) {
-  const currency = NATIVE_CURRENCY[a.chain];
+function operatorAttemptView(a: AttemptRow, currencies: NativeCurrencies) {
   return {
     id: a.id,
     chain: a.chain,
@@ -43,8 +42,8 @@ function operatorAttemptView(a: AttemptRow) {
     status: a.status,
     purpose: a.purpose,
     estimated_fee_usd: a.estimated_fee_usd,
-    actual_fee_native: a.actual_fee_native === null ? null : formatUnits(a.actual_fee_native, decimalsOf(currency)),
-    fee_currency: currency,
+    actual_fee_native: a.actual_fee_native === null ? null : formatUnits(a.actual_fee_native, decimalsOf(a.chain, 'native')),
+    fee_currency: nativeCurrencyOf(currencies, a.chain),
     failure_reason: a.failure_reason,
     failure_detail: a.failure_detail,
     chain_meta: a.chain_meta,
@@ -63,7 +62,8 @@ export function webhookEventRecordView(e: WebhookEventRecord & { deliveries: Del
   return { ...webhookEventView(e), payload: e.payload, deliveries: e.deliveries.map(deliveryView) };
 }
 
-export function paymentRecordView(r: PaymentRecord) {
+/** `currencies`: what each chain charges its fees in (config.chains). */
+export function paymentRecordView(r: PaymentRecord, currencies: NativeCurrencies) {
   const { intent } = r;
   return {
     ...intentIdentityView(intent),
@@ -73,13 +73,13 @@ export function paymentRecordView(r: PaymentRecord) {
     updated_at: intent.updated_at.toISOString(),
     actions: r.actions,
     timeline: r.transitions.map((t) => ({ from: t.from_status, to: t.to_status, reason: t.reason, at: t.created_at.toISOString() })),
-    attempts: r.attempts.map(operatorAttemptView),
+    attempts: r.attempts.map((a) => operatorAttemptView(a, currencies)),
     ledger: r.ledger.map((t) => ({
       id: t.id,
       type: t.type,
       chain: t.chain,
       created_at: t.createdAt.toISOString(),
-      postings: t.postings.map((p) => ({ account: p.account, currency: p.currency, amount: formatUnits(p.amountUnits, decimalsOf(p.currency)) })),
+      postings: t.postings.map((p) => ({ account: p.account, currency: p.currency, amount: formatUnits(p.amountUnits, decimalsOf(t.chain, p.currency)) })),
     })),
     webhook_events: r.events.map(webhookEventRecordView),
     ...(r.approval ? { approval: { ...operatorApprovalView(r.approval.row), approvals: r.approval.given, approvals_required: r.approval.required } } : {}),

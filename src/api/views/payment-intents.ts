@@ -3,7 +3,6 @@
 import type { ApprovalRow } from '../../db/queries/approvals.js';
 import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { NATIVE_CURRENCY } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import type { LedgerEntry } from '../../ledger/entries.js';
 import { unitsToNumber, usdcToNumber } from '../../money.js';
@@ -15,7 +14,7 @@ export function attemptView(a: AttemptRow) {
     tx_id: a.tx_id,
     status: a.status,
     estimated_fee_usd: a.estimated_fee_usd,
-    actual_fee_native: a.actual_fee_native === null ? null : unitsToNumber(a.actual_fee_native, decimalsOf(NATIVE_CURRENCY[a.chain])),
+    actual_fee_native: a.actual_fee_native === null ? null : unitsToNumber(a.actual_fee_native, decimalsOf(a.chain, 'native')),
     failure_reason: a.failure_reason,
     broadcast_at: a.broadcast_at?.toISOString() ?? null,
     confirmed_at: a.confirmed_at?.toISOString() ?? null,
@@ -26,7 +25,7 @@ export function attemptView(a: AttemptRow) {
 export function ledgerEntryView(e: LedgerEntry) {
   return {
     type: e.type,
-    amount: unitsToNumber(e.amountUnits, decimalsOf(e.currency)),
+    amount: unitsToNumber(e.amountUnits, decimalsOf(e.chain, e.currency)),
     currency: e.currency,
     chain: e.chain,
     created_at: e.createdAt.toISOString(),

@@ -19,10 +19,7 @@ export function fullQuoteView(q: QuoteRow) {
     ...quoteView(q),
     merchant_id: q.merchant_id,
     priority: q.priority,
-    destination: {
-      ...(q.destinations.ethereum ? { ethereum_address: q.destinations.ethereum } : {}),
-      ...(q.destinations.solana ? { solana_address: q.destinations.solana } : {}),
-    },
+    destination: Object.fromEntries(Object.entries(q.destinations).map(([chain, address]) => [`${chain}_address`, address])),
     scoring_details: q.scoring_details,
     created_at: q.created_at.toISOString(),
   };

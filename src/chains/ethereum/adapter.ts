@@ -5,7 +5,8 @@
 // hold up a worker.
 import type { Logger } from 'pino';
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
-import { ConfigError } from '../../config.js';
+import { ConfigError, type ChainSettings } from '../../config.js';
+import { NATIVE_DECIMALS } from '../../domain/chain-presets.js';
 import { isWellFormedEthereumAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
@@ -25,6 +26,7 @@ import { broadcastTransfer } from './broadcast.js';
 import { decodeTransfer, encodeTransfer, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
+import type { Finality } from './finality.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
 import { ETHEREUM_RPC_BATCH_REQUESTS_MAX } from '../../bounds.js';
@@ -34,20 +36,18 @@ import { verifyUsdcToken } from './token.js';
 import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './transaction.js';
 
 export interface EthereumAdapterOptions {
+  /** The EVM chain's settings: its name, chain id, finality rule, native currency and price (CHAINS, decision 159). */
+  chain: Pick<ChainSettings, 'name' | 'chainId' | 'finality' | 'confirmations' | 'nativeCurrency' | 'nativeUsdPrice' | 'finalSeconds' | 'blockSeconds'>;
   rpcUrl: string;
   usdcAddress: string;
   /** Signs for the treasury; closed with the adapter. */
   signer: EthereumSigner;
-  /** Blocks (including the one holding the transaction) until a transfer is final. */
-  confirmations: number;
-  ethUsdPrice: number;
   /** Bounds each adapter call as a whole, however many requests it makes. */
   rpcTimeoutSeconds: number;
   logger?: Logger;
 }
 
-const SECONDS_PER_BLOCK = 12;
-const ETH_DECIMALS = 18;
+const ETH_DECIMALS = NATIVE_DECIMALS.evm;
 
 /**
  * Builds the adapter and checks, once, that the configured token has USDC's 6 decimals: a wrong token stops
@@ -57,14 +57,16 @@ const ETH_DECIMALS = 18;
 export async function createEthereumAdapter(options: EthereumAdapterOptions): Promise<ChainAdapter> {
   const account = signerAccount(options.signer);
   const token = tokenAddress(options.usdcAddress);
-  if (!Number.isInteger(options.confirmations) || options.confirmations < 1) {
-    throw new TypeError(`confirmations must be a positive integer, got ${options.confirmations}`);
+  const settings = options.chain;
+  const finalityRule: Finality = { rule: settings.finality, confirmations: settings.confirmations };
+  if (!Number.isInteger(settings.confirmations) || settings.confirmations < 1) {
+    throw new TypeError(`confirmations must be a positive integer, got ${settings.confirmations}`);
   }
   const rpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds);
   const statusRpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { batch: true });
-  const log = options.logger?.child({ chain: 'ethereum' });
+  const log = options.logger?.child({ chain: settings.name });
   const from = account.address;
-  const finalitySeconds = options.confirmations * SECONDS_PER_BLOCK;
+  const finalitySeconds = settings.finality === 'confirmations' ? settings.confirmations * settings.blockSeconds : settings.finalSeconds;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
   /** The market now, and fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel). */
@@ -86,13 +88,21 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   };
 
   // Facts that never change under a running node: ask once, and again only after an ask that failed for an outage.
-  const chainId = once(() => rpc.getChainId(), () => true);
+  // The node must be the chain the settings name (NAME_CHAIN_ID): signing for another chain id would either be
+  // refused or, worse, be valid somewhere else.
+  const chainId = once(async () => {
+    const id = await rpc.getChainId();
+    if (settings.chainId !== null && id !== settings.chainId) {
+      throw new ConfigError(`${settings.name.toUpperCase()}_CHAIN_ID`, `is ${settings.chainId}, but the node at ${settings.name.toUpperCase()}_RPC_URL is chain ${id}: refusing to sign for another chain`);
+    }
+    return id;
+  }, (error) => !(error instanceof ConfigError));
   const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
   try {
-    await within(tokenVerified);
+    await within(() => Promise.all([chainId(), tokenVerified()]));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    log?.warn({ err: summary(error) }, 'could not read the USDC token decimals; checking again before the first transfer');
+    log?.warn({ err: summary(error) }, 'could not read the chain id or the USDC token decimals; checking again before the first transfer');
   }
 
   // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
@@ -116,13 +126,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
   function feeEstimate(market: FeeMarket): FeeEstimate {
     const feeNative = TYPICAL_TRANSFER_GAS * (market.baseFeePerGas + market.maxPriorityFeePerGas);
-    return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, options.ethUsdPrice) };
+    return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
 
   return {
-    chain: 'ethereum',
+    chain: settings.name,
     kind: 'rpc',
-    nativeCurrency: 'ETH',
+    nativeCurrency: settings.nativeCurrency,
     nativeDecimals: ETH_DECIMALS,
     typicalFinalitySeconds: finalitySeconds,
 
@@ -191,7 +201,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async getStatus(signed: SignedTransfer): Promise<TxStatus> {
       try {
-        return await within(() => readTransferStatus({ rpc, from, confirmations: options.confirmations }, signed));
+        return await within(() => readTransferStatus({ rpc, from, finality: finalityRule }, signed));
       } catch (error) {
         throw toChainError(error, { operation: 'transaction status' });
       }
@@ -204,7 +214,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       for (let i = 0; i < signed.length; i += ETHEREUM_RPC_BATCH_REQUESTS_MAX) {
         const page = signed.slice(i, i + ETHEREUM_RPC_BATCH_REQUESTS_MAX);
         try {
-          const input = { rpc: statusRpc, from, confirmations: options.confirmations, finalities: new Map() };
+          const input = { rpc: statusRpc, from, finality: finalityRule, finalities: new Map() };
           statuses.push(...(await within(() => Promise.all(page.map((transfer) => readTransferStatus(input, transfer))))));
         } catch (error) {
           throw toChainError(error, { operation: 'transaction statuses' });
@@ -256,7 +266,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async listInboundTransfers(position: string): Promise<InboundScan> {
       try {
-        return await within(() => readInboundTransfers({ rpc, token, treasury: from, confirmations: options.confirmations }, position));
+        return await within(() => readInboundTransfers({ rpc, token, treasury: from, finality: finalityRule }, position));
       } catch (error) {
         throw toChainError(error, { operation: 'inbound transfers' });
       }
@@ -302,7 +312,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       const perGas = market.baseFeePerGas + fees.maxPriorityFeePerGas;
       const feeNative = gas * (perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas);
       return {
-        feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, options.ethUsdPrice) },
+        feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to: from, data: '0x', gas, ...fees });
           log?.info({ txId: signed.txId, cancels: tx.hash, ...signed.meta }, 'ethereum cancel signed on the stuck nonce');

@@ -1,8 +1,8 @@
 // Transfers into the treasury, for the deposit scanner (decisions 122, 123): USDC Transfer logs whose `to` is the
-// treasury, and the ETH value of transactions sent to it, in blocks at least `confirmations` deep (the block holding
-// a transaction counts as its first confirmation, as in status.ts). The position is the last block scanned.
+// treasury, and the native value of transactions sent to it, in blocks final by the chain's rule (finality.ts). The position is the last block scanned.
 import { parseAbiItem, type Address } from 'viem';
 import type { InboundScan, InboundTransfer } from '../port.js';
+import { finalHeight, type Finality } from './finality.js';
 import type { EthereumRpc } from './rpc.js';
 
 const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
@@ -14,14 +14,14 @@ export interface InboundInput {
   rpc: EthereumRpc;
   token: Address;
   treasury: Address;
-  confirmations: number;
+  finality: Finality;
 }
 
 export async function readInboundTransfers(input: InboundInput, position: string): Promise<InboundScan> {
   const { rpc, token, treasury } = input;
   const scanned = BigInt(position);
   const latest = await rpc.getBlockNumber();
-  const safe = latest - BigInt(input.confirmations - 1);
+  const safe = await finalHeight(rpc, input.finality, latest);
   if (safe <= scanned) return { transfers: [], position, more: false };
   const fromBlock = scanned + 1n;
   const toBlock = safe < scanned + INBOUND_BLOCKS_PER_SCAN ? safe : scanned + INBOUND_BLOCKS_PER_SCAN;

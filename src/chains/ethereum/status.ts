@@ -5,13 +5,14 @@ import type { Address, TransactionReceipt } from 'viem';
 import type { SignedTransfer, TxStatus } from '../port.js';
 import { classifyEthereumError } from './errors.js';
 import { nodeKnowsTransaction, receiptOrNull } from './lookups.js';
+import { finalHeight, type Finality } from './finality.js';
 import type { EthereumRpc } from './rpc.js';
 import { parseSignedTransfer } from './transaction.js';
 
 export interface StatusInput {
   rpc: EthereumRpc;
   from: Address;
-  confirmations: number;
+  finality: Finality;
   /** Finality instants already asked for by the reads sharing this input (a round's page), by block. */
   finalities?: Map<bigint, Promise<{ finalAt?: Date }>>;
 }
@@ -40,12 +41,15 @@ async function statusFromReceipt(input: StatusInput, receipt: TransactionReceipt
   const latest = await input.rpc.getBlockNumber();
   const depth = latest - receipt.blockNumber + 1n;
   const confirmations = depth < 1n ? 1 : Number(depth);
-  if (confirmations < input.confirmations) return { state: 'included', confirmations };
+  const final = await finalHeight(input.rpc, input.finality, latest);
+  if (receipt.blockNumber > final) return { state: 'included', confirmations };
   const feeNative = receipt.gasUsed * receipt.effectiveGasPrice;
   if (receipt.status === 'reverted') {
     return { state: 'failed', reason: 'reverted', feeNative, details: `reverted in block ${receipt.blockNumber}` };
   }
-  return { state: 'final', feeNative, ...(await finality(input, receipt.blockNumber + BigInt(input.confirmations - 1))) };
+  // The block that made it final: its last confirmation, or (a tag rule) the tagged block, which is no earlier.
+  const finalBlock = input.finality.rule === 'confirmations' ? receipt.blockNumber + BigInt(input.finality.confirmations - 1) : final;
+  return { state: 'final', feeNative, ...(await finality(input, finalBlock)) };
 }
 
 /**
@@ -71,10 +75,9 @@ function finality(input: StatusInput, blockNumber: bigint): Promise<{ finalAt?: 
  * then the transfer stays pending/unknown and the stuck timer hands it to an operator.
  */
 async function nonceUsedAtFinalDepth(input: StatusInput, nonce: number): Promise<boolean> {
-  const latest = await input.rpc.getBlockNumber();
-  const finalBlock = latest - BigInt(input.confirmations - 1);
-  if (finalBlock < 0n) return false;
   try {
+    const finalBlock = await finalHeight(input.rpc, input.finality, await input.rpc.getBlockNumber());
+    if (finalBlock < 0n) return false;
     const count = await input.rpc.getTransactionCount({ address: input.from, blockNumber: finalBlock });
     return count > nonce;
   } catch (error) {

@@ -2,23 +2,24 @@
 // token. pkcs11js (a native addon) is loaded only when a pkcs11 signer is configured. A problem an operator has to
 // fix (a wrong label, PIN or library) stops start-up as a ConfigError naming the variable.
 import type { Logger } from 'pino';
-import { ConfigError, type Config, type Pkcs11Settings } from '../../config.js';
+import { ConfigError, envName, type ChainSettings, type Config, type Pkcs11Settings } from '../../config.js';
 import { createEthereumKeySigner, createSolanaKeySigner } from './key.js';
 import { SignerError, type EthereumSigner, type SolanaSigner } from './port.js';
 
-export async function createEthereumSigner(config: Config, log: Logger): Promise<EthereumSigner> {
-  if (config.ethereum.signer === 'key') return createEthereumKeySigner(config.ethereum.treasuryKey!);
+/** The signer of an EVM chain's treasury (any of them: an EVM key signs for every EVM chain it is configured for). */
+export async function createEthereumSigner(config: Config, chain: ChainSettings, log: Logger): Promise<EthereumSigner> {
+  if (chain.signer === 'key') return createEthereumKeySigner(chain.treasuryKey!);
   const { openPkcs11EthereumSigner } = await import('./pkcs11/ethereum.js');
-  const keyLabel = config.ethereum.pkcs11KeyLabel!;
-  const signer = await asConfigError(() => openPkcs11EthereumSigner({ ...tokenOptions(config.pkcs11!, log), keyLabel }));
-  log.info({ chain: 'ethereum', token: config.pkcs11!.tokenLabel, keyLabel, address: signer.address }, 'treasury key in the PKCS#11 token');
+  const keyLabel = chain.pkcs11KeyLabel!;
+  const signer = await asConfigError(() => openPkcs11EthereumSigner({ ...tokenOptions(config.pkcs11!, log), keyLabel, setting: `${envName(chain.name)}_PKCS11_KEY_LABEL` }));
+  log.info({ chain: chain.name, token: config.pkcs11!.tokenLabel, keyLabel, address: signer.address }, 'treasury key in the PKCS#11 token');
   return signer;
 }
 
-export async function createSolanaSigner(config: Config, log: Logger): Promise<SolanaSigner> {
-  if (config.solana.signer === 'key') return createSolanaKeySigner(config.solana.treasuryKey!);
+export async function createSolanaSigner(config: Config, chain: ChainSettings, log: Logger): Promise<SolanaSigner> {
+  if (chain.signer === 'key') return createSolanaKeySigner(chain.treasuryKey!);
   const { openPkcs11SolanaSigner } = await import('./pkcs11/solana.js');
-  const keyLabel = config.solana.pkcs11KeyLabel!;
+  const keyLabel = chain.pkcs11KeyLabel!;
   const signer = await asConfigError(() => openPkcs11SolanaSigner({ ...tokenOptions(config.pkcs11!, log), keyLabel }));
   log.info({ chain: 'solana', token: config.pkcs11!.tokenLabel, keyLabel, address: signer.address }, 'treasury key in the PKCS#11 token');
   return signer;

@@ -6,8 +6,10 @@
 import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import type { Clock } from '../../clock.js';
+import type { ChainSettings } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { isWellFormedAddress, sameAddress } from '../../domain/addresses.js';
+import { familyOf } from '../../domain/chain.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
@@ -25,7 +27,7 @@ import {
 import { SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../bounds.js';
 
 export interface SimulatedOptions {
-  chain: Chain;
+  settings: ChainSettings;
   db: Pool;
   clock: Clock;
   seed: string;
@@ -33,7 +35,6 @@ export interface SimulatedOptions {
   stuckRate: number;
   /** Seconds to finality for both chains; null: chain-like timings. */
   confirmSeconds: number | null;
-  nativeUsdPrice: number;
   /** USDC the wallet holds when the network is created (SIM_TREASURY_USDC). */
   openingUsdcMicros: bigint;
 }
@@ -45,8 +46,6 @@ export interface SimulatedAdapter extends ChainAdapter {
 }
 
 interface ChainProfile {
-  nativeCurrency: 'ETH' | 'SOL';
-  nativeDecimals: number;
   includedAfterSeconds: number;
   finalAfterSeconds: number;
   confirmationsToFinal: number;
@@ -55,28 +54,18 @@ interface ChainProfile {
   openingNative: bigint;
 }
 
-const PROFILES: Record<Chain, ChainProfile> = {
-  // 65k gas at ~10 gwei; included in the next 12 s block, final after 12 more confirmations.
-  ethereum: {
-    nativeCurrency: 'ETH',
-    nativeDecimals: 18,
-    includedAfterSeconds: 12,
-    finalAfterSeconds: 156,
-    confirmationsToFinal: 12,
-    baseFeeNative: 650_000_000_000_000n,
-    openingNative: 100n * 10n ** 18n,
-  },
-  // 5000 lamports per signature plus a priority fee; confirmed in about a slot, finalized after ~32 slots.
-  solana: {
-    nativeCurrency: 'SOL',
-    nativeDecimals: 9,
-    includedAfterSeconds: 1,
-    finalAfterSeconds: 13,
-    confirmationsToFinal: 32,
-    baseFeeNative: 5_000n,
-    openingNative: 1_000n * 10n ** 9n,
-  },
-};
+/** A simulated chain times and prices its transfers as the real one does (src/domain/chain-presets.ts). */
+function profileOf(settings: ChainSettings): ChainProfile {
+  const confirmationsToFinal = settings.finality === 'confirmations' ? settings.confirmations : Math.max(1, Math.round(settings.finalSeconds / settings.blockSeconds));
+  const wholeUnits = (units: bigint) => units * 10n ** BigInt(settings.nativeDecimals);
+  return {
+    includedAfterSeconds: settings.blockSeconds,
+    finalAfterSeconds: settings.finalSeconds,
+    confirmationsToFinal,
+    baseFeeNative: settings.simulatedFeeNative,
+    openingNative: wholeUnits(settings.family === 'solana' ? 1000n : 100n),
+  };
+}
 
 const BROADCAST_FAILURES: FailureReason[] = ['insufficient_gas', 'rpc_timeout', 'nonce_conflict'];
 
@@ -92,7 +81,7 @@ function digest(...parts: string[]): Buffer {
 
 export function simulatedTreasuryAddress(chain: Chain, seed: string): string {
   const bytes = digest(seed, 'treasury', chain);
-  return chain === 'ethereum' ? `0x${bytes.subarray(0, 20).toString('hex')}` : getBase58Decoder().decode(bytes);
+  return familyOf(chain) === 'evm' ? `0x${bytes.subarray(0, 20).toString('hex')}` : getBase58Decoder().decode(bytes);
 }
 
 /** The simulated wire format: what signTransfer writes and the node reads back. */
@@ -130,8 +119,9 @@ const RECORD_SQL =
 const requests = new WeakMap<PreparedTransfer, TransferRequest>();
 
 export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {
-  const { chain, db, clock, seed } = options;
-  const profile = PROFILES[chain];
+  const { settings, db, clock, seed } = options;
+  const chain = settings.name;
+  const profile = profileOf(settings);
   const includedAfter = options.confirmSeconds === null ? profile.includedAfterSeconds : options.confirmSeconds / 4;
   const finalAfter = options.confirmSeconds === null ? profile.finalAfterSeconds : options.confirmSeconds;
   const address = simulatedTreasuryAddress(chain, seed);
@@ -176,15 +166,15 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
 
   function txIdFor(rawTx: string): string {
     const bytes = digest(seed, 'tx', rawTx);
-    if (chain === 'ethereum') return `0x${bytes.toString('hex')}`;
+    if (settings.family === 'evm') return `0x${bytes.toString('hex')}`;
     return getBase58Decoder().decode(Buffer.concat([bytes, digest(seed, 'tx2', rawTx)]));
   }
 
   return {
     chain,
     kind: 'simulated',
-    nativeCurrency: profile.nativeCurrency,
-    nativeDecimals: profile.nativeDecimals,
+    nativeCurrency: settings.nativeCurrency,
+    nativeDecimals: settings.nativeDecimals,
     typicalFinalitySeconds: finalAfter,
 
     treasuryAddress: () => address,
@@ -197,7 +187,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     async estimateFee(): Promise<FeeEstimate> {
       return {
         feeNative: profile.baseFeeNative,
-        feeUsd: nativeToUsd(profile.baseFeeNative, profile.nativeDecimals, options.nativeUsdPrice),
+        feeUsd: nativeToUsd(profile.baseFeeNative, settings.nativeDecimals, settings.nativeUsdPrice),
       };
     },
 
@@ -340,13 +330,13 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
          SELECT COALESCE(SUM(amount) FILTER (WHERE currency = 'USDC'), 0) AS usdc,
                 COALESCE(SUM(amount) FILTER (WHERE currency = 'native'), 0) AS native
            FROM sim_external_transfers
-          WHERE chain = $1 AND CASE WHEN $1 = 'ethereum' THEN lower(to_address) = lower($3) ELSE to_address = $3 END
+          WHERE chain = $1 AND CASE WHEN $4 THEN lower(to_address) = lower($3) ELSE to_address = $3 END
        )
        SELECT (w.initial_usdc_micros - sent.usdc + received.usdc)::text AS usdc,
               (w.initial_native - sent.native + received.native)::text AS native
          FROM sim_wallets w, sent, received
         WHERE w.chain = $1`,
-      [chain, clock.now(), address],
+      [chain, clock.now(), address, settings.family === 'evm'],
     );
     return { usdcMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
   }

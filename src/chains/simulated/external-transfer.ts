@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import { withTransaction, type Pool } from '../../db/pool.js';
-import type { Chain } from '../../domain/chain.js';
+import { familyOf, type Chain } from '../../domain/chain.js';
 import { sameAddress } from '../../domain/addresses.js';
 
 /** The simulator refuses this transfer; nothing was recorded. */
@@ -44,7 +44,7 @@ export async function recordExternalTransfers(db: Pool, seed: string, transfers:
       }
       const bytes = createHash('sha256').update([seed, 'external', transfer.chain, sequence].join('\u0000')).digest();
       const txId =
-        transfer.chain === 'ethereum'
+        familyOf(transfer.chain) === 'evm'
           ? `0x${bytes.toString('hex')}`
           : getBase58Decoder().decode(Buffer.concat([bytes, createHash('sha256').update(bytes).digest()]));
       await tx.query(

@@ -6,6 +6,7 @@
 import { html } from '../html.js';
 import { useState } from 'preact/hooks';
 import { api, post } from '../api.js';
+import { chainLabel, ChainName } from '../chains.js';
 import { ConfirmDialog, Empty, ErrorNote, Hash, Panel, Toast, useResource } from '../components.js';
 import { ago, dateTime, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -86,7 +87,7 @@ function Row({ a, onDone }) {
     <td><a class="mono" href=${href(`/payments/${a.payment_intent_id}`)}>${a.payment_intent_id}</a></td>
     <td><span class=${`badge kind-${a.kind}`}>${a.kind}</span></td>
     <td class="num">${usd(a.amount_usd)}</td>
-    <td><span class=${`chain chain-${a.selected_chain}`}>${a.selected_chain}</span></td>
+    <td><${ChainName} chain=${a.selected_chain} /></td>
     <td><${Hash} value=${a.destination_address} keep=${6} /></td>
     <td data-testid="requested-by"><${RequestedBy} approval=${a} threshold=${a.approval_above_usd} /></td>
     <td title=${dateTime(a.requested_at)}>${ago(a.requested_at)}</td>
@@ -95,7 +96,7 @@ function Row({ a, onDone }) {
       <${ApprovalActions}
         id=${a.payment_intent_id}
         approval=${a}
-        summary=${html`<p><code>${a.payment_intent_id}</code> · ${a.kind} of ${usd(a.amount_usd)} on ${a.selected_chain} to <code>${a.destination_address}</code></p>
+        summary=${html`<p><code>${a.payment_intent_id}</code> · ${a.kind} of ${usd(a.amount_usd)} on ${chainLabel(a.selected_chain)} to <code>${a.destination_address}</code></p>
           <p>Requested by <${RequestedBy} approval=${a} threshold=${a.approval_above_usd} /> ${ago(a.requested_at)}.</p>`}
         onDone=${onDone}
       />

@@ -1,13 +1,14 @@
 // Chain health over time (GET /admin/chain-health: the collector's snapshots), route distribution and failure
-// analysis. Charts refresh every collection period; nothing here needs the live stream.
+// analysis, for the chains in CHAINS (chains.js). Charts refresh every collection period; nothing here needs the live
+// stream.
 import { html } from '../html.js';
 import { useEffect } from 'preact/hooks';
 import { api } from '../api.js';
 import { LineChart } from '../chart.js';
+import { chainColor, chainLabel, ChainName, useChains } from '../chains.js';
 import { Empty, ErrorNote, Panel, Status, useResource } from '../components.js';
 import { ago, decimal, label } from '../format.js';
 
-const COLORS = { ethereum: '#4f46e5', solana: '#0d9488' };
 const REFRESH_MS = 15_000;
 
 const METRICS = [
@@ -29,7 +30,7 @@ function Charts() {
   const history = useResource(() => api('/admin/chain-health?points=240'), 'history');
   useRefreshing(history);
   const snapshots = history.data ?? [];
-  const chains = ['ethereum', 'solana'];
+  const chains = useChains();
   const latest = chains.map((chain) => snapshots.filter((s) => s.chain === chain).at(-1)).filter(Boolean);
   return html`
     <${Panel} title="Chain health now">
@@ -38,7 +39,7 @@ function Charts() {
         ? html`<table class="table" data-testid="health-now">
             <thead><tr><th>Chain</th><th>Status</th><th class="num">Fee</th><th class="num">Finality</th><th class="num">Errors</th><th class="num">P95</th><th class="num">Congestion</th><th>Recorded</th></tr></thead>
             <tbody>${latest.map(
-              (s) => html`<tr><td><span class=${`chain chain-${s.chain}`}>${s.chain}</span></td><td><${Status} value=${s.health_status} /></td>
+              (s) => html`<tr><td><${ChainName} chain=${s.chain} /></td><td><${Status} value=${s.health_status} /></td>
                 <td class="num">${METRICS[0].format(s.estimated_fee_usd)}</td><td class="num">${METRICS[1].format(s.avg_confirmation_seconds)}</td>
                 <td class="num">${METRICS[2].format(s.rpc_error_rate)}</td><td class="num">${s.p95_latency_ms === null ? '—' : METRICS[3].format(s.p95_latency_ms)}</td>
                 <td class="num">${s.congestion_score === null ? '—' : METRICS[4].format(s.congestion_score)}</td><td>${ago(s.recorded_at)} <span class="muted small">${s.source}</span></td></tr>`,
@@ -54,8 +55,8 @@ function Charts() {
             testId=${`chart-${m.key}`}
             format=${m.format}
             series=${chains.map((chain) => ({
-              name: chain,
-              color: COLORS[chain],
+              name: chainLabel(chain),
+              color: chainColor(chains, chain),
               points: snapshots.filter((s) => s.chain === chain).map((s) => ({ t: Date.parse(s.recorded_at), v: s[m.key] })),
             }))}
           />`,
@@ -65,6 +66,7 @@ function Charts() {
 }
 
 function Routes() {
+  const chains = useChains();
   const distribution = useResource(() => api('/admin/route-distribution'), 'routes');
   useRefreshing(distribution);
   const rows = distribution.data ?? [];
@@ -75,8 +77,8 @@ function Routes() {
     <div class="bars" data-testid="route-distribution">
       ${rows.map(
         (r) => html`<div class="bar-row">
-          <span class=${`chain chain-${r.selected_chain}`}>${r.selected_chain}</span>
-          <span class="bar"><i style=${{ width: `${total ? (100 * Number(r.count)) / total : 0}%`, background: COLORS[r.selected_chain] }}></i></span>
+          <${ChainName} chain=${r.selected_chain} />
+          <span class="bar"><i style=${{ width: `${total ? (100 * Number(r.count)) / total : 0}%`, background: chainColor(chains, r.selected_chain) }}></i></span>
           <span class="num">${r.count} payments · ${decimal(r.volume)} USDC</span>
         </div>`,
       )}
@@ -94,7 +96,7 @@ function Failures() {
     ${rows.length
       ? html`<table class="table" data-testid="failures">
           <thead><tr><th>Reason</th><th>Chain</th><th class="num">Attempts</th></tr></thead>
-          <tbody>${rows.map((r) => html`<tr><td>${label(r.failure_reason)}</td><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td class="num">${r.count}</td></tr>`)}</tbody>
+          <tbody>${rows.map((r) => html`<tr><td>${label(r.failure_reason)}</td><td><${ChainName} chain=${r.chain} /></td><td class="num">${r.count}</td></tr>`)}</tbody>
         </table>`
       : null}
   </${Panel}>`;

@@ -6,6 +6,7 @@ import { html } from '../html.js';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { PaymentActions } from '../actions.js';
+import { chainLabel, ChainName } from '../chains.js';
 import { Empty, ErrorNote, Hash, Panel, Status, Toast, useResource } from '../components.js';
 import { clock, dateTime, decimal, duration, label, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -55,7 +56,7 @@ function Ledger({ transactions }) {
       ${transactions.flatMap((t) =>
         t.postings.map(
           (p, i) => html`<tr class=${i === 0 ? 'group-start' : ''}>
-            <td>${i === 0 ? html`<strong>${t.type}</strong> <span class="muted small">#${t.id} · ${t.chain}</span>` : ''}</td>
+            <td>${i === 0 ? html`<strong>${t.type}</strong> <span class="muted small">#${t.id} · ${chainLabel(t.chain)}</span>` : ''}</td>
             <td class="mono small">${p.account}</td>
             <td class=${`num ${p.amount.startsWith('-') ? 'debit' : 'credit'}`}>${decimal(p.amount)} ${p.currency}</td>
             <td>${i === 0 ? dateTime(t.created_at) : ''}</td>
@@ -108,7 +109,7 @@ function Approval({ payment, onDone }) {
       ? html`<${ApprovalActions}
           id=${payment.id}
           approval=${a}
-          summary=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${payment.selected_chain} to <code>${payment.destination_address}</code></p>`}
+          summary=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${chainLabel(payment.selected_chain)} to <code>${payment.destination_address}</code></p>`}
           onDone=${onDone}
         />`
       : null}
@@ -135,7 +136,7 @@ export function PaymentPage({ id }) {
         <h1><span class="amount">${usd(p.amount_usd)}</span> <${Status} value=${p.status} /></h1>
         <dl class="facts">
           <dt>Payment</dt><dd class="mono">${p.id}</dd>
-          <dt>Chain</dt><dd><span class=${`chain chain-${p.selected_chain}`}>${p.selected_chain}</span></dd>
+          <dt>Chain</dt><dd><${ChainName} chain=${p.selected_chain} /></dd>
           <dt>Destination</dt><dd><${Hash} value=${p.destination_address} keep=${12} /></dd>
           <dt>Merchant</dt><dd class="mono">${p.merchant_id}</dd>
           <dt>Idempotency key</dt><dd class="mono">${p.idempotency_key}</dd>

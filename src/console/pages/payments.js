@@ -4,6 +4,7 @@
 import { html } from '../html.js';
 import { useRef, useState } from 'preact/hooks';
 import { api, download, query } from '../api.js';
+import { ChainName, ChainOptions } from '../chains.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, label, PAYMENT_STATUSES, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -75,8 +76,7 @@ function Filters({ params }) {
     </select>
     <select name="chain" aria-label="Chain" value=${params.chain ?? ''} onChange=${(e) => set({ chain: e.currentTarget.value })}>
       <option value="">Any chain</option>
-      <option value="ethereum">Ethereum</option>
-      <option value="solana">Solana</option>
+      <${ChainOptions} />
     </select>
     <input name="merchant" placeholder="Merchant id" aria-label="Merchant" value=${params.merchant ?? ''} onChange=${(e) => set({ merchant: e.currentTarget.value.trim() })} />
     <label class="date">From <input type="date" name="from" value=${params.from ?? ''} onChange=${(e) => set({ from: e.currentTarget.value })} /></label>
@@ -95,7 +95,7 @@ export function PaymentRows({ rows, fresh = new Set(), actions }) {
           <td><a href=${href(`/payments/${p.id}`)} class="mono">${p.id}</a></td>
           <td><${Status} value=${p.status} /></td>
           <td class="num">${usd(p.amount_usd)}</td>
-          <td><span class=${`chain chain-${p.selected_chain}`}>${p.selected_chain}</span></td>
+          <td><${ChainName} chain=${p.selected_chain} /></td>
           <td><${Hash} value=${p.destination_address} keep=${6} /></td>
           <td><${Hash} value=${p.tx_id} keep=${6} /></td>
           <td class="mono small">${p.merchant_id}</td>

@@ -2,6 +2,7 @@
 // 119) and inbound transfers (decisions 122, 123, 125, 126); withdrawals are in withdrawals.js. Each panel reads its own admin endpoint, newest first, the latest page only.
 import { html } from '../html.js';
 import { api } from '../api.js';
+import { ChainName } from '../chains.js';
 import { useEffect, useState } from 'preact/hooks';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
@@ -23,7 +24,7 @@ export function Alerts() {
           <tbody>
             ${rows.map(
               (a) => html`<tr key=${a.id} data-id=${a.id}><td><${Status} value=${a.status} /></td><td>${a.kind}</td>
-                <td><span class=${`chain chain-${a.chain}`}>${a.chain}</span></td><td class="small">${a.message}</td>
+                <td><${ChainName} chain=${a.chain} /></td><td class="small">${a.message}</td>
                 <td>${ago(a.first_seen_at)}</td><td>${ago(a.last_seen_at)}</td><td>${a.resolved_at ? dateTime(a.resolved_at) : '—'}</td></tr>`,
             )}
           </tbody>
@@ -43,7 +44,7 @@ export function ReconciliationHistory() {
           <thead><tr><th>When</th><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th></th></tr></thead>
           <tbody>
             ${rows.map(
-              (r) => html`<tr key=${r.id}><td>${dateTime(r.created_at)}</td><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
+              (r) => html`<tr key=${r.id}><td>${dateTime(r.created_at)}</td><td><${ChainName} chain=${r.chain} /></td><td><${Status} value=${r.status} /></td>
                 <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
             )}
           </tbody>
@@ -85,7 +86,7 @@ export function Deposits() {
           <thead><tr><th>Booked</th><th>Chain</th><th class="num">Amount</th><th>From</th><th>Transaction</th><th>Status</th><th>Booked as</th></tr></thead>
           <tbody>
             ${rows.map(
-              (d) => html`<tr key=${d.id} data-id=${d.id} data-tx=${d.tx_id}><td>${ago(d.booked_at)}</td><td><span class=${`chain chain-${d.chain}`}>${d.chain}</span></td>
+              (d) => html`<tr key=${d.id} data-id=${d.id} data-tx=${d.tx_id}><td>${ago(d.booked_at)}</td><td><${ChainName} chain=${d.chain} /></td>
                 <td class="num">${decimal(d.amount)} <small>${d.currency}</small></td><td><${Hash} value=${d.from_address} keep=${8} /></td>
                 <td><${Hash} value=${d.tx_id} keep=${8} /></td><td><${Status} value=${d.status} /></td>
                 <td>${d.booked_as === 'refund' && d.payment_intent_id ? html`refund of <a class="mono" href=${href(`/payments/${d.payment_intent_id}`)}>${d.payment_intent_id}</a>` : d.booked_as}</td></tr>`,

@@ -2,6 +2,7 @@
 // (operator alerts, reconciliation history and deposits are in treasury-ops.js, withdrawals in withdrawals.js).
 import { html } from '../html.js';
 import { api } from '../api.js';
+import { ChainName } from '../chains.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
 import { ago, dateTime, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -18,7 +19,7 @@ function Balances() {
     <div class="cards" data-testid="treasury">
       ${(treasury.data ?? []).map(
         (c) => html`<article class="card" key=${c.chain} data-chain=${c.chain}>
-          <header><span class=${`chain chain-${c.chain}`}>${c.chain}</span> <span class="muted small">${c.adapter}</span></header>
+          <header><${ChainName} chain=${c.chain} /> <span class="muted small">${c.adapter}</span></header>
           <p class="address"><${Hash} value=${c.address} keep=${10} /></p>
           <dl class="balances">
             <dt>Available</dt><dd class="big">${decimal(c.available_usdc)} <small>USDC</small></dd>
@@ -43,7 +44,7 @@ function Reconciliation() {
           <thead><tr><th>Chain</th><th>Status</th><th class="num">Ledger USDC</th><th class="num">On chain USDC</th><th class="num">Difference</th><th class="num">In flight</th><th class="num">Landed</th><th></th></tr></thead>
           <tbody>
             ${report.data.map(
-              (r) => html`<tr><td><span class=${`chain chain-${r.chain}`}>${r.chain}</span></td><td><${Status} value=${r.status} /></td>
+              (r) => html`<tr><td><${ChainName} chain=${r.chain} /></td><td><${Status} value=${r.status} /></td>
                 <td class="num">${decimal(r.ledger_usdc)}</td><td class="num">${decimal(r.on_chain_usdc)}</td><td class="num">${decimal(r.difference_usdc)}</td><td class="num">${decimal(r.in_flight_usdc)}</td><td class="num">${decimal(r.landed_usdc)}</td><td class="small">${r.error ?? ''}</td></tr>`,
             )}
           </tbody>

@@ -5,6 +5,7 @@
 import { html } from '../html.js';
 import { useState } from 'preact/hooks';
 import { api, post } from '../api.js';
+import { chainLabel, ChainName, ChainOptions, useChains } from '../chains.js';
 import { ConfirmDialog, Empty, ErrorNote, Panel, Status, Toast, useResource } from '../components.js';
 import { ago, decimal } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
@@ -29,10 +30,11 @@ function ApprovalCell({ approval }) {
 }
 
 function NewWithdrawal({ onDone }) {
-  const [form, setForm] = useState({ chain: 'solana', to: '', amount: '' });
+  // The first chain in CHAINS until the operator picks another.
+  const [form, setForm] = useState({ chain: useChains()[0] ?? '', to: '', amount: '' });
   const [key, setKey] = useState(null);
   const set = (name) => (e) => setForm({ ...form, [name]: e.currentTarget.value });
-  const ready = form.to.trim() !== '' && /^\d+(\.\d{1,6})?$/.test(form.amount.trim());
+  const ready = form.chain !== '' && form.to.trim() !== '' && /^\d+(\.\d{1,6})?$/.test(form.amount.trim());
   const run = async () => {
     const result = await post('/admin/withdrawals', { chain: form.chain, to: form.to.trim(), amount_usdc: form.amount.trim(), idempotency_key: key });
     setForm({ ...form, to: '', amount: '' });
@@ -40,8 +42,7 @@ function NewWithdrawal({ onDone }) {
   };
   return html`<form class="filters withdraw" data-testid="new-withdrawal" onSubmit=${(e) => { e.preventDefault(); if (ready) setKey(idempotencyKey()); }}>
     <select name="chain" aria-label="Chain" value=${form.chain} onChange=${set('chain')}>
-      <option value="solana">Solana</option>
-      <option value="ethereum">Ethereum</option>
+      <${ChainOptions} />
     </select>
     <input name="to" class="address" placeholder="Recipient address" aria-label="Recipient address" value=${form.to} onInput=${set('to')} spellcheck="false" />
     <input name="amount" placeholder="USDC, e.g. 5000" aria-label="USDC amount" inputmode="decimal" value=${form.amount} onInput=${set('amount')} />
@@ -49,7 +50,7 @@ function NewWithdrawal({ onDone }) {
     ${key
       ? html`<${ConfirmDialog}
           title="Withdraw treasury USDC?"
-          description=${html`<p>${decimal(form.amount.trim())} USDC on ${form.chain} to <code>${form.to.trim()}</code>.</p>
+          description=${html`<p>${decimal(form.amount.trim())} USDC on ${chainLabel(form.chain)} to <code>${form.to.trim()}</code>.</p>
             <p>The amount is reserved from available funds now and sent by the workers like a payout. Above WITHDRAWAL_APPROVAL_ABOVE_USD it
             waits for an approver other than you (Approvals), and nothing is sent until then.</p>`}
           confirmLabel="Request withdrawal"
@@ -82,7 +83,7 @@ export function Withdrawals() {
           <tbody>
             ${rows.map(
               (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
-                <td><span class=${`chain chain-${w.chain}`}>${w.chain}</span></td><td class="num">${decimal(w.amount_usdc)}</td>
+                <td><${ChainName} chain=${w.chain} /></td><td class="num">${decimal(w.amount_usdc)}</td>
                 <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td><${ApprovalCell} approval=${w.approval} /></td><td>${ago(w.created_at)}</td></tr>`,
             )}
           </tbody>

@@ -3,7 +3,7 @@
 // a cancel replaced on its nonce are asked about too, one call per chain for the page: one of them may be the payout.
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { replacedAttempts, signedOf, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
-import { CHAINS, type TxStatus } from '../../domain/chain.js';
+import type { TxStatus } from '../../domain/chain.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ConfirmationDeps } from './round.js';
 
@@ -13,11 +13,11 @@ export type Sibling = { attempt: AttemptRow; feeNative: bigint } | 'pending' | n
 /** Each attempt with the chain's verdict on it; the attempts of a chain that cannot be asked are left out (logged). */
 export async function askAboutAttempts(deps: ConfirmationDeps, page: readonly OpenAttempt[]): Promise<{ attempt: OpenAttempt; verdict: TransferVerdict }[]> {
   const asked = await Promise.all(
-    CHAINS.map(async (chain) => {
+    Object.entries(deps.adapters).map(async ([chain, adapter]) => {
       const attempts = page.filter((a) => a.chain === chain);
       if (attempts.length === 0) return [];
       try {
-        const statuses = await deps.adapters[chain].getStatuses(attempts.map(signedOf));
+        const statuses = await adapter.getStatuses(attempts.map(signedOf));
         return attempts.map((attempt, i) => ({ attempt, verdict: transferVerdict(statuses[i]!, { chain }) }));
       } catch (error) {
         deps.log.error({ err: error, chain }, 'confirmation: the chain could not be asked; trying again next round');
@@ -34,13 +34,13 @@ export async function askAboutSiblings(deps: ConfirmationDeps, attempts: readonl
   if (attempts.length === 0) return answers;
   const replaced = await replacedAttempts(deps.pool, attempts.map((a) => a.payment_intent_id));
   await Promise.all(
-    CHAINS.map(async (chain) => {
+    Object.entries(deps.adapters).map(async ([chain, adapter]) => {
       const asking = attempts.flatMap((a, k) => (a.chain === chain && replaced.get(a.payment_intent_id)!.length > 0 ? [k] : []));
       const siblings = asking.map((k) => replaced.get(attempts[k]!.payment_intent_id)!);
       if (siblings.length === 0) return;
       let statuses: TxStatus[];
       try {
-        statuses = await deps.adapters[chain].getStatuses(siblings.flat().map(signedOf));
+        statuses = await adapter.getStatuses(siblings.flat().map(signedOf));
       } catch (error) {
         for (const k of asking) answers[k] = { ok: false, error };
         return;

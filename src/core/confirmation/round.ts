@@ -3,6 +3,7 @@
 // and writes those in batches (verdicts.ts): pending_confirmation, settled, failed or manual_review. The chain is never
 // asked under a lock. Locks are taken intent first, then attempt (the order every writer uses), and skipped when
 // another transaction holds either: a round never waits on, or deadlocks with, an execution run or an operator.
+import { adapterOf } from '../../chains/port.js';
 import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../bounds.js';
 import { withSessionLockIfFree } from '../../db/pool.js';
 import { openAttempts, signedOf, type OpenAttempt } from '../../db/queries/attempts.js';
@@ -14,7 +15,7 @@ import { askAboutAttempts, askAboutSiblings } from './chain-calls.js';
 import { applyVerdicts, decide, type Applied, type Verdict } from './verdicts.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
-  config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds'>;
+  config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds' | 'chains'>;
   /** Settlement timings are observed here, once the settlement has committed. */
   metrics?: Pick<Metrics, 'creationToSettlement' | 'finalityToSettlement'>;
 };
@@ -105,7 +106,7 @@ async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied
   if (action === 'manual_review') log.warn('confirmation: stuck, moved to manual review');
   if (action === 'resend') {
     // The node forgot or never got the bytes; sending them again, after the commit, is harmless and may unstick it.
-    await deps.adapters[attempt.chain].broadcast(signedOf(attempt)).catch((error: unknown) => log.warn({ err: error }, 'confirmation: re-send failed'));
+    await adapterOf(deps.adapters, attempt.chain).broadcast(signedOf(attempt)).catch((error: unknown) => log.warn({ err: error }, 'confirmation: re-send failed'));
   }
 }
 

@@ -76,7 +76,7 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
         const settlement = { createdAt: intent.created_at, at: now, finalAt: verdict.kind === 'final' ? verdict.finalAt : undefined };
         switch (decided.kind) {
           case 'settle': {
-            const { change, entries: postings } = settlementOf(intent, attempt, decided.feeNative, now);
+            const { change, entries: postings } = settlementOf(deps.config.chains, intent, attempt, decided.feeNative, now);
             confirmed.push({ attemptId: attempt.id, feeNative: decided.feeNative });
             changes.push(change);
             entries.push(...postings);
@@ -99,17 +99,17 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
             if (sibling === 'pending') answers.push({ action: 'wait' });
             else if (sibling) {
               await markFailed(tx, attempt.id, decided.reason, `superseded by ${sibling.attempt.tx_id}`, decided.feeNative, 'replaced');
-              await postFee(tx, intent, decided.feeNative, now); // nothing when it never landed, as a nonce shared with a final transfer implies
+              await postFee(tx, deps.config.chains, intent, decided.feeNative, now); // nothing when it never landed, as a nonce shared with a final transfer implies
               await markConfirmed(tx, [{ attemptId: sibling.attempt.id, feeNative: sibling.feeNative }], now);
-              await settleIntent(tx, intent, sibling.attempt, sibling.feeNative, now);
+              await settleIntent(tx, deps.config.chains, intent, sibling.attempt, sibling.feeNative, now);
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
             } else {
-              await failOnChain(tx, intent, attempt.id, decided, now);
+              await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now);
               answers.push({ action: 'fail', reason: decided.reason });
             }
             break;
           case 'cancelled':
-            await failByCancel(tx, intent, attempt.id, decided.feeNative, now);
+            await failByCancel(tx, deps.config.chains, intent, attempt.id, decided.feeNative, now);
             answers.push({ action: 'cancelled' });
             break;
           case 'manual_review':

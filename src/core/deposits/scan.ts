@@ -2,9 +2,10 @@
 // position (reorg-safe only), books each once (book.ts), then moves the position. Booking and moving are separate
 // commits on purpose: a crash between them rescans the same page, and the unique key (chain, tx id, index) makes the
 // second booking a no-op, so nothing depends on the two committing together.
+import { adapterOf } from '../../chains/port.js';
 import { advisoryXactLockText, withSessionLockIfFree, withTransaction } from '../../db/pool.js';
 import { depositPosition, moveDepositPosition, startDepositPosition } from '../../db/queries/deposits.js';
-import { CHAINS, type Chain } from '../../domain/chain.js';
+import { type Chain } from '../../domain/chain.js';
 import type { AppContext } from '../context.js';
 import { bookInbound } from './book.js';
 
@@ -25,7 +26,7 @@ export interface ScanResult {
 export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, hooks: ScanHooks = {}): Promise<ScanResult> {
   let booked = 0;
   let more = false;
-  for (const [i, chain] of CHAINS.entries()) {
+  for (const [i, chain] of Object.keys(ctx.adapters).entries()) {
     try {
       // One scanner per chain at a time across every worker process: the others skip the chain this period instead
       // of asking the node for the same page and then queueing to book it.
@@ -43,7 +44,7 @@ export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | '
 }
 
 export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, chain: Chain, hooks: ScanHooks): Promise<ScanResult> {
-  const adapter = ctx.adapters[chain];
+  const adapter = adapterOf(ctx.adapters, chain);
   // A treasury created before deposits were scanned starts from where its chain stands now (decision 122).
   const position = (await depositPosition(ctx.pool, chain)) ?? (await startDepositPosition(ctx.pool, chain, await adapter.inboundPosition(), ctx.clock.now()));
   // Asked with no transaction open: the node may take up to RPC_TIMEOUT_SECONDS.

@@ -9,6 +9,7 @@
 //     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
 //     fails it (`--failed`), the merchant is told by payment.manual_review.
 // The chain is asked before any lock is taken; the locked re-check starts over when the payment moved meanwhile.
+import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction } from '../../db/pool.js';
 import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
@@ -36,7 +37,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
     const seenLive = await liveAttempt(deps.pool, seen.id);
     // 2. Ask the chain about the live transfer, if any. A node that cannot be asked leaves it possible.
     const verdict: TransferVerdict | null = seenLive
-      ? transferVerdict(await deps.adapters[seen.selected_chain].getStatus(signedOf(seenLive)).catch(() => null), {
+      ? transferVerdict(await adapterOf(deps.adapters, seen.selected_chain).getStatus(signedOf(seenLive)).catch(() => null), {
           chain: seen.selected_chain,
         })
       : null;
@@ -66,7 +67,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
       }
       if (live && verdict?.kind === 'cannot_land' && verdict.onChain) {
         // Mined and reverted: the fee was spent and the chain's reason is the story (decision 61).
-        await failOnChain(tx, intent, live.id, verdict, now);
+        await failOnChain(tx, deps.config.chains, intent, live.id, verdict, now);
         deps.log.error({ payment_intent_id: intent.id, reason: verdict.reason }, 'execution abandoned: the transfer failed on chain');
         return 'done';
       }

@@ -1,7 +1,7 @@
 // Every call an execution batch makes to the chains, none under a lock: what the chain says of a transfer an earlier
 // run left, the preparation of a new transfer (chain reads), and the send. Each is one call per payment, with the
 // adapter's own timeout (RPC_TIMEOUT_SECONDS), all of a batch at once; a call that fails is its payment's alone.
-import { ChainError, type PreparedTransfer } from '../../chains/port.js';
+import { adapterOf, ChainError, type PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
@@ -21,7 +21,7 @@ export function askAboutLiveTransfers(
   items: readonly { intent: PaymentIntentRow; live: AttemptRow }[],
 ): Promise<ItemOutcome<TransferVerdict>[]> {
   return each(items, async ({ intent, live }) =>
-    transferVerdict(await deps.adapters[intent.selected_chain].getStatus(signedOf(live)), { chain: intent.selected_chain }),
+    transferVerdict(await adapterOf(deps.adapters, intent.selected_chain).getStatus(signedOf(live)), { chain: intent.selected_chain }),
   );
 }
 
@@ -34,7 +34,7 @@ export function askAboutLiveTransfers(
 export function prepareTransfers(deps: ExecutionDeps, intents: readonly PaymentIntentRow[]): Promise<ItemOutcome<PreparedTransfer | ChainError>[]> {
   return each(intents, async (intent) => {
     try {
-      return await deps.adapters[intent.selected_chain].prepareTransfer(transferRequestOf(intent));
+      return await adapterOf(deps.adapters, intent.selected_chain).prepareTransfer(transferRequestOf(intent));
     } catch (error) {
       if (!(error instanceof ChainError)) throw error;
       return error;
@@ -55,7 +55,7 @@ export async function sendTransfers(deps: ExecutionDeps, sends: readonly Send[])
     sends.map(async ({ intent, transfer, resend }) => {
       let error: ChainError | null = null;
       try {
-        await deps.adapters[intent.selected_chain].broadcast(transfer);
+        await adapterOf(deps.adapters, intent.selected_chain).broadcast(transfer);
       } catch (caught) {
         error =
           caught instanceof ChainError

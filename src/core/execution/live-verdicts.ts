@@ -45,7 +45,7 @@ export async function recordLiveVerdicts(
           await markFailed(tx, live.id, action.reason, 'superseded: the chain reports it can no longer land');
           answers.push('sign');
         } else {
-          await failOnChain(tx, intent, live.id, action, now);
+          await failOnChain(tx, deps.config.chains, intent, live.id, action, now);
           answers.push({ kind: 'done', why: `the transfer failed on chain: ${action.reason}` });
         }
       }

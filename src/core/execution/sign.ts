@@ -8,7 +8,7 @@ import type { PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { CHAINS, type SignedTransfer } from '../../domain/chain.js';
+import type { SignedTransfer } from '../../domain/chain.js';
 import { isAsLeft } from '../../domain/execution.js';
 import { movements } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../ledger/store.js';
@@ -29,7 +29,7 @@ export type Signed = { intent: PaymentIntentRow; attemptId: string; transfer: Si
 export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[]): Promise<ItemOutcome<Signed | typeof CHANGED>[]> {
   const outcomes: ItemOutcome<Signed | typeof CHANGED>[] = new Array(items.length);
   await Promise.all(
-    CHAINS.map(async (chain) => {
+    Object.entries(deps.adapters).map(async ([chain, adapter]) => {
       const ofChain = items.flatMap((item, k) => (item.intent.selected_chain === chain ? [{ item, k }] : []));
       const signed = await withBatchTransaction(
         deps.pool,
@@ -51,7 +51,7 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
               .map((r) => ({ movement: movements.debit(chain, r.intent.amount_micros), context: { paymentIntentId: r.intent.id, at: now } })),
           );
           // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit.
-          const attempts = await signAttempts(tx, deps.adapters[chain], ready, now);
+          const attempts = await signAttempts(tx, adapter, ready, now);
           const answers: (Signed | typeof CHANGED)[] = batch.map(() => CHANGED);
           ready.forEach((r, j) => (answers[r.k] = { intent: r.intent, attemptId: attempts[j]!.id, transfer: attempts[j]!.signed }));
           return answers;

@@ -1,7 +1,7 @@
 // What an export covers (decision 156): a half-open period [from, to) of ISO 8601 instants, and optionally one chain,
 // one merchant and one payment status. Checked here, the same for HTTP (after its JSON schema) and the CLI; anything
 // wrong is `400 INVALID_FILTER`, never an export of more than was asked.
-import { CHAINS, type Chain } from '../../domain/chain.js';
+import { isChainIn, type Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../domain/payment-intent.js';
 
@@ -51,12 +51,13 @@ function instant(name: string, text: string): { text: string; micros: bigint } {
   return { text: match[1] === undefined ? `${day}T00:00:00Z` : text, micros: BigInt(ms) * 1000n + BigInt(fraction.padEnd(6, '0')) };
 }
 
-export function parseExportFilter(input: ExportFilterInput): ExportFilter {
+/** `chains`: CHAINS, the chains a filter may name. */
+export function parseExportFilter(input: ExportFilterInput, chains: readonly Chain[]): ExportFilter {
   const from = input.from === undefined ? null : instant('from', input.from);
   const to = input.to === undefined ? null : instant('to', input.to);
   if (from && to && from.micros >= to.micros) throw new AppError('INVALID_FILTER', 'from must be before to (the period is [from, to))');
-  if (input.chain !== undefined && !CHAINS.includes(input.chain as Chain)) {
-    throw new AppError('INVALID_FILTER', `chain must be one of ${CHAINS.join(', ')}`);
+  if (input.chain !== undefined && !isChainIn(chains, input.chain)) {
+    throw new AppError('INVALID_FILTER', `chain must be one of ${chains.join(', ')}`);
   }
   if (input.merchant_id !== undefined && !MERCHANT_ID.test(input.merchant_id)) {
     throw new AppError('INVALID_FILTER', 'merchant_id must be a merchant id (letters, digits and _)');

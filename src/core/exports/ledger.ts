@@ -31,7 +31,7 @@ function cells(row: PostingExportRow): string[] {
     row.chain,
     row.account,
     row.currency,
-    formatUnits(row.amount_units, decimalsOf(row.currency)),
+    formatUnits(row.amount_units, decimalsOf(row.chain, row.currency)),
     row.payment_id ?? '',
     row.payment_kind ?? '',
     row.merchant_id ?? '',

@@ -1,7 +1,6 @@
 // One CSV row per payment intent (payouts and the operator's withdrawals, told apart by `kind`): what an accountant
 // reconciles a month's payouts with. Amounts are exact decimal strings from bigint units, never floats.
 import { paymentExportPage, type ExportCursor, type PaymentExportRow } from '../../db/queries/payment-export.js';
-import { NATIVE_CURRENCY } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { formatUnits, formatUsdc } from '../../money.js';
 import type { Queryable } from '../../db/pool.js';
@@ -29,7 +28,6 @@ export const PAYMENT_COLUMNS = [
 ] as const;
 
 function cells(row: PaymentExportRow): string[] {
-  const feeCurrency = NATIVE_CURRENCY[row.chain];
   return [
     row.id,
     row.kind,
@@ -44,8 +42,8 @@ function cells(row: PaymentExportRow): string[] {
     row.settled_at ?? '',
     row.updated_at,
     row.tx_id ?? '',
-    formatUnits(row.fee_units, decimalsOf(feeCurrency)),
-    feeCurrency,
+    formatUnits(row.fee_units, decimalsOf(row.chain, row.fee_currency)),
+    row.fee_currency,
     row.quote_id,
     row.idempotency_key,
   ];

@@ -3,6 +3,7 @@
 // refusal is a clean error; then the pages are read one short statement at a time, each when the sink asks for more
 // (decision 157): memory stays one page whatever the export's size, and no transaction stays open.
 import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
 import type { Pool } from '../../db/pool.js';
 import type { Actor } from '../../domain/actor.js';
 import { EXPORT_LEDGER_WINDOW_TRANSACTIONS, EXPORT_PAYMENT_PAGE_ROWS } from '../../bounds.js';
@@ -57,8 +58,8 @@ const csvText = (cells: readonly string[][]) => cells.map(csvRecord).join('');
  * Checks the filter (`400 INVALID_FILTER`), appends the `export.<kind>` audit record with the filter in a transaction
  * of its own (decision 155: no record, no export), and reads the first page; the rest is read as `chunks` is consumed.
  */
-export async function openExport(ctx: { pool: Pool; clock: Clock }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
-  const filter = parseExportFilter(request.filter);
+export async function openExport(ctx: { pool: Pool; clock: Clock; config: Pick<Config, 'chainNames'> }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
+  const filter = parseExportFilter(request.filter, ctx.config.chainNames);
   const entry = { actor: request.actor, action: `export.${request.kind}`, targets: filter.merchantId ? [filter.merchantId] : [], details: filterDetails(filter) };
   await audited(ctx.pool, entry, ctx.clock.now(), async () => undefined);
   const { columns, read } = reader(ctx.pool, request.kind, filter, options.pageSize);

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/pool.js';
 import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
-import { NATIVE_CURRENCY, type FailureReason } from '../../domain/chain.js';
+import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { movements, type Movement } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany, type PostingContext } from '../../ledger/store.js';
@@ -12,13 +12,14 @@ import { unitsToNumber } from '../../money.js';
 import { moveAndTell, paymentEventOf } from './events.js';
 
 /** The movement booking a native fee the chain charged; none for a transfer that paid nothing. */
-function feeMovements(intent: PaymentIntentRow, feeNative: bigint): Movement[] {
-  return feeNative > 0n ? [movements.fee(intent.selected_chain, NATIVE_CURRENCY[intent.selected_chain], feeNative)] : [];
+function feeMovements(currencies: NativeCurrencies, intent: PaymentIntentRow, feeNative: bigint): Movement[] {
+  return feeNative > 0n ? [movements.fee(intent.selected_chain, nativeCurrencyOf(currencies, intent.selected_chain), feeNative)] : [];
 }
 
 /** Records a native fee the chain charged (a reverted transaction still pays one). */
-export async function postFee(tx: Queryable, intent: PaymentIntentRow, feeNative: bigint, at: Date): Promise<void> {
-  await postMany(tx, feeMovements(intent, feeNative).map((movement) => ({ movement, context: { paymentIntentId: intent.id, at } })));
+/** `currencies`: what each chain charges its fees in (config.chains). */
+export async function postFee(tx: Queryable, currencies: NativeCurrencies, intent: PaymentIntentRow, feeNative: bigint, at: Date): Promise<void> {
+  await postMany(tx, feeMovements(currencies, intent, feeNative).map((movement) => ({ movement, context: { paymentIntentId: intent.id, at } })));
 }
 
 /** Returns the reservation to available from wherever it sits: reserved before the debit, in flight after it. */
@@ -39,13 +40,14 @@ export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason
  */
 export async function failOnChain(
   tx: Queryable,
+  currencies: NativeCurrencies,
   intent: PaymentIntentRow,
   attemptId: string,
   verdict: { reason: FailureReason; detail: string; feeNative: bigint },
   at: Date,
 ): Promise<void> {
   await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
-  await postFee(tx, intent, verdict.feeNative, at);
+  await postFee(tx, currencies, intent, verdict.feeNative, at);
   await failIntent(tx, intent, verdict.reason, at);
 }
 
@@ -54,43 +56,45 @@ export async function failOnChain(
  * nothing, so the transfer can never land. The cancel is confirmed with the gas it spent, booked as a fee like any
  * other, and the intent fails (`operator_failed`: the operator decided it) with its funds released.
  */
-export async function failByCancel(tx: Queryable, intent: PaymentIntentRow, cancelAttemptId: string, feeNative: bigint, at: Date): Promise<void> {
+export async function failByCancel(tx: Queryable, currencies: NativeCurrencies, intent: PaymentIntentRow, cancelAttemptId: string, feeNative: bigint, at: Date): Promise<void> {
   await markConfirmed(tx, [{ attemptId: cancelAttemptId, feeNative }], at);
-  await postFee(tx, intent, feeNative, at);
+  await postFee(tx, currencies, intent, feeNative, at);
   await moveAndTell(tx, [{ intent, to: 'failed', type: 'payment.failed', extra: { failure_reason: 'operator_failed' }, reason: 'cancelled_on_chain' }], at);
   await releaseReservation(tx, intent, at);
 }
 
 /** What settling an intent writes: its change to settled telling the merchant, and the posting of the amount and fee. */
 export function settlementOf(
+  currencies: NativeCurrencies,
   intent: PaymentIntentRow,
   attempt: { tx_id: string },
   feeNative: bigint,
   at: Date,
 ): { change: StatusChange; entries: { movement: Movement; context: PostingContext }[] } {
-  const currency = NATIVE_CURRENCY[intent.selected_chain];
+  const currency = nativeCurrencyOf(currencies, intent.selected_chain);
   const event = paymentEventOf({ ...intent, status: 'settled' }, 'payment.settled', at, {
     tx_id: attempt.tx_id,
     confirmed_at: at.toISOString(),
-    actual_fee_native: unitsToNumber(feeNative, decimalsOf(currency)),
+    actual_fee_native: unitsToNumber(feeNative, decimalsOf(intent.selected_chain, currency)),
     fee_currency: currency,
   });
   // The amount leaving and the fee, in one posting.
   const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
   const context = { paymentIntentId: intent.id, at };
-  const entries = [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(intent, feeNative)].map((movement) => ({ movement, context }));
+  const entries = [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(currencies, intent, feeNative)].map((movement) => ({ movement, context }));
   return { change: { intent, to: 'settled', event }, entries };
 }
 
 /** settled: the in-flight amount leaves the treasury, the actual fee is booked, payment.settled is sent. */
 export async function settleIntent(
   tx: Queryable,
+  currencies: NativeCurrencies,
   intent: PaymentIntentRow,
   attempt: { tx_id: string },
   feeNative: bigint,
   at: Date,
 ): Promise<void> {
-  const { change, entries } = settlementOf(intent, attempt, feeNative, at);
+  const { change, entries } = settlementOf(currencies, intent, attempt, feeNative, at);
   await changeStatuses(tx, [change], at);
   intent.status = 'settled';
   await postMany(tx, entries);

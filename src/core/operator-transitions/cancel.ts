@@ -3,6 +3,7 @@
 // booked as every other failure on chain books it (decision 64). The spec has no cancellation event, so none is
 // sent; the status shows on read. The chain is asked before the intent is locked; the locked re-check starts over when
 // the payment moved.
+import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
@@ -35,7 +36,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
     const seenLive = await liveAttempt(deps.pool, seen.id);
     let verdict: TransferVerdict | null = null;
     if (seenLive) {
-      const status = await deps.adapters[seen.selected_chain].getStatus(signedOf(seenLive)).catch(() => null);
+      const status = await adapterOf(deps.adapters, seen.selected_chain).getStatus(signedOf(seenLive)).catch(() => null);
       verdict = transferVerdict(status, { chain: seen.selected_chain });
       if (mayStillLand(verdict)) {
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
@@ -52,7 +53,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
         const reverted = verdict?.kind === 'cannot_land' && verdict.onChain ? verdict : null;
         if (reverted) {
           await markFailed(tx, live.id, reverted.reason, `${reverted.detail}; payment cancelled by an operator`, reverted.feeNative);
-          await postFee(tx, intent, reverted.feeNative, now);
+          await postFee(tx, deps.config.chains, intent, reverted.feeNative, now);
         } else await markFailed(tx, live.id, 'operator_failed', 'payment cancelled by an operator');
       }
       await moveAndTell(tx, [{ intent, to: 'cancelled', reason: 'operator' }], now);

@@ -7,7 +7,7 @@
 //                    which fails the payment once it is final (decision 63)
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
-import type { PreparedTransfer, SignedTransfer } from '../../chains/port.js';
+import { adapterOf, type PreparedTransfer, type SignedTransfer } from '../../chains/port.js';
 import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
@@ -32,7 +32,7 @@ export interface ResolutionResult {
 }
 
 async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVerdict> {
-  const status = await deps.adapters[attempt.chain].getStatus(signedOf(attempt)).catch(() => null);
+  const status = await adapterOf(deps.adapters, attempt.chain).getStatus(signedOf(attempt)).catch(() => null);
   return transferVerdict(status, { chain: attempt.chain });
 }
 
@@ -54,7 +54,7 @@ export async function resolveManualReview(
     }
     const seenLive = await liveAttempt(deps.pool, seen.id);
     const seenReplaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(deps.pool, [seen.id])).get(seen.id)! : [];
-    const adapter = deps.adapters[seen.selected_chain];
+    const adapter = adapterOf(deps.adapters, seen.selected_chain);
 
     // 2. Ask the chain; decide whether it contradicts the operator; prepare a replacement or a cancel. No lock is held.
     if (resolution === 'retry' && seenLive) {
@@ -99,7 +99,7 @@ export async function resolveManualReview(
         if (!attempt) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer to settle`);
         const fee = verdict?.kind === 'final' ? verdict.feeNative : 0n;
         await markConfirmed(tx, [{ attemptId: attempt.id, feeNative: fee }], now);
-        await settleIntent(tx, intent, attempt, fee, now);
+        await settleIntent(tx, deps.config.chains, intent, attempt, fee, now);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
       }
 
@@ -115,13 +115,13 @@ export async function resolveManualReview(
       if (resolution === 'failed') {
         if (attempt?.purpose === 'cancel' && verdict?.kind === 'final') {
           // The operator got there before the confirmation worker: the same outcome, the cancel's gas booked.
-          await failByCancel(tx, intent, attempt.id, verdict.feeNative, now);
+          await failByCancel(tx, deps.config.chains, intent, attempt.id, verdict.feeNative, now);
           return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
         }
         if (attempt) {
           const fee = verdict?.kind === 'cannot_land' ? verdict.feeNative : 0n;
           await markFailed(tx, attempt.id, 'operator_failed', 'failed by an operator from manual review', fee);
-          await postFee(tx, intent, fee, now);
+          await postFee(tx, deps.config.chains, intent, fee, now);
         }
         await failIntent(tx, intent, 'operator_failed', now);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt?.tx_id ?? null };

@@ -1,6 +1,7 @@
 // Payments as operators see them (the console, GET /admin/payments): pages with filters and search, one payment with
 // everything that happened to it, and the actions its status allows. Reads only; actions go through
 // src/core/operator-transitions (resolve.ts, cancel.ts), exactly as the CLI's.
+import { adapterOf } from '../../chains/port.js';
 import type { Config } from '../../config.js';
 import { findApproval, type ApprovalRow } from '../../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
@@ -41,7 +42,7 @@ function actionsOf(
   intent: Pick<PaymentIntentRow, 'status' | 'selected_chain'>,
   live: LiveTransaction,
 ): OperatorActions {
-  const adapter = ctx.adapters[intent.selected_chain];
+  const adapter = adapterOf(ctx.adapters, intent.selected_chain);
   const chain = { replace: adapter.prepareReplacement !== undefined, cancelOnChain: adapter.prepareCancel !== undefined };
   return operatorActions(intent.status, chain, live);
 }

@@ -1,8 +1,9 @@
 // Each chain's treasury as the ledger books it (USDC available / reserved / in flight, native currency for fees)
 // and the confirmation backlog in front of it. Ledger only, no chain call: the console shows it on every refresh.
 // The on-chain comparison is reconcile.ts (GET /admin/reconciliation), asked separately because it calls the chains.
+import { adapterOf } from '../../chains/port.js';
 import { confirmationBacklog, type ChainBacklog } from '../../db/queries/backlog.js';
-import { CHAINS, type Chain, type NativeCurrency } from '../../domain/chain.js';
+import { type Chain, type NativeCurrency } from '../../domain/chain.js';
 import { treasuryNativeBalances } from '../../ledger/native-balances.js';
 import { treasuryBalances } from '../../ledger/store.js';
 import { WATCHED } from '../../domain/confirmation.js';
@@ -25,16 +26,16 @@ export interface TreasuryState {
   backlog: ChainBacklog;
 }
 
-export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<AppContext['config'], 'gasLowWater'> }): Promise<TreasuryState[]> {
+export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<AppContext['config'], 'chains'> }): Promise<TreasuryState[]> {
   const [balances, natives, backlogs] = await Promise.all([
     treasuryBalances(ctx.pool),
     treasuryNativeBalances(ctx.pool),
     confirmationBacklog(ctx.pool, WATCHED),
   ]);
-  return CHAINS.flatMap((chain) => {
+  return Object.keys(ctx.adapters).flatMap((chain) => {
     const balance = balances.find((b) => b.chain === chain);
     if (!balance) return [];
-    const adapter = ctx.adapters[chain];
+    const adapter = adapterOf(ctx.adapters, chain);
     return [
       {
         chain,
@@ -46,7 +47,7 @@ export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'> 
         nativeCurrency: adapter.nativeCurrency,
         nativeUnits: natives.find((n) => n.chain === chain)?.units ?? 0n,
         nativeDecimals: adapter.nativeDecimals,
-        gasLowWaterUnits: ctx.config.gasLowWater[chain],
+        gasLowWaterUnits: ctx.config.chains[chain]!.gasLowWater,
         backlog: backlogs.find((b) => b.chain === chain) ?? { chain, attempts: 0, oldestBroadcastAt: null },
       },
     ];

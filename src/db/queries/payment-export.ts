@@ -41,6 +41,8 @@ export interface PaymentExportRow {
   tx_id: string | null;
   /** Native fees booked for the payment (wei, lamports): every transaction of it that paid one, cancels included. */
   fee_units: bigint;
+  /** The chain's native currency, as its treasury books it. */
+  fee_currency: string;
   quote_id: string;
   idempotency_key: string;
 }
@@ -69,9 +71,11 @@ export async function paymentExportPage(db: Queryable, filter: PaymentExportFilt
             (SELECT a.tx_id FROM payment_attempts a WHERE a.payment_intent_id = i.id AND a.purpose = 'transfer'
               ORDER BY a.status = 'confirmed' DESC, a.created_at DESC, a.id DESC LIMIT 1) AS tx_id,
             (SELECT COALESCE(SUM(p.amount), 0)::text FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id
-              WHERE t.payment_intent_id = i.id AND t.type = 'fee' AND p.amount > 0) AS fee_units
+              WHERE t.payment_intent_id = i.id AND t.type = 'fee' AND p.amount > 0) AS fee_units,
+            COALESCE(tre.native_currency, '') AS fee_currency
        FROM payment_intents i
        JOIN merchants m ON m.id = i.merchant_id
+       LEFT JOIN treasuries tre ON tre.chain = i.selected_chain
        LEFT JOIN LATERAL (
          SELECT MAX(tr.created_at) FILTER (WHERE tr.to_status = 'settled') AS settled_at,
                 (ARRAY_AGG(tr.reason ORDER BY tr.id DESC) FILTER (WHERE tr.to_status = 'failed'))[1] AS failure_reason

@@ -1,6 +1,6 @@
 // Chain-health snapshots: inserted by operators (POST /admin/chain-health) and by the collector.
-import { CHAINS, type Chain } from '../../domain/chain.js';
-import { defaultSnapshot } from '../../routing/defaults.js';
+import type { Chain } from '../../domain/chain.js';
+import { defaultSnapshot, type RoutingDefaults } from '../../routing/defaults.js';
 import type { HealthStatus } from '../../domain/health.js';
 import type { HealthSnapshot } from '../../routing/score.js';
 import type { Queryable } from '../pool.js';
@@ -47,7 +47,8 @@ export async function hasCollectorSnapshotSince(db: Queryable, chain: Chain, sin
 }
 
 /** The latest snapshot of each chain; a chain without one gets its documented defaults. */
-export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
+/** The newest snapshot of each configured chain; the chain's defaults for one not measured yet. */
+export async function latestSnapshots(db: Queryable, chains: { chainNames: readonly Chain[]; chains: RoutingDefaults }): Promise<SnapshotRow[]> {
   const { rows } = await db.query<{
     chain: Chain;
     health_status: HealthStatus;
@@ -66,13 +67,13 @@ export async function latestSnapshots(db: Queryable): Promise<SnapshotRow[]> {
        SELECT chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,
               p95_latency_ms, congestion_score, source, created_at, status_reason, estimated_fee_native::text
          FROM chain_health_snapshots WHERE chain = c.chain ORDER BY created_at DESC, id DESC LIMIT 1) s`,
-    [CHAINS],
+    [chains.chainNames],
   );
-  return CHAINS.map((chain) => {
+  return chains.chainNames.map((chain) => {
     const row = rows.find((r) => r.chain === chain);
     if (row) return { ...row, estimated_fee_native: row.estimated_fee_native === null ? null : BigInt(row.estimated_fee_native) };
     return {
-      ...defaultSnapshot(chain),
+      ...defaultSnapshot(chains.chains, chain),
       p95_latency_ms: null,
       congestion_score: null,
       source: 'collector' as const,

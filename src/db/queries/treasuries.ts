@@ -24,3 +24,14 @@ export async function storedTreasuryAddress(db: Queryable, chain: Chain): Promis
 export async function lockTreasury(db: Queryable, chain: Chain): Promise<void> {
   await db.query('SELECT 1 FROM treasuries WHERE chain = $1 FOR UPDATE', [chain]);
 }
+
+/** How many payments are still open on each of `chains` (not settled, failed or otherwise final). */
+export async function openPaymentCounts(db: Queryable, chains: readonly Chain[], openStatuses: readonly string[]): Promise<Map<Chain, number>> {
+  if (chains.length === 0) return new Map();
+  const { rows } = await db.query<{ chain: Chain; open: number }>(
+    `SELECT selected_chain AS chain, COUNT(*)::int AS open FROM payment_intents
+      WHERE selected_chain = ANY($1::text[]) AND status = ANY($2::text[]) GROUP BY selected_chain`,
+    [chains, openStatuses],
+  );
+  return new Map(rows.map((r) => [r.chain, r.open]));
+}

@@ -11,31 +11,33 @@ import { openTokenSession, type TokenSessionOptions } from './session.js';
 /** Order of the secp256k1 group. */
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HALF_N = SECP256K1_N / 2n;
-const SETTING = 'ETHEREUM_PKCS11_KEY_LABEL';
 // Signed once at start-up: proves the private key is the public key's partner and the token does CKM_ECDSA.
 const SELF_TEST_DIGEST = new Uint8Array(32).fill(0x5a);
 
 export interface Pkcs11EthereumSignerOptions extends TokenSessionOptions {
   /** CKA_LABEL of the secp256k1 private key (and of its public key, or sharing its CKA_ID). */
   keyLabel: string;
+  /** The variable naming the label (NAME_PKCS11_KEY_LABEL of the chain), for the errors an operator fixes. */
+  setting?: string;
 }
 
 export async function openPkcs11EthereumSigner(options: Pkcs11EthereumSignerOptions): Promise<EthereumSigner> {
   const lib = pkcs11Library();
   const token = openTokenSession(options);
   const label = options.keyLabel;
+  const setting = options.setting ?? 'ETHEREUM_PKCS11_KEY_LABEL';
   try {
-    const facts = await token.keyFacts(label, SETTING);
+    const facts = await token.keyFacts(label, setting);
     if (facts.keyType !== lib.CKK_EC || !facts.ecParams.equals(SECP256K1_PARAMS)) {
       throw new SignerError('key_unsupported', `the key "${label}" is not a secp256k1 EC key`, {
-        setting: SETTING,
+        setting,
         details: `key type ${facts.keyType}, EC parameters ${facts.ecParams.toString('hex')}`,
       });
     }
     const point = pointBytes(facts.ecPoint, 65);
     if (!point || point[0] !== 0x04) {
       throw new SignerError('key_unsupported', `the public point of "${label}" is not an uncompressed secp256k1 point`, {
-        setting: SETTING,
+        setting,
       });
     }
     if (!facts.confined) options.logger?.warn({ keyLabel: label }, 'the Ethereum key is extractable or not sensitive: it could leave the token');
@@ -43,12 +45,12 @@ export async function openPkcs11EthereumSigner(options: Pkcs11EthereumSignerOpti
 
     const signDigest = async (digest: Uint8Array): Promise<EcdsaSignature> => {
       if (digest.length !== 32) throw new TypeError(`expected a 32-byte digest, got ${digest.length} bytes`);
-      const raw = await token.sign(label, SETTING, lib.CKM_ECDSA, Buffer.from(digest));
+      const raw = await token.sign(label, setting, lib.CKM_ECDSA, Buffer.from(digest));
       return normalise(raw, toHex(digest), address);
     };
     await signDigest(SELF_TEST_DIGEST).catch((error: unknown) => {
       if (error instanceof SignerError && error.code === 'signature_invalid') {
-        throw new SignerError('key_unsupported', `the private key "${label}" does not sign for its public key`, { setting: SETTING });
+        throw new SignerError('key_unsupported', `the private key "${label}" does not sign for its public key`, { setting });
       }
       throw error;
     });

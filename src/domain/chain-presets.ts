@@ -1,0 +1,62 @@
+// The chains stableroute knows by name: their defaults, the only place in the code that names a chain (issue 27).
+// CHAINS lists the chains a service pays out on; a chain named here needs only its RPC URL, USDC address and
+// signer, any other EVM chain needs every setting (src/config.ts). Solana stays one chain, named `solana`.
+
+/** Which protocol a chain speaks: every chain but Solana is an EVM chain. */
+export type ChainFamily = 'evm' | 'solana';
+
+/**
+ * When a transfer is final (decision 159): `confirmations` counts blocks on top of the one holding it (Ethereum's
+ * rule until now); `finalized` and `safe` follow the node's block tags, which a rollup sets by its own rule (an
+ * OP-stack or Arbitrum block is `finalized` once the L1 block holding its batch is).
+ */
+export type FinalityRule = 'confirmations' | 'finalized' | 'safe';
+export const FINALITY_RULES: readonly FinalityRule[] = ['confirmations', 'finalized', 'safe'];
+
+export interface ChainPreset {
+  family: ChainFamily;
+  /** The chain id a node must report; null: not checked unless NAME_CHAIN_ID is set. */
+  chainId: number | null;
+  finality: FinalityRule;
+  /** Blocks until final under the `confirmations` rule. */
+  confirmations: number;
+  /** The currency fees are paid in, and its USD price setting `<CURRENCY>_USD_PRICE`. */
+  nativeCurrency: string;
+  /** Seconds between blocks, and from inclusion to finality by the chain's rule: the simulator's timings. */
+  blockSeconds: number;
+  finalSeconds: number;
+  /** A typical USDC transfer's fee in the native currency's smallest unit: the simulator's fee. */
+  transferFeeNative: bigint;
+  /** NAME_GAS_LOW_WATER's default, in whole native units. */
+  gasLowWater: string;
+  /** Routing's fee and time to finality for a chain no health sample has measured yet. */
+  typicalFeeUsd: number;
+  typicalConfirmationSeconds: number;
+}
+
+const ETHER = 10n ** 18n;
+
+export const CHAIN_PRESETS: Readonly<Record<string, ChainPreset>> = {
+  // 65k gas at ~10 gwei; final 12 blocks deep, as stableroute has always counted it.
+  ethereum: { family: 'evm', chainId: null, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', blockSeconds: 12, finalSeconds: 156, transferFeeNative: 650_000n * 10n ** 9n, gasLowWater: '0.05', typicalFeeUsd: 1.5, typicalConfirmationSeconds: 180 },
+  // 5000 lamports per signature plus a priority fee; finalized after ~32 slots.
+  solana: { family: 'solana', chainId: null, finality: 'finalized', confirmations: 32, nativeCurrency: 'SOL', blockSeconds: 0.4, finalSeconds: 13, transferFeeNative: 5_000n, gasLowWater: '0.05', typicalFeeUsd: 0.001, typicalConfirmationSeconds: 13 },
+  // OP-stack and Arbitrum rollups: a few cents of a cent per transfer; final when the L1 block with the batch is.
+  base: { family: 'evm', chainId: 8453, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
+  optimism: { family: 'evm', chainId: 10, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
+  arbitrum: { family: 'evm', chainId: 42161, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 0.25, finalSeconds: 1200, transferFeeNative: ETHER / 400_000n, gasLowWater: '0.005', typicalFeeUsd: 0.008, typicalConfirmationSeconds: 1200 },
+  // Polygon PoS: blocks finalized by Heimdall milestones within seconds; fees in POL.
+  polygon: { family: 'evm', chainId: 137, finality: 'finalized', confirmations: 1, nativeCurrency: 'POL', blockSeconds: 2, finalSeconds: 10, transferFeeNative: ETHER / 500n, gasLowWater: '5', typicalFeeUsd: 0.0005, typicalConfirmationSeconds: 12 },
+};
+
+/** The chain whose family is Solana; every other chain is an EVM chain. */
+export const SOLANA_CHAIN = 'solana';
+
+/** What CHAINS means when unset: the spec's two chains. */
+export const DEFAULT_CHAINS: readonly string[] = ['ethereum', SOLANA_CHAIN];
+
+/** USD prices of native currencies when `<CURRENCY>_USD_PRICE` is unset. */
+export const DEFAULT_NATIVE_USD_PRICES: Readonly<Record<string, number>> = { ETH: 3000, SOL: 150, POL: 0.25 };
+
+/** Decimals of a chain family's native currency: wei and lamports. */
+export const NATIVE_DECIMALS: Readonly<Record<ChainFamily, number>> = { evm: 18, solana: 9 };
