@@ -170,3 +170,6 @@ export const EXPORT_LEDGER_WINDOW_TRANSACTIONS = 500;
  * four of its connections; the next gets `503 SERVICE_UNAVAILABLE` and retries.
  */
 export const EXPORTS_AT_ONCE_MAX = 4;
+
+/** `stableroute devnet --chains`: at most this many EVM chains beside ethereum and solana, each an anvil process. */
+export const DEVNET_EXTRA_CHAINS_MAX = 8;

@@ -123,7 +123,9 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     if (applied.length) log.info({ applied }, 'migrations applied');
     closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: QUEUE_STOP_TIMEOUT_MS }));
     // Before any adapter starts: a chain dropped from CHAINS with money or payments on it stops start-up.
-    await refuseRemovedChains(pool, config.chainNames);
+    for (const left of await refuseRemovedChains(pool, config.chainNames)) {
+      log.warn({ chain: left.chain, nativeUnits: left.nativeUnits.toString() }, 'a chain left CHAINS with gas on its books: move it out with the treasury key');
+    }
     const metrics = createMetrics();
     const adapters = await createAdapters(config, workerPool, clock, log, metrics);
     closers.unshift(async () => {

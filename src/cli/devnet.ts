@@ -16,14 +16,13 @@ import { CHAIN_PRESETS, DEFAULT_CHAINS } from '../domain/chain-presets.js';
 import { CHAIN_NAME_PATTERN } from '../domain/chain.js';
 import { envName } from '../config.js';
 import { usage } from './exits.js';
+import { DEVNET_EXTRA_CHAINS_MAX } from '../bounds.js';
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const PARENT_POLL_MS = 500;
 const USAGE =
   'usage: stableroute devnet [--json] [--signer key|pkcs11] [--chains NAME,...] [--ethereum-port N] [--solana-port N] [--block-time S] [--confirmations N]\n' +
   '       --chains: more EVM chains (base, arbitrum, ...), one anvil each; ethereum and solana always run\n';
-/** At most this many chains beside ethereum and solana: each is an anvil process of its own. */
-const EXTRA_CHAINS_MAX = 8;
 // Chain ids of the extra chains, in the order --chains names them: local ids after anvil's 31337 (Ethereum's on the
 // devnet), never the real networks' (8453 for base...). The devnet's treasury key is a public anvil test key and a
 // signature binds to its chain id (EIP-155): one made on the devnet must never be valid on a real chain.
@@ -161,7 +160,7 @@ function extraChains(raw: string | undefined): string[] | string {
   const repeated = names.find((name, i) => names.indexOf(name) !== i);
   if (repeated !== undefined) return `--chains names ${repeated} twice`;
   if (names.length === 0) return '--chains names no chain';
-  if (names.length > EXTRA_CHAINS_MAX) return `--chains names ${names.length} chains; at most ${EXTRA_CHAINS_MAX}`;
+  if (names.length > DEVNET_EXTRA_CHAINS_MAX) return `--chains names ${names.length} chains; at most ${DEVNET_EXTRA_CHAINS_MAX}`;
   return names;
 }
 

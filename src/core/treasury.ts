@@ -15,24 +15,25 @@ import { formatUsdc } from '../money.js';
 import { TREASURY_SNAPSHOT_TRIES_MAX } from '../bounds.js';
 
 /**
- * A chain taken out of CHAINS must leave nothing behind in this database (decision 160): no USDC or native currency the
- * books still hold on it, no payment still open on it. Otherwise start-up stops, naming the chain and what it holds;
- * a chain with neither is simply no longer paid out on (its history stays, and listing it again brings it back).
+ * A chain taken out of CHAINS must leave no USDC on the books and no payment open (decision 160): otherwise start-up
+ * stops, naming the chain and what it holds. Gas alone does not stop it (stableroute withdraws USDC only, so gas
+ * would pin the chain for ever): the chains left with gas are answered, for the caller to warn about. A chain with
+ * nothing left simply stops being paid out on; its history stays, and listing it again brings it back.
  */
-export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<void> {
+export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<{ chain: Chain; nativeUnits: bigint }[]> {
   const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
   const open = await openPaymentCounts(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
   for (const balance of removed) {
     const usdc = holdingsOf(balance);
     const payments = open.get(balance.chain) ?? 0;
-    if (usdc === 0n && balance.nativeUnits === 0n && payments === 0) continue;
+    if (usdc === 0n && payments === 0) continue;
     throw new ConfigError(
       'CHAINS',
-      `${balance.chain} is not listed (CHAINS=${configured.join(',')}), but this database still holds ${formatUsdc(usdc)} USDC, ` +
-        `${balance.nativeUnits} of its native currency's smallest units and ${payments} open payment(s) on it. List it again, ` +
-        'or withdraw its funds and let its payments finish before removing it.',
+      `${balance.chain} is not listed (CHAINS=${configured.join(',')}), but this database still holds ${formatUsdc(usdc)} USDC ` +
+        `and ${payments} open payment(s) on it. List it again, or withdraw its USDC and let its payments finish before removing it.`,
     );
   }
+  return removed.filter((balance) => balance.nativeUnits !== 0n).map(({ chain, nativeUnits }) => ({ chain, nativeUnits }));
 }
 
 /** The configured adapter pays from another wallet than the one this database's ledger books. */

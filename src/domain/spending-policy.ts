@@ -123,7 +123,7 @@ export function decideSpending(policy: SpendingPolicy, facts: SpendingFacts): Sp
 /** Quote time: only the per-payment maximum can be judged before a route and a reservation exist. */
 export function decideQuoteAmount(policy: SpendingPolicy, amountMicros: bigint): SpendingVerdict {
   const maximumOnly: SpendingPolicy = { ...policy, allowlist: false, dailyLimitMicros: null };
-  return decideSpending(maximumOnly, { amountMicros, chain: 'ethereum', address: null, volume24hMicros: 0n, now: new Date(0) });
+  return decideSpending(maximumOnly, { amountMicros, chain: '', address: null, volume24hMicros: 0n, now: new Date(0) });
 }
 
 /**

@@ -23,8 +23,9 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
-export async function createTestContext(env: Record<string, string> = {}, options: { admin?: boolean } = {}): Promise<TestContext> {
-  const db = await createTestDatabase();
+/** `database`: another context's, as a restart of the service on it would find it (left for its owner to drop). */
+export async function createTestContext(env: Record<string, string> = {}, options: { admin?: boolean; database?: TestDatabase } = {}): Promise<TestContext> {
+  const db = options.database ?? (await createTestDatabase());
   // Test files send many requests as one merchant on a clock that barely moves: a limit only where a test sets one.
   const config: Config = loadConfig({
     NODE_ENV: 'test',
@@ -57,7 +58,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
     close: async () => {
       await app.close();
       await boss.stop({ graceful: false, wait: true });
-      await db.drop();
+      if (!options.database) await db.drop();
     },
   };
 }

@@ -1,5 +1,5 @@
 // Inbound transfers and the deposit scanner's positions: every statement on inbound_transfers and deposit_cursors.
-import type { Chain } from '../../domain/chain.js';
+import { familyOf, type Chain } from '../../domain/chain.js';
 import type { InboundMatchStatus } from '../../domain/inbound-match.js';
 import type { Queryable } from '../pool.js';
 
@@ -134,12 +134,12 @@ export async function refundCandidates(db: Queryable, chain: Chain, asks: readon
        FROM unnest($2::text[], $3::bigint[]) AS q(address, amount)
        CROSS JOIN LATERAL (
          SELECT pi.id FROM payment_intents pi
-          WHERE lower(pi.destination_address) = lower(q.address) AND ($1 = 'ethereum' OR pi.destination_address = q.address)
+          WHERE lower(pi.destination_address) = lower(q.address) AND ($4 OR pi.destination_address = q.address)
             AND pi.selected_chain = $1 AND pi.status = 'settled' AND pi.kind = 'payout' AND pi.amount_micros = q.amount
             AND NOT EXISTS (SELECT 1 FROM inbound_transfers r WHERE r.payment_intent_id = pi.id)
           ORDER BY pi.id LIMIT 2) c
       ORDER BY c.id`,
-    [chain, asks.map((a) => a.address), asks.map((a) => a.amountMicros.toString())],
+    [chain, asks.map((a) => a.address), asks.map((a) => a.amountMicros.toString()), familyOf(chain) === 'evm'],
   );
   for (const row of rows) {
     const key = `${row.address}:${row.amount}`;
@@ -154,9 +154,9 @@ export async function paidAddresses(db: Queryable, chain: Chain, addresses: read
   const { rows } = await db.query<{ address: string }>(
     `SELECT q.address FROM unnest($2::text[]) AS q(address)
       WHERE EXISTS (SELECT 1 FROM payment_intents
-                     WHERE lower(destination_address) = lower(q.address) AND ($1 = 'ethereum' OR destination_address = q.address)
+                     WHERE lower(destination_address) = lower(q.address) AND ($3 OR destination_address = q.address)
                        AND selected_chain = $1 AND status = 'settled' AND kind = 'payout')`,
-    [chain, addresses],
+    [chain, addresses, familyOf(chain) === 'evm'],
   );
   return new Set(rows.map((r) => r.address));
 }
