@@ -10,7 +10,6 @@ const CHAIN_CALLS = [
   'prepareReplacement',
   'prepareCancel',
   'broadcast',
-  'getStatus',
   'getStatuses',
   'head',
   'probe',

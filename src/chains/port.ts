@@ -123,9 +123,8 @@ export interface ChainAdapter {
   signAll?(db: Queryable, prepared: readonly PreparedTransfer[]): Promise<SignedTransfer[]>;
   /** Sends the signed bytes. Throws ChainError. Sending bytes the chain already has is a success. */
   broadcast(signed: SignedTransfer): Promise<void>;
-  getStatus(signed: SignedTransfer): Promise<TxStatus>;
   /**
-   * Statuses of many transfers, in order, in as few round trips as the node allows (Solana: getSignatureStatuses of
+   * Statuses of one transfer or many, in order, in as few round trips as the node allows (Solana: getSignatureStatuses of
    * up to 256; Ethereum: JSON-RPC batches). Throws when the node cannot be asked.
    */
   getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]>;

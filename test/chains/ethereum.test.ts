@@ -32,6 +32,7 @@ import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
+import { statusOf } from '../helpers/status.js';
 
 const CONFIRMATIONS = 3;
 
@@ -172,7 +173,7 @@ async function withMiningPaused<T>(fn: () => Promise<T>): Promise<T> {
 /** anvil's automine mines shortly after eth_sendRawTransaction answers, not before: wait for the block. */
 async function untilIncluded(signed: SignedTransfer): Promise<void> {
   await vi.waitFor(
-    async () => expect(['included', 'final']).toContain((await adapter.getStatus(signed)).state),
+    async () => expect(['included', 'final']).toContain((await statusOf(adapter, signed)).state),
     { timeout: 5_000, interval: 10 },
   );
 }
@@ -313,17 +314,17 @@ describe('ethereum adapter: transfers', () => {
     expect(signed.rawTx).toMatch(/^0x02/); // EIP-1559 envelope
     expect(JSON.parse(JSON.stringify(signed.meta))).toEqual(signed.meta);
     expect(await storedNextNonce()).toBe(Number(signed.meta.nonce) + 1);
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' }); // signing sends nothing
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'unknown' }); // signing sends nothing
 
     await adapter.broadcast(signed);
     await untilIncluded(signed);
     // Automine put it in a block; final needs CONFIRMATIONS blocks counting that one.
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 1 });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'included', confirmations: 1 });
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 2);
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: CONFIRMATIONS - 1 });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'included', confirmations: CONFIRMATIONS - 1 });
     await mineBlocks(devnet.rpcUrl, 1);
 
-    const status = await adapter.getStatus(signed);
+    const status = await statusOf(adapter, signed);
     // Final, with the fee paid and when: the timestamp of the block that brought it to CONFIRMATIONS.
     expect(status).toEqual(await finalStatus(signed.txId));
     expect((status as { feeNative: bigint }).feeNative).toBeGreaterThan(0n);
@@ -343,10 +344,10 @@ describe('ethereum adapter: transfers', () => {
       await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
       proxy.refuseMethods.add('eth_getBlockByNumber');
       const { finalAt: _, ...verdict } = await finalStatus(signed.txId);
-      expect(await viaProxy.getStatus(signed)).toEqual(verdict);
+      expect(await statusOf(viaProxy, signed)).toEqual(verdict);
       expect(await viaProxy.getStatuses([signed])).toEqual([verdict]);
       proxy.refuseMethods.clear();
-      expect(await viaProxy.getStatus(signed)).toEqual(await finalStatus(signed.txId));
+      expect(await statusOf(viaProxy, signed)).toEqual(await finalStatus(signed.txId));
     } finally {
       await proxy.close();
     }
@@ -358,11 +359,11 @@ describe('ethereum adapter: transfers', () => {
     await withMiningPaused(async () => {
       await adapter.broadcast(signed);
       await adapter.broadcast(signed); // anvil: "transaction already imported"
-      expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
+      expect(await statusOf(adapter, signed)).toEqual({ state: 'pending' });
       await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
     });
     await adapter.broadcast(signed); // anvil: "nonce too low", but the node has our hash
-    expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+    expect(await statusOf(adapter, signed)).toMatchObject({ state: 'final' });
     expect(await usdcBalance(recipient)).toBe(1_000_000n);
   });
 
@@ -386,14 +387,14 @@ describe('ethereum adapter: transfers', () => {
     await vi.waitFor(
       async () => {
         await mineBlocks(devnet.rpcUrl, 1);
-        const states = await Promise.all(signedAll.map((s) => adapter.getStatus(s)));
+        const states = await Promise.all(signedAll.map((s) => statusOf(adapter, s)));
         expect(states.filter((s) => s.state !== 'included' && s.state !== 'final')).toEqual([]);
       },
       { timeout: 10_000, interval: 20 },
     );
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
     for (const signed of signedAll) {
-      expect(await adapter.getStatus(signed)).toEqual(await finalStatus(signed.txId));
+      expect(await statusOf(adapter, signed)).toEqual(await finalStatus(signed.txId));
     }
     expect(await usdcBalance(recipient)).toBe(amounts.reduce((sum, a) => sum + a, 0n));
   });
@@ -410,7 +411,7 @@ describe('ethereum adapter: transfers', () => {
     await adapter.broadcast(signed);
     await untilIncluded(signed);
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
-    expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+    expect(await statusOf(adapter, signed)).toMatchObject({ state: 'final' });
     expect(await usdcBalance(recipient)).toBe(5n);
   });
 
@@ -421,7 +422,7 @@ describe('ethereum adapter: transfers', () => {
 
     const replacement = await withMiningPaused(async () => {
       await adapter.broadcast(original);
-      expect(await adapter.getStatus(original)).toEqual({ state: 'pending' });
+      expect(await statusOf(adapter, original)).toEqual({ state: 'pending' });
 
       const bumped = await signReplacement(adapter, db.pool, request, original);
       expect(bumped.txId).not.toBe(original.txId);
@@ -431,20 +432,20 @@ describe('ethereum adapter: transfers', () => {
         expect(BigInt(bumped.meta[field] as string) * 8n).toBeGreaterThanOrEqual(BigInt(original.meta[field] as string) * 9n);
       }
       await adapter.broadcast(bumped);
-      expect(await adapter.getStatus(bumped)).toEqual({ state: 'pending' });
+      expect(await statusOf(adapter, bumped)).toEqual({ state: 'pending' });
       // The node evicted the original from its pool for the better-paying replacement.
-      expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' });
+      expect(await statusOf(adapter, original)).toEqual({ state: 'unknown' });
       await mineBlocks(devnet.rpcUrl, 1);
       return bumped;
     });
 
-    expect(await adapter.getStatus(replacement)).toEqual({ state: 'included', confirmations: 1 });
+    expect(await statusOf(adapter, replacement)).toEqual({ state: 'included', confirmations: 1 });
     // Its nonce is taken, but not at final depth yet: a reorg could still bring the original back, so no verdict.
-    expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' });
+    expect(await statusOf(adapter, original)).toEqual({ state: 'unknown' });
 
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
-    expect(await adapter.getStatus(replacement)).toEqual(await finalStatus(replacement.txId));
-    expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
+    expect(await statusOf(adapter, replacement)).toEqual(await finalStatus(replacement.txId));
+    expect(await statusOf(adapter, original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
     expect(await usdcBalance(recipient)).toBe(7_000_000n);
     // Re-sending the evicted original now is refused ("nonce too low"), but a refusal from one node proves nothing about
     // bytes another node may hold: an unknown outcome, which the status read above decides (decision 35).
@@ -466,13 +467,13 @@ describe('ethereum adapter: transfers', () => {
         expect(BigInt(signed.meta[field] as string) * 8n).toBeGreaterThanOrEqual(BigInt(original.meta[field] as string) * 9n);
       }
       await adapter.broadcast(signed);
-      expect(await adapter.getStatus(original)).toEqual({ state: 'unknown' }); // evicted for the better-paying cancel
+      expect(await statusOf(adapter, original)).toEqual({ state: 'unknown' }); // evicted for the better-paying cancel
       await mineBlocks(devnet.rpcUrl, 1);
       return signed;
     });
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
-    expect(await adapter.getStatus(cancel)).toEqual(await finalStatus(cancel.txId));
-    expect(await adapter.getStatus(original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
+    expect(await statusOf(adapter, cancel)).toEqual(await finalStatus(cancel.txId));
+    expect(await statusOf(adapter, original)).toMatchObject({ state: 'failed', reason: 'nonce_conflict', feeNative: 0n });
     expect(await usdcBalance(recipient)).toBe(0n);
   });
 
@@ -509,7 +510,7 @@ describe('ethereum adapter: transfers', () => {
     await adapter.broadcast(signed);
     await untilIncluded(signed);
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
-    const status = await adapter.getStatus(signed);
+    const status = await statusOf(adapter, signed);
 
     const receipt = await reader.getTransactionReceipt({ hash: signed.txId as Hex });
     expect(status).toEqual(await finalStatus(signed.txId)); // its fee: the receipt's gasUsed x effectiveGasPrice
@@ -538,7 +539,7 @@ describe('ethereum adapter: transfers', () => {
       // What the execution worker's next run asks before anything else: the stored hash has landed, so the attempt
       // is marked broadcast and nothing is signed anew.
       await untilIncluded(signed);
-      expect(await viaLossy.getStatus(signed)).toMatchObject({ state: 'included' });
+      expect(await statusOf(viaLossy, signed)).toMatchObject({ state: 'included' });
       expect((await reader.getTransaction({ hash: signed.txId as Hex })).nonce).toBe(signed.meta.nonce);
       await adapter.broadcast(signed); // re-sending the stored bytes is harmless
 
@@ -547,7 +548,7 @@ describe('ethereum adapter: transfers', () => {
       await adapter.broadcast(next);
       await untilIncluded(next);
       await mineBlocks(devnet.rpcUrl, CONFIRMATIONS);
-      expect(await adapter.getStatus(signed)).toMatchObject({ state: 'final' });
+      expect(await statusOf(adapter, signed)).toMatchObject({ state: 'final' });
       expect(await usdcBalance(recipient)).toBe(4_000_000n); // paid once
     } finally {
       await lossy.close();
@@ -646,7 +647,7 @@ describe('ethereum adapter: node unreachable', () => {
     await untilIncluded(signed);
   });
 
-  // Callers hold row locks while they wait (getStatus under FOR UPDATE): a timeout retried, or several sequential
+  // Callers hold row locks while they wait (getStatuses under FOR UPDATE): a timeout retried, or several sequential
   // reads each with its own timeout, would hold them for a multiple of RPC_TIMEOUT_SECONDS.
   const TIMEOUT_SECONDS = 0.5;
   const WITHIN_MS = 2 * TIMEOUT_SECONDS * 1000; // one timeout, with room for a busy machine
@@ -663,7 +664,7 @@ describe('ethereum adapter: node unreachable', () => {
     const request = transfer(freshAddress(), 1n);
     const signed = await sign(request);
     const calls: [string, () => Promise<unknown>][] = [
-      ['getStatus', () => silent.getStatus(signed)],
+      ['getStatuses', () => statusOf(silent, signed)],
       ['prepareTransfer', () => silent.prepareTransfer(transfer(freshAddress(), 1n))],
       ['prepareReplacement', () => silent.prepareReplacement!(request, signed)],
       ['estimateFee', () => silent.estimateFee()],
@@ -690,7 +691,7 @@ describe('ethereum adapter: node unreachable', () => {
       await untilIncluded(signed);
       const viaSlow = await createEthereumAdapter(adapterOptions(slow.url, TIMEOUT_SECONDS));
       // A mined transfer takes two reads in sequence (receipt, block number): 600 ms, past the 500 ms budget.
-      const [error, ms] = await timed(() => expectChainError(viaSlow.getStatus(signed)));
+      const [error, ms] = await timed(() => expectChainError(statusOf(viaSlow, signed)));
       expect(error).toMatchObject({ reason: 'rpc_timeout' });
       expect(ms).toBeLessThan(WITHIN_MS);
     } finally {
@@ -749,14 +750,14 @@ describe('ethereum adapter: transfers the token refuses', () => {
       return [first, second];
     });
     // Included and reverted, but not final: no verdict yet.
-    expect(await adapter.getStatus(lateTx)).toEqual({ state: 'included', confirmations: 1 });
+    expect(await statusOf(adapter, lateTx)).toEqual({ state: 'included', confirmations: 1 });
     await mineBlocks(devnet.rpcUrl, CONFIRMATIONS - 1);
 
-    const status = (await adapter.getStatus(lateTx)) as Extract<TxStatus, { state: 'failed' }>;
+    const status = (await statusOf(adapter, lateTx)) as Extract<TxStatus, { state: 'failed' }>;
     expect(status).toMatchObject({ state: 'failed', reason: 'reverted' });
     expect(status.feeNative).toBe(await receiptFee(lateTx.txId));
     expect(status.feeNative).toBeGreaterThan(0n);
-    expect(await adapter.getStatus(drainTx)).toMatchObject({ state: 'final' });
+    expect(await statusOf(adapter, drainTx)).toMatchObject({ state: 'final' });
     expect(await usdcBalance(drain)).toBe(balance);
     expect(await usdcBalance(late)).toBe(0n);
     expect(await adapter.treasuryUsdcBalance()).toBe(0n);

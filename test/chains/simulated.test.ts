@@ -9,6 +9,7 @@ import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type T
 import { waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 import { signTransfer } from '../helpers/sign.js';
+import { statusOf } from '../helpers/status.js';
 
 const open: TestContext[] = [];
 afterEach(async () => {
@@ -213,7 +214,7 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
       for (let round = 0; round < 6; round++) {
         const error = await send(adapter, signed);
         const recorded = await isRecorded(t, signed.txId);
-        const status = await adapter.getStatus(signed);
+        const status = await statusOf(adapter, signed);
         if (claimedDead) {
           // Once reported unable to land, the node must never take those bytes.
           expect(error?.outcome, `${signed.txId} round ${round}`).toBe('rejected');
@@ -275,7 +276,7 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
       await waitForLockWait(t, holder);
 
       // Run B of an overlapping job asks the node now: these bytes must not read as unable to land.
-      expect((await adapter.getStatus(signed)).state).toBe('unknown');
+      expect((await statusOf(adapter, signed)).state).toBe('unknown');
       const resending = adapter.broadcast(signed);
 
       await blocker.query('ROLLBACK');
@@ -283,7 +284,7 @@ describe('the simulated node is truthful about bytes it does not hold', () => {
     } finally {
       blocker.release();
     }
-    expect(LANDED).toContain((await adapter.getStatus(signed)).state);
+    expect(LANDED).toContain((await statusOf(adapter, signed)).state);
     const rows = await t.db.pool.query('SELECT 1 FROM sim_transactions WHERE tx_id = $1', [signed.txId]);
     expect(rows.rowCount).toBe(1);
   });

@@ -18,6 +18,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { signTransfer } from '../helpers/sign.js';
+import { statusOf } from '../helpers/status.js';
 
 const FINALIZE_AFTER_SLOTS = 32;
 const TOKEN_ACCOUNT_BYTES = 165n;
@@ -114,15 +115,15 @@ describe('paying out', () => {
     expect(signed.txId).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
     expect(Buffer.from(signed.rawTx, 'base64').length).toBeGreaterThan(0);
     expect(JSON.parse(JSON.stringify(signed.meta))).toEqual(signed.meta);
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' }); // signed, never sent
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'unknown' }); // signed, never sent
 
     await adapter.broadcast(signed);
     // 'processed': in one leader's block, not voted on yet.
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'pending' });
     devnet.advanceSlots(1);
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'included', confirmations: 1 });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'included', confirmations: 1 });
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS - 1);
-    const status = await adapter.getStatus(signed);
+    const status = await statusOf(adapter, signed);
 
     const landed = await rpc
       .getTransaction(signed.txId as Signature, { encoding: 'json', maxSupportedTransactionVersion: 0 })
@@ -160,7 +161,7 @@ describe('paying out', () => {
     await adapter.broadcast(second);
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
 
-    expect(await adapter.getStatus(second)).toEqual({ state: 'final', feeNative: 5000n });
+    expect(await statusOf(adapter, second)).toEqual({ state: 'final', feeNative: 5000n });
     expect(await usdcOf(recipient)).toBe(3_000_000n);
   });
 
@@ -172,12 +173,12 @@ describe('paying out', () => {
     devnet.advanceSlots(2);
     await adapter.broadcast(signed); // now visible to preflight: "already processed" is success
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
-    expect((await adapter.getStatus(signed)).state).toBe('final');
+    expect((await statusOf(adapter, signed)).state).toBe('final');
 
     // Long after: the node answers "blockhash not found", but the signature is known, so this is still success.
     await advanceFinalizedHeightTo(BigInt(signed.meta.lastValidBlockHeight as string) + 1n);
     await adapter.broadcast(signed);
-    expect((await adapter.getStatus(signed)).state).toBe('final');
+    expect((await statusOf(adapter, signed)).state).toBe('final');
     expect(await usdcOf(recipient)).toBe(700_000n);
   });
 });
@@ -189,9 +190,9 @@ describe('expiry', () => {
     const lastValidBlockHeight = BigInt(stale.meta.lastValidBlockHeight as string);
 
     await advanceFinalizedHeightTo(lastValidBlockHeight);
-    expect(await adapter.getStatus(stale)).toEqual({ state: 'unknown' }); // could still land
+    expect(await statusOf(adapter, stale)).toEqual({ state: 'unknown' }); // could still land
     devnet.advanceSlots(1);
-    expect(await adapter.getStatus(stale)).toEqual({ state: 'expired' });
+    expect(await statusOf(adapter, stale)).toEqual({ state: 'expired' });
 
     const refused = await chainError(adapter.broadcast(stale));
     expect(refused.reason).toBe('blockhash_expired');
@@ -201,7 +202,7 @@ describe('expiry', () => {
     expect(fresh.txId).not.toBe(stale.txId);
     await adapter.broadcast(fresh);
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
-    expect((await adapter.getStatus(fresh)).state).toBe('final');
+    expect((await statusOf(adapter, fresh)).state).toBe('final');
     expect(await usdcOf(recipient)).toBe(400_000n);
   });
 });
@@ -217,12 +218,12 @@ describe('refusals and failures', () => {
     expect(refused.reason).toBe('insufficient_funds');
     expect(refused.outcome).toBe('unknown');
     expect(refused.details).toContain('insufficient funds'); // the program logs from preflight
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'unknown' });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'unknown' });
     expect((await rpc.getBalance(devnet.treasuryAddress as Address).send()).value).toBe(lamportsBefore);
 
     await advanceFinalizedHeightTo(BigInt(signed.meta.lastValidBlockHeight as string) + 1n);
     expect((await chainError(adapter.broadcast(signed))).outcome).toBe('rejected');
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'expired' });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'expired' });
   });
 
   it('reports a failure that landed (sent without preflight) once final, with the fee it cost', async () => {
@@ -236,9 +237,9 @@ describe('refusals and failures', () => {
       .sendTransaction(signed.rawTx as kit.Base64EncodedWireTransaction, { encoding: 'base64', skipPreflight: true })
       .send();
 
-    expect(await adapter.getStatus(signed)).toEqual({ state: 'pending' });
+    expect(await statusOf(adapter, signed)).toEqual({ state: 'pending' });
     devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
-    expect(await adapter.getStatus(signed)).toMatchObject({
+    expect(await statusOf(adapter, signed)).toMatchObject({
       state: 'failed',
       reason: 'insufficient_funds',
       feeNative: 5000n,
@@ -331,7 +332,7 @@ describe('a refused send', () => {
         .sendTransaction(signed.rawTx as kit.Base64EncodedWireTransaction, { encoding: 'base64', skipPreflight: true })
         .send();
       devnet.advanceSlots(FINALIZE_AFTER_SLOTS);
-      expect((await adapter.getStatus(signed)).state).toBe('final');
+      expect((await statusOf(adapter, signed)).state).toBe('final');
       expect(await usdcOf(recipient)).toBe(250_000n);
       await busy.adapter.broadcast(signed); // refused again, but the signature is known: success
     } finally {
@@ -350,7 +351,7 @@ describe('a refused send', () => {
         devnet.advanceSlots(1);
         const refused = await chainError(node.adapter.broadcast(signed));
         expect(refused.outcome, JSON.stringify(err)).toBe('rejected');
-        expect(await adapter.getStatus(signed)).toEqual({ state: 'expired' });
+        expect(await statusOf(adapter, signed)).toEqual({ state: 'expired' });
       } finally {
         await node.close();
       }
@@ -386,7 +387,7 @@ describe('an unreachable node', () => {
     const error = await chainError(down.broadcast(signed));
     expect(error.reason).toBe('rpc_timeout');
     expect(error.outcome).toBe('unknown');
-    expect((await chainError(down.getStatus(signed))).reason).toBe('rpc_timeout');
+    expect((await chainError(statusOf(down, signed))).reason).toBe('rpc_timeout');
     const probe = await down.probe();
     expect(probe.ok).toBe(false);
     expect(probe.error).toBeTruthy();
@@ -501,7 +502,7 @@ describe('devnet clock', () => {
       const fastAdapter = createSolanaAdapter(adapterOptions(fast));
       const signed = await sign(transfer(freshRecipient(), 1n), fastAdapter);
       await fastAdapter.broadcast(signed);
-      await vi.waitFor(async () => expect((await fastAdapter.getStatus(signed)).state).toBe('final'), {
+      await vi.waitFor(async () => expect((await statusOf(fastAdapter, signed)).state).toBe('final'), {
         timeout: 10_000,
         interval: 20,
       });

@@ -11,6 +11,7 @@ import type { Periodic } from '../../src/workers/periodic.js';
 import { createPayment, createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
 import { devnetEnv } from '../helpers/devnet.js';
+import { statusOf as transferStatus } from '../helpers/status.js';
 
 let t: TestContext | undefined;
 let worker: Periodic | undefined;
@@ -58,9 +59,9 @@ describe('block-driven confirmation', () => {
       const adapter = t.ctx.adapters[chain]!;
       // The batch answers as single lookups do. Blocks keep coming meanwhile, so each batched answer must lie between
       // the single answers read just before and just after it, in the order a transfer moves (pending, included, final).
-      const before = await Promise.all(signed.map((s) => adapter.getStatus(s)));
+      const before = await Promise.all(signed.map((s) => transferStatus(adapter, s)));
       const batched = await adapter.getStatuses(signed);
-      const after = await Promise.all(signed.map((s) => adapter.getStatus(s)));
+      const after = await Promise.all(signed.map((s) => transferStatus(adapter, s)));
       const progress = ['unknown', 'pending', 'included', 'final'];
       for (const [i, status] of batched.entries()) {
         const [from, at, to] = [before[i]!, status, after[i]!].map((s) => progress.indexOf(s.state));

@@ -21,6 +21,7 @@ import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { signTransfer } from '../helpers/sign.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
+import { statusOf } from '../helpers/status.js';
 
 const FINALIZE_AFTER_SLOTS = 8;
 
@@ -122,7 +123,7 @@ describe('two identical Solana payouts', () => {
           for (const s of signed) await adapter.broadcast(s);
           sol.advanceSlots(FINALIZE_AFTER_SLOTS);
           for (const [i, s] of signed.entries()) {
-            expect((await adapter.getStatus(s)).state).toBe('final');
+            expect((await statusOf(adapter, s)).state).toBe('final');
             const landed = await transaction(s.txId);
             expect(landed.meta.err).toBeNull();
             expect(landed.meta.logMessages.join('\n')).toContain(requests[i]!.paymentIntentId);

@@ -124,7 +124,7 @@ describe('handleDeadExecution, a transfer failed on chain', () => {
     await executeAlone(deps(answerLost(false)), { payment_intent_id: id, attempt: 1 });
     const reverted: ChainAdapters = {
       ...t.ctx.adapters,
-      solana: { ...t.ctx.adapters.solana!, getStatus: async () => ({ state: 'failed', reason: 'reverted', feeNative: 5_000n }) },
+      solana: { ...t.ctx.adapters.solana!, getStatuses: async () => [{ state: 'failed', reason: 'reverted', feeNative: 5_000n }] },
     };
     await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt: 2 });
     const intent = await read(id);

@@ -37,10 +37,12 @@ function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatu
       if (!next) throw new Error('unexpected broadcast');
       return next();
     },
-    async getStatus() {
-      const next = statuses.shift();
-      if (!next) throw new Error('unexpected getStatus');
-      return next;
+    async getStatuses(signed) {
+      return signed.map(() => {
+        const next = statuses.shift();
+        if (!next) throw new Error('unexpected status read');
+        return next;
+      });
     },
   };
 }

@@ -57,8 +57,8 @@ describe('operator resolution of manual review', () => {
 
   it('checks the chain: settled refused for a transfer that can no longer land, failed allowed; failed refused when the chain is unreachable', async () => {
     const solana = t.ctx.adapters.solana!;
-    const answering = (getStatus: typeof solana.getStatus) => ({ ...t.ctx, adapters: { ...t.ctx.adapters, solana: { ...solana, getStatus } } });
-    const expired = answering(async () => ({ state: 'expired' }));
+    const answering = (getStatuses: typeof solana.getStatuses) => ({ ...t.ctx, adapters: { ...t.ctx.adapters, solana: { ...solana, getStatuses } } });
+    const expired = answering(async () => [{ state: 'expired' }]);
     const unreachable = answering(async () => {
       throw new Error('connect ECONNREFUSED');
     });

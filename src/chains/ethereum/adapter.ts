@@ -199,14 +199,6 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async getStatus(signed: SignedTransfer): Promise<TxStatus> {
-      try {
-        return await within(() => readTransferStatus({ rpc, from, finality: finalityRule }, signed));
-      } catch (error) {
-        throw toChainError(error, { operation: 'transaction status' });
-      }
-    },
-
     async getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]> {
       // A page at a time, each page's reads in flight together, so the batching transport sends each step of them
       // (receipts, then block numbers, ...) as one JSON-RPC batch; each page within one deadline.

@@ -232,10 +232,6 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       }
     },
 
-    async getStatus(signed: SignedTransfer): Promise<TxStatus> {
-      return (await this.getStatuses([signed]))[0]!;
-    },
-
     async getStatuses(signed: readonly SignedTransfer[]): Promise<TxStatus[]> {
       if (signed.length === 0) return [];
       // One statement, one snapshot: a send commits its tries row together with its outcome, so a send in progress
@@ -374,7 +370,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
    * A send of bytes sent before (after a timeout or a refusal, or at the same time as another send of them, which
    * committed first): decided under the tries row's lock from what the earlier sends left. The lock orders concurrent
    * resends, and each decision commits with what it decided (refusal or record): a send never sees an earlier one half
-   * done, and getStatus never sees it at all.
+   * done, and getStatuses never sees it at all.
    */
   async function resend(signed: SignedTransfer): Promise<{ outcome: SendOutcome; tries: number }> {
     return withTransaction(db, async (tx) => {

@@ -19,7 +19,7 @@ import {
 import { probeNode, TYPICAL_FINALITY_SECONDS } from './probe.js';
 import { call, createRpcClient } from './rpc.js';
 import { solanaKeyOf } from './signer.js';
-import { transferStatus, transferStatuses } from './status.js';
+import { transferStatuses } from './status.js';
 import { prepareUsdcTransfer } from './transfer.js';
 
 export interface SolanaAdapterOptions {
@@ -93,7 +93,6 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
         throw error;
       }
     },
-    getStatus: (signed) => transferStatus(client, key.address, signed),
     getStatuses: (signed) => transferStatuses(client, key.address, signed),
     // The confirmed slot moves every ~400 ms; a transfer becomes included or final only when it does.
     head: async () => String(await call(client, 'getSlot', client.rpc.getSlot({ commitment: 'confirmed' }))),

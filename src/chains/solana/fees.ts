@@ -43,7 +43,7 @@ export function priorityFeeLamports(computeUnitPriceMicroLamports: bigint, compu
 /**
  * Network fee of a transfer to a recipient that already has a token account: one signature plus the priority fee.
  * The rent of a new token account (~0.002 SOL) is left out: it is not a fee, it depends on the recipient, and the
- * real cost including it is reported by getStatus when the transfer is final.
+ * real cost including it is reported by getStatuses when the transfer is final.
  */
 export function transferFee(computeUnitPriceMicroLamports: bigint, solUsdPrice: number): FeeEstimate {
   const feeNative = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(computeUnitPriceMicroLamports, COMPUTE_UNITS_TRANSFER);

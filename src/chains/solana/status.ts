@@ -34,10 +34,6 @@ export async function finalizedBlockHeight(client: RpcClient): Promise<bigint> {
   return call(client, 'getBlockHeight', client.rpc.getBlockHeight({ commitment: 'finalized' }));
 }
 
-export async function transferStatus(client: RpcClient, treasury: Address, signed: SignedTransfer): Promise<TxStatus> {
-  return (await transferStatuses(client, treasury, [signed]))[0]!;
-}
-
 /**
  * Statuses of many transfers: one getSignatureStatuses per 256, the finalized height once if any is unseen, and a
  * getTransaction for each that is final (its fee), which happens once in a transfer's life.

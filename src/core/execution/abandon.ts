@@ -37,7 +37,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
     const seenLive = await liveAttempt(deps.pool, seen.id);
     // 2. Ask the chain about the live transfer, if any. A node that cannot be asked leaves it possible.
     const verdict: TransferVerdict | null = seenLive
-      ? transferVerdict(await adapterOf(deps.adapters, seen.selected_chain).getStatus(signedOf(seenLive)).catch(() => null), {
+      ? transferVerdict(await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null), {
           chain: seen.selected_chain,
         })
       : null;

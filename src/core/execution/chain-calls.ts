@@ -21,7 +21,7 @@ export function askAboutLiveTransfers(
   items: readonly { intent: PaymentIntentRow; live: AttemptRow }[],
 ): Promise<ItemOutcome<TransferVerdict>[]> {
   return each(items, async ({ intent, live }) =>
-    transferVerdict(await adapterOf(deps.adapters, intent.selected_chain).getStatus(signedOf(live)), { chain: intent.selected_chain }),
+    transferVerdict((await adapterOf(deps.adapters, intent.selected_chain).getStatuses([signedOf(live)]))[0]!, { chain: intent.selected_chain }),
   );
 }
 
@@ -63,7 +63,7 @@ export async function sendTransfers(deps: ExecutionDeps, sends: readonly Send[])
             : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
       }
       // A node refusing bytes it may already have passed on (or that other nodes hold) proves nothing: only the chain's
-      // own answer to getStatus, on the next run, may end that attempt.
+      // own answer to getStatuses, on the next run, may end that attempt.
       if (error && resend && error.outcome === 'rejected') {
         error = new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
       }

@@ -36,7 +36,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
     const seenLive = await liveAttempt(deps.pool, seen.id);
     let verdict: TransferVerdict | null = null;
     if (seenLive) {
-      const status = await adapterOf(deps.adapters, seen.selected_chain).getStatus(signedOf(seenLive)).catch(() => null);
+      const status = await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null);
       verdict = transferVerdict(status, { chain: seen.selected_chain });
       if (mayStillLand(verdict)) {
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);

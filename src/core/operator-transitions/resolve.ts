@@ -32,7 +32,7 @@ export interface ResolutionResult {
 }
 
 async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVerdict> {
-  const status = await adapterOf(deps.adapters, attempt.chain).getStatus(signedOf(attempt)).catch(() => null);
+  const status = await adapterOf(deps.adapters, attempt.chain).getStatuses([signedOf(attempt)]).then(([status]) => status!, () => null);
   return transferVerdict(status, { chain: attempt.chain });
 }
 
