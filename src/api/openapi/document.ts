@@ -79,7 +79,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       title: 'stableroute',
       version: '0.1.0',
       description:
-        'USDC payout orchestration on Ethereum and Solana. Every error answers the `Error` body; branch on its `code`.',
+        'USDC payout orchestration on the chains the service is configured with (the `Chain` schema lists them). Every error answers the `Error` body; branch on its `code`.',
     },
     tags: [
       { name: MERCHANT_TAG, description: 'Quotes, payment intents, route debugging and webhook tests; X-Api-Key required' },
