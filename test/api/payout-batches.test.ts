@@ -10,6 +10,8 @@ import { updateMerchantPolicy, type PolicyChange } from '../../src/core/policies
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { testAudit } from '../helpers/audit.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 let t: TestContext;
@@ -269,5 +271,52 @@ describe('GET /payout_batches/:id and payout_batch.completed', () => {
     expect(res.json().counts).toEqual({ created: 0, replayed: 0, refused: 1 });
     expect((await read(m.headers, res.json().id)).json()).toMatchObject({ status: 'completed', items: { total: 1, payments: 0, refused: 1 } });
     expect(await completedEvents(m.id)).toHaveLength(1);
+  });
+
+  it('payments made final at the same moment in concurrent transactions complete their batch exactly once', async () => {
+    const m = await merchant();
+    for (let round = 0; round < 5; round++) {
+      const res = await post(m.headers, { idempotency_key: `race-${round}`, items: [item(`race-${round}-a`, 1), item(`race-${round}-b`, 2)] });
+      const [a, b] = res.json().items.map((i: { payment_intent: { payment_intent_id: string } }) => i.payment_intent.payment_intent_id);
+      await Promise.all([cancelPayment(t.ctx, a, testAudit()), cancelPayment(t.ctx, b, testAudit())]);
+      expect((await read(m.headers, res.json().id)).json()).toMatchObject({ status: 'completed', totals: { failed_usd: 3 } });
+    }
+    const events = await completedEvents(m.id);
+    expect(events).toHaveLength(5);
+    expect(new Set(events.map((e) => e.id)).size).toBe(5);
+  });
+
+  it('webhooks: each payment its own events, then payout_batch.completed once, signed and delivered like any event', async () => {
+    const receiver = await startReceiver(t.ctx.config.webhookSigningSecret);
+    try {
+      await t.db.pool.query("UPDATE merchants SET webhook_url = $1 WHERE id = 'mer_test'", [receiver.url]);
+      const headers = { 'x-api-key': 'test-key' };
+      const res = await post(headers, { idempotency_key: 'hooks', items: [item('h-1', 2), item('h-2', 3, { ethereum_address: ETH_ADDRESS })] });
+      const ids = res.json().items.map((i: { payment_intent: { payment_intent_id: string } }) => i.payment_intent.payment_intent_id);
+      await drainExecution(t);
+      t.clock.advance(11_000);
+      await confirm(t);
+      const deps = { ...t.ctx, config: { ...t.ctx.config, webhookSsrfGuard: false } };
+      const deliverAll = async () => {
+        for (let pass = 0; pass < 10 && (await deliverDueEvents(deps)).delivered > 0; pass++);
+      };
+      await deliverAll();
+      await confirm(t);
+      await deliverAll();
+      expect(receiver.badSignatures).toBe(0);
+      for (const id of ids) {
+        const types = receiver.events.filter((e) => e.payment_intent_id === id).map((e) => e.event_type);
+        expect(types).toContain('payment.created');
+        expect(types).toContain('payment.settled');
+      }
+      const completed = receiver.events.filter((e) => e.event_type === 'payout_batch.completed');
+      expect(completed).toHaveLength(1);
+      expect(completed[0]).toMatchObject({ payment_intent_id: null, merchant_id: 'mer_test' });
+      expect(completed[0]!.payload).toEqual((await read(headers, res.json().id)).json());
+      expect(completed[0]!.payload).toMatchObject({ status: 'completed', totals: { requested_usd: 5, settled_usd: 5, failed_usd: 0 } });
+    } finally {
+      await t.db.pool.query("UPDATE merchants SET webhook_url = NULL WHERE id = 'mer_test'");
+      await receiver.close();
+    }
   });
 });
