@@ -2,7 +2,7 @@
 // once, each quoted by the path POST /quotes takes (decideQuotes) and reserved by the one reservation path
 // (reserveInTransaction), all in one transaction that also stores the batch and its answer: its items are decided
 // together, so a merchant's daily limit counts the whole batch, and a second request with the batch's key replays it.
-import { withTransaction, advisoryXactLocksText } from '../db/pool.js';
+import { advisoryXactLocksText, withReadSnapshot, withTransaction } from '../db/pool.js';
 import { findIntentsByKeys } from '../db/queries/intents.js';
 import {
   batchStatusTotals,
@@ -141,8 +141,11 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
 
 /** The batch with its progress, or null for an unknown id or another merchant's (both 404). */
 export async function getPayoutBatch(ctx: AppContext, merchantId: string, id: string): Promise<{ batch: PayoutBatchRow; progress: BatchProgress } | null> {
-  const batch = await findPayoutBatch(ctx.pool, id);
-  if (!batch || batch.merchantId !== merchantId) return null;
-  const totals = await batchStatusTotals(ctx.pool, [id]);
-  return { batch, progress: batchProgress(totals.get(id)!) };
+  // One snapshot: the batch's completion and its payments' statuses were committed together.
+  return withReadSnapshot(ctx.pool, async (tx) => {
+    const batch = await findPayoutBatch(tx, id);
+    if (!batch || batch.merchantId !== merchantId) return null;
+    const totals = await batchStatusTotals(tx, [id]);
+    return { batch, progress: batchProgress(totals.get(id)!) };
+  });
 }
