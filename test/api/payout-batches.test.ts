@@ -208,6 +208,17 @@ describe('policies over a batch', () => {
     expect(spent.rows[0].s).toBe(usd(100).toString());
   });
 
+  it('the per-payment maximum refuses its item only', async () => {
+    const m = await merchant({ maxPaymentMicros: usd(50) });
+    const res = await post(m.headers, { idempotency_key: 'max-1', items: [item('x-1', 50), item('x-2', 50.000001), item('x-3', 1)] });
+    expect(res.json().items.map((i: { result: string; error?: { code: string } }) => i.error?.code ?? i.result)).toEqual([
+      'created',
+      'POLICY_MAX_PAYMENT_EXCEEDED',
+      'created',
+    ]);
+    expect(res.json().items[1].error).toMatchObject({ statusCode: 422, error: 'Unprocessable Entity' });
+  });
+
   it('two concurrent batches cannot beat it either', async () => {
     const m = await merchant({ dailyLimitMicros: usd(100) });
     const [a, b] = await Promise.all([
