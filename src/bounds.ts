@@ -44,6 +44,17 @@ export const CONFIRMATION_WRITE_LANES = 2;
 export const RESERVATION_BATCH_MAX = 64;
 /** Quotes written by one INSERT. */
 export const QUOTE_WRITE_BATCH_MAX = 128;
+/**
+ * Items of one payout batch (POST /payout_batches): quoted together and reserved in one reservation transaction, so
+ * its merchant's daily limit checks them together. Bounds that transaction's locks and statement sizes as
+ * RESERVATION_BATCH_MAX bounds a group commit's.
+ */
+export const PAYOUT_BATCH_ITEMS_MAX = 1000;
+/**
+ * A payout batch's request body: its largest items (a 255-character key, a 128-character address per chain) times
+ * PAYOUT_BATCH_ITEMS_MAX fit; anything bigger is refused unread with 413 PAYLOAD_TOO_LARGE.
+ */
+export const PAYOUT_BATCH_BODY_MAX_BYTES = 1024 * 1024;
 /** API keys looked up by one query. */
 export const KEY_LOOKUP_BATCH_MAX = 256;
 /** Notices sent by one statement after their transactions committed. */

@@ -428,6 +428,249 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payout_batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 payment intents at once, each quoted and reserved; answered item by item */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        idempotency_key: string;
+                        items: {
+                            /** @description USD amount, at most 6 decimals */
+                            amount_usd: number;
+                            destination: {
+                                ethereum_address?: string;
+                                solana_address?: string;
+                            } | {
+                                ethereum_address: string;
+                            } | {
+                                solana_address: string;
+                            };
+                            /** @enum {string} */
+                            priority: "low_fee" | "fast" | "reliable";
+                            idempotency_key: string;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Each item answered on its own: created, replayed (its key names a payment with the same terms) or refused with its error. The same batch key and items replay this answer, again 201 */
+                201: {
+                    headers: {
+                        /** @description `true` when the batch idempotency_key was seen before with the same items and the stored answer is returned */
+                        "Idempotent-Replayed"?: "true";
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            idempotency_key?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            counts?: {
+                                created?: number;
+                                replayed?: number;
+                                refused?: number;
+                            };
+                            items?: {
+                                index?: number;
+                                idempotency_key?: string;
+                                /** @enum {string} */
+                                result?: "created" | "replayed" | "refused";
+                                payment_intent?: {
+                                    payment_intent_id?: string;
+                                    status?: string;
+                                    amount_usd?: number;
+                                    selected_chain?: components["schemas"]["Chain"];
+                                    destination_address?: string;
+                                    /** Format: date-time */
+                                    created_at?: string;
+                                    approval?: {
+                                        /** @enum {string} */
+                                        status?: "pending" | "approved" | "rejected" | "cancelled";
+                                        /** Format: date-time */
+                                        requested_at?: string;
+                                        /** Format: date-time */
+                                        decided_at?: string | null;
+                                    };
+                                };
+                                error?: components["schemas"]["Error"];
+                            }[];
+                        };
+                    };
+                };
+                /** @description The body or one of its items is malformed, or there are too many items; nothing is created */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description X-Api-Key is missing or not a valid key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The batch idempotency_key was already used with other items */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is larger than 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+                429: {
+                    headers: {
+                        /** @description Seconds until the next window opens */
+                        "Retry-After"?: number;
+                        /** @description Requests allowed per minute */
+                        "X-RateLimit-Limit"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout_batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payout batch's progress (payments per status) and totals (USD requested, settled, failed) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example pob_3kq8v0x2m7dj4c1t */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The batch's progress (payments per status) and totals; `completed` once every payment is final */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id?: string;
+                            idempotency_key?: string;
+                            /** @enum {string} */
+                            status?: "processing" | "completed";
+                            items?: {
+                                total?: number;
+                                payments?: number;
+                                refused?: number;
+                            };
+                            payments_by_status?: {
+                                [key: string]: number;
+                            };
+                            totals?: {
+                                requested_usd?: number;
+                                settled_usd?: number;
+                                failed_usd?: number;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            completed_at?: string | null;
+                        };
+                    };
+                };
+                /** @description X-Api-Key is missing or not a valid key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No payout batch with this id belongs to the caller */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+                429: {
+                    headers: {
+                        /** @description Seconds until the next window opens */
+                        "Retry-After"?: number;
+                        /** @description Requests allowed per minute */
+                        "X-RateLimit-Limit"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/routes/debug/{id}": {
         parameters: {
             query?: never;

@@ -27,6 +27,7 @@ import { consoleRoutes } from './routes/console.js';
 import { paymentIntentRoutes } from './routes/payment-intents.js';
 import { quoteRoutes } from './routes/quotes.js';
 import { lazyRequestLogger } from './request-logger.js';
+import { payoutBatchRoutes } from './routes/payout-batches.js';
 import { routesDebugRoutes } from './routes/routes-debug.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
@@ -83,6 +84,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       await registerMerchantRateLimit(merchantScope, ctx);
       quoteRoutes(merchantScope, ctx);
       paymentIntentRoutes(merchantScope, ctx);
+      payoutBatchRoutes(merchantScope, ctx);
       routesDebugRoutes(merchantScope, ctx);
       webhookRoutes(merchantScope, ctx);
     });

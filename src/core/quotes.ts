@@ -34,13 +34,23 @@ export function createQuoteWriter(pool: Pool): QuoteWriter {
   }, QUOTE_WRITE_BATCH_MAX);
 }
 
+export type QuoteOutcome = { ok: true; quote: QuoteRow } | { ok: false; error: AppError };
+
+/** POST /quotes: one quote, decided by the batch path and written with the quotes created at the same moment. */
 export async function createQuote(ctx: AppContext, merchantId: string, request: QuoteRequest): Promise<QuoteRow> {
-  for (const chain of ctx.config.chainNames) {
-    const address = request.destinations[chain];
-    if (address !== undefined && !adapterOf(ctx.adapters, chain).isValidAddress(address)) {
-      throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
-    }
-  }
+  const [outcome] = await decideQuotes(ctx, merchantId, [request]);
+  if (!outcome!.ok) throw outcome!.error;
+  // Shared with the quotes created at the same moment: one INSERT for all of them (decision 135).
+  await ctx.groupCommits.quotes.submit(outcome!.quote);
+  return outcome!.quote;
+}
+
+/**
+ * The quotes of a merchant's `requests`, each decided from one read of the route inputs (policy, chain health,
+ * balances); nothing is written, the caller stores them (createQuote, or a payout batch in its transaction). A
+ * request that cannot be quoted gets its refusal.
+ */
+export async function decideQuotes(ctx: AppContext, merchantId: string, requests: readonly QuoteRequest[]): Promise<QuoteOutcome[]> {
   // Read together: the policy check (cheaper for the merchant than a refusal at reservation, which still checks it,
   // decision 7) costs no extra round trip in front of the route inputs.
   // From the process's cache when it has one (decision 136): the reservation checks the balance and the policy again
@@ -52,6 +62,32 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     cached('health', '', () => latestSnapshots(ctx.pool, ctx.config)),
     cached('balances', '', () => treasuryBalances(ctx.pool)),
   ]);
+  const now = ctx.clock.now();
+  return requests.map((request) => {
+    try {
+      return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances }, now) };
+    } catch (error) {
+      if (error instanceof AppError) return { ok: false, error };
+      throw error;
+    }
+  });
+}
+
+interface RouteInputs {
+  policy: Awaited<ReturnType<typeof findPolicy>>;
+  snapshots: SnapshotRow[];
+  balances: TreasuryBalance[];
+}
+
+/** One request's quote from the inputs read for its batch; a refusal throws its AppError. */
+function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest, inputs: RouteInputs, now: Date): QuoteRow {
+  for (const chain of ctx.config.chainNames) {
+    const address = request.destinations[chain];
+    if (address !== undefined && !adapterOf(ctx.adapters, chain).isValidAddress(address)) {
+      throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
+    }
+  }
+  const { policy, snapshots, balances } = inputs;
   checkQuoteAmount(ctx.config, merchantId, policy, request.amountMicros);
   const decision = scoreRoutes(
     request.amountMicros,
@@ -78,8 +114,7 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
       details: { scoring_details: decision.details },
     });
   }
-  const now = ctx.clock.now();
-  const quote: QuoteRow = {
+  return {
     id: newId('quo'),
     merchant_id: merchantId,
     amount_micros: request.amountMicros,
@@ -93,9 +128,6 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     created_at: now,
     expires_at: addSeconds(now, ctx.config.quoteTtlSeconds),
   };
-  // Shared with the quotes created at the same moment: one INSERT for all of them (decision 135).
-  await ctx.groupCommits.quotes.submit(quote);
-  return quote;
 }
 
 /**

@@ -16,7 +16,15 @@ type Operation = Json & { tags?: string[]; parameters?: Json[]; requestBody?: Js
 const Ajv = AjvDraft04.default;
 const ERROR_REF = '#/components/schemas/Error';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-const MERCHANT_OPERATIONS = ['post /quotes', 'post /payment_intents', 'get /payment_intents/{id}', 'get /routes/debug/{id}', 'post /webhooks/test'];
+const MERCHANT_OPERATIONS = [
+  'post /quotes',
+  'post /payment_intents',
+  'get /payment_intents/{id}',
+  'post /payout_batches',
+  'get /payout_batches/{id}',
+  'get /routes/debug/{id}',
+  'post /webhooks/test',
+];
 
 let t: TestContext;
 let document: Json;
@@ -167,5 +175,14 @@ describe('GET /openapi.json', () => {
     const debug = await t.app.inject({ method: 'GET', url: `/routes/debug/${id}`, headers: KEY });
     expect(debug.statusCode).toBe(200);
     conforms('get /routes/debug/{id}', 200, debug.json());
+
+    for (const example of requestExamples('post /payout_batches')) {
+      const batch = await t.app.inject({ method: 'POST', url: '/payout_batches', headers: KEY, payload: example });
+      expect(batch.statusCode, batch.body).toBe(201);
+      conforms('post /payout_batches', 201, batch.json());
+      const progress = await t.app.inject({ method: 'GET', url: `/payout_batches/${batch.json().id}`, headers: KEY });
+      expect(progress.statusCode).toBe(200);
+      conforms('get /payout_batches/{id}', 200, progress.json());
+    }
   });
 });

@@ -31,6 +31,7 @@ const ETHEREUM_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
 const QUOTE_ID = 'quo_ex7eakk7t1xsq9e7';
 const INTENT_ID = 'pi_z2naznfs5m5hapyr';
 const CREATED_AT = '2026-03-01T12:00:00.605Z';
+const PAYOUT_BATCH_ID = 'pob_3kq8v0x2m7dj4c1t';
 
 function error(code: ErrorCode, message: string): Example {
   return { summary: code, value: errorBody(ERROR_CODES[code], code, message) };
@@ -248,6 +249,102 @@ export const MERCHANT_OPERATIONS: Record<string, OperationDoc> = {
       },
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
+    },
+  },
+
+  'post /payout_batches': {
+    request: {
+      payroll: {
+        summary: 'A payroll: each item a quote request with its own idempotency key; the batch has its own key',
+        value: {
+          idempotency_key: 'payroll-2026-03',
+          items: [
+            { idempotency_key: 'payroll-2026-03-alice', amount_usd: 25, destination: { solana_address: SOLANA_ADDRESS }, priority: 'low_fee' },
+            { idempotency_key: 'payroll-2026-03-bob', amount_usd: 40, destination: { ethereum_address: ETHEREUM_ADDRESS }, priority: 'fast' },
+          ],
+        },
+      },
+    },
+    responses: {
+      201: {
+        description:
+          'Each item answered on its own: created, replayed (its key names a payment with the same terms) or refused with its error. ' +
+          'The same batch key and items replay this answer, again 201',
+        headers: {
+          'Idempotent-Replayed': {
+            description: '`true` when the batch idempotency_key was seen before with the same items and the stored answer is returned',
+            schema: { type: 'string', enum: ['true'] },
+          },
+        },
+        examples: {
+          created: {
+            summary: 'One payment created, one refused by the daily limit',
+            value: {
+              id: PAYOUT_BATCH_ID,
+              idempotency_key: 'payroll-2026-03',
+              created_at: CREATED_AT,
+              counts: { created: 1, replayed: 0, refused: 1 },
+              items: [
+                { index: 0, idempotency_key: 'payroll-2026-03-alice', result: 'created', payment_intent: createdIntent },
+                {
+                  index: 1,
+                  idempotency_key: 'payroll-2026-03-bob',
+                  result: 'refused',
+                  error: errorBody(422, 'POLICY_DAILY_LIMIT_EXCEEDED', "amount 40 USD would exceed this merchant's 24-hour limit of 50 USD (25 USD left)"),
+                },
+              ],
+            },
+          },
+        },
+      },
+      400: {
+        description: 'The body or one of its items is malformed, or there are too many items; nothing is created',
+        examples: {
+          too_many: error('TOO_MANY_ITEMS', 'a payout batch takes at most 1000 items'),
+          bad_item: error('INVALID_AMOUNT', 'items[3].amount_usd: "25.0000001" has more than 6 decimals'),
+          missing_key: error('MISSING_IDEMPOTENCY_KEY', 'body.idempotency_key is required'),
+        },
+      },
+      401: UNAUTHORIZED,
+      429: RATE_LIMITED,
+      409: {
+        description: 'The batch idempotency_key was already used with other items',
+        examples: {
+          key_reused: error('IDEMPOTENCY_KEY_REUSED', `idempotency_key was already used by payout batch ${PAYOUT_BATCH_ID} with other items; use a new key`),
+        },
+      },
+      413: { description: 'The body is larger than 1 MiB', examples: { too_large: error('PAYLOAD_TOO_LARGE', 'Request body is too large') } },
+      415: UNSUPPORTED_MEDIA_TYPE,
+    },
+  },
+
+  'get /payout_batches/{id}': {
+    parameters: { id: PAYOUT_BATCH_ID },
+    responses: {
+      200: {
+        description: "The batch's progress (payments per status) and totals; `completed` once every payment is final",
+        examples: {
+          completed: {
+            summary: 'Completed: one payment settled',
+            value: {
+              id: PAYOUT_BATCH_ID,
+              idempotency_key: 'payroll-2026-03',
+              status: 'completed',
+              items: { total: 2, payments: 1, refused: 1 },
+              payments_by_status: { settled: 1 },
+              totals: { requested_usd: 25, settled_usd: 25, failed_usd: 0 },
+              created_at: CREATED_AT,
+              completed_at: '2026-03-01T12:00:14.220Z',
+            },
+          },
+        },
+      },
+      401: UNAUTHORIZED,
+      429: RATE_LIMITED,
+      404: {
+        description: 'No payout batch with this id belongs to the caller',
+        examples: { not_found: error('PAYOUT_BATCH_NOT_FOUND', 'payout batch pob_0000000000000000 was not found') },
+      },
     },
   },
 

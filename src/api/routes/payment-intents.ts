@@ -5,7 +5,7 @@ import { creationView, readView } from '../views/payment-intents.js';
 import { AppError } from '../../domain/errors.js';
 import { isWellFormedText } from '../../domain/text.js';
 import { merchantOf } from '../auth.js';
-import { approvalSchema, chainSchema, errorRef, idParams, paymentIntentReadSchema, timestamp } from '../schemas/common.js';
+import { errorRef, idParams, paymentIntentCreationSchema, paymentIntentReadSchema } from '../schemas/common.js';
 
 interface CreateBody {
   quote_id: string;
@@ -22,19 +22,6 @@ const createBody = {
   },
 } as const;
 
-const creationSchema = {
-  type: 'object',
-  properties: {
-    payment_intent_id: { type: 'string' },
-    status: { type: 'string' },
-    amount_usd: { type: 'number' },
-    selected_chain: chainSchema,
-    destination_address: { type: 'string' },
-    created_at: timestamp,
-    approval: approvalSchema,
-  },
-} as const;
-
 export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Body: CreateBody }>(
     '/payment_intents',
@@ -43,7 +30,7 @@ export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void
         tags: ['merchant'],
         summary: 'Create a payment intent from a quote; reserves treasury funds and queues execution',
         body: createBody,
-        response: { 201: creationSchema, 400: errorRef, 401: errorRef, 404: errorRef, 409: errorRef, 422: errorRef },
+        response: { 201: paymentIntentCreationSchema, 400: errorRef, 401: errorRef, 404: errorRef, 409: errorRef, 422: errorRef },
       },
       config: {
         validationCodes: {

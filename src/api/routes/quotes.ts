@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { createQuote } from '../../core/quotes.js';
+import { createQuote, type QuoteRequest } from '../../core/quotes.js';
 import { quoteView } from '../views/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
@@ -9,7 +9,7 @@ import { merchantOf } from '../auth.js';
 import { amountUsdSchema, candidateRouteSchema, destinationSchemaFor, errorRef, timestamp } from '../schemas/common.js';
 import type { Chain } from '../../domain/chain.js';
 
-interface QuoteBody {
+export interface QuoteBody {
   amount_usd: number;
   /** `<chain>_address` for each configured chain (the spec's ethereum_address and solana_address). */
   destination: Record<string, string | undefined>;
@@ -17,7 +17,7 @@ interface QuoteBody {
 }
 
 /** The request of a service paying out on `chains`: a destination field per chain, at least one of them given. */
-function bodySchemaFor(chains: readonly Chain[]) {
+export function quoteBodySchemaFor(chains: readonly Chain[]) {
   const destination = destinationSchemaFor(chains, { maxLength: 128 });
   return {
     type: 'object',
@@ -31,7 +31,7 @@ function bodySchemaFor(chains: readonly Chain[]) {
 }
 
 /** "destination.ethereum_address or destination.solana_address is required", for whatever CHAINS lists. */
-function missingDestinationMessage(chains: readonly Chain[]): string {
+export function missingDestinationMessage(chains: readonly Chain[]): string {
   const fields = chains.map((chain) => `destination.${chain}_address`);
   return `${fields.length > 1 ? `${fields.slice(0, -1).join(', ')} or ${fields.at(-1)}` : fields[0]} is required`;
 }
@@ -56,7 +56,7 @@ export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['merchant'],
         summary: 'Score the chains for a payout and return a quote',
-        body: bodySchemaFor(chains),
+        body: quoteBodySchemaFor(chains),
         response: { 201: quoteSchema, 400: errorRef, 401: errorRef, 422: errorRef },
       },
       config: {
@@ -74,22 +74,21 @@ export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       // 1. authenticate (onRequest hook)  2. validate  3. act  4. shape the reply
       const merchant = merchantOf(request);
-      const amountMicros = usdcFromJsonNumber(request.body.amount_usd);
-      // A chain gets a payout only where the merchant named an address for it: no address is ever inferred.
-      const destinations: Record<Chain, string> = {};
-      for (const chain of chains) {
-        const address = request.body.destination[`${chain}_address`]?.trim();
-        if (address) destinations[chain] = address;
-      }
-      if (Object.keys(destinations).length === 0) {
-        throw new AppError('MISSING_DESTINATION', missingDestination);
-      }
-      const quote = await createQuote(ctx, merchant.id, {
-        amountMicros,
-        destinations,
-        priority: request.body.priority,
-      });
+      const quote = await createQuote(ctx, merchant.id, quoteRequestOf(request.body, chains, missingDestination));
       return reply.code(201).send(quoteView(quote));
     },
   );
+}
+
+/** A validated quote body as the core takes it (POST /quotes, and each item of POST /payout_batches). */
+export function quoteRequestOf(body: QuoteBody, chains: readonly Chain[], missingDestination: string): QuoteRequest {
+  const amountMicros = usdcFromJsonNumber(body.amount_usd);
+  // A chain gets a payout only where the merchant named an address for it: no address is ever inferred.
+  const destinations: Record<Chain, string> = {};
+  for (const chain of chains) {
+    const address = body.destination[`${chain}_address`]?.trim();
+    if (address) destinations[chain] = address;
+  }
+  if (Object.keys(destinations).length === 0) throw new AppError('MISSING_DESTINATION', missingDestination);
+  return { amountMicros, destinations, priority: body.priority };
 }

@@ -120,6 +120,20 @@ export const paymentIntentProperties = {
   destination_address: { type: 'string' },
 } as const;
 
+/** A payment intent as POST /payment_intents answers it (spec: "Returned on creation"). */
+export const paymentIntentCreationSchema = {
+  type: 'object',
+  properties: {
+    payment_intent_id: { type: 'string' },
+    status: { type: 'string' },
+    amount_usd: { type: 'number' },
+    selected_chain: chainSchema,
+    destination_address: { type: 'string' },
+    created_at: timestamp,
+    approval: approvalSchema,
+  },
+} as const;
+
 export const paymentIntentReadSchema = {
   type: 'object',
   properties: {

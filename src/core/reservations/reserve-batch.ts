@@ -3,7 +3,7 @@
 // decision per request in arrival order (src/domain/reservation.ts), then multi-row inserts of the intents, their
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
 // that cannot be served gets its refusal; the others commit.
-import { advisoryXactLocksText, withTransaction } from '../../db/pool.js';
+import { advisoryXactLocksText, withTransaction, type Queryable } from '../../db/pool.js';
 import { findIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { insertCreatedIntents } from '../../db/queries/transitions.js';
 import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
@@ -47,114 +47,120 @@ function quoteFacts(quote: QuoteTerms): QuoteFacts {
 }
 
 export async function reserveBatch(deps: Deps, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
-  return withTransaction(deps.pool, async (tx) => {
-    // 1. Load, under the locks: same (merchant, key) requests of other batches and processes queue up here.
-    await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
-    const stored = await findIntentsByKeys(tx, requests);
-    const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
-    const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));
-    const now = deps.clock.now();
-    // The spending policies of the merchants whose requests may be reserved (their rows locked when a daily limit
-    // applies), then the treasury rows, which serialise every reservation on their chain: two batches cannot both
-    // spend the same funds.
-    const payable = requests.filter((r) => facts.get(r.quoteId)?.merchantId === r.merchantId);
-    const spending = await loadSpending(
-      tx,
-      deps.config,
-      payable.map((r) => r.merchantId),
-      payable.map((r) => ({ merchantId: r.merchantId, chain: facts.get(r.quoteId)!.chain, destination: facts.get(r.quoteId)!.destination })),
-      now,
-    );
-    const chains = [...new Set([...facts.values()].map((q) => q.chain))] as Chain[];
-    const available = await lockAvailable(tx, chains);
+  return withTransaction(deps.pool, (tx) => reserveInTransaction(tx, deps, requests));
+}
 
-    // 2. Decide, in arrival order.
-    const existing = new Map(stored.map((i) => [keyOf(i.merchant_id, i.idempotency_key), i]));
-    const decisions = decideReservations(requests, {
-      existing: new Map([...existing].map(([k, i]) => [k, { id: i.id, quoteId: i.quote_id }])),
-      quotes: facts,
-      available,
-      now,
-      check: (request, quote, reservedInBatchMicros) =>
-        spending(
-          { merchantId: request.merchantId, amountMicros: quote.amountMicros, chain: quote.chain, destination: quote.destination },
-          reservedInBatchMicros,
-        ),
-    });
+/**
+ * The reservation of `requests` in the caller's transaction `tx`: the group commit's own transaction (reserveBatch), or
+ * a payout batch's, which stores the batch with its payments. The requests are decided together, in order.
+ */
+export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool'>, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
+  // 1. Load, under the locks: same (merchant, key) requests of other batches and processes queue up here.
+  await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
+  const stored = await findIntentsByKeys(tx, requests);
+  const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
+  const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));
+  const now = deps.clock.now();
+  // The spending policies of the merchants whose requests may be reserved (their rows locked when a daily limit
+  // applies), then the treasury rows, which serialise every reservation on their chain: two batches cannot both
+  // spend the same funds.
+  const payable = requests.filter((r) => facts.get(r.quoteId)?.merchantId === r.merchantId);
+  const spending = await loadSpending(
+    tx,
+    deps.config,
+    payable.map((r) => r.merchantId),
+    payable.map((r) => ({ merchantId: r.merchantId, chain: facts.get(r.quoteId)!.chain, destination: facts.get(r.quoteId)!.destination })),
+    now,
+  );
+  const chains = [...new Set([...facts.values()].map((q) => q.chain))] as Chain[];
+  const available = await lockAvailable(tx, chains);
 
-    // 3. Persist the new intents, all at once.
-    const created: PaymentIntentRow[] = [];
-    for (const [index, decision] of decisions.entries()) {
-      if (decision.kind !== 'reserve') continue;
-      const request = requests[index]!;
-      created.push({
-        id: newId('pi'),
-        merchant_id: request.merchantId,
-        quote_id: decision.quote.id,
-        idempotency_key: request.idempotencyKey,
-        amount_micros: decision.quote.amountMicros,
-        status: 'route_selected',
-        selected_chain: decision.quote.chain,
-        destination_address: decision.quote.destination,
-        created_at: now,
-        updated_at: now,
-        kind: 'payout',
-      });
-    }
-    // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
-    // operator's approval, in the approving transaction (decision 10).
-    const awaitingApproval = new Map<string, bigint>();
-    for (const decision of decisions) {
-      if (decision.kind === 'reserve' && decision.approvalAboveMicros !== null) awaitingApproval.set(created[decision.position]!.id, decision.approvalAboveMicros);
-    }
-    // The intents, their history and their payment.created events in one statement (decision 134).
-    await insertCreatedIntents(
-      tx,
-      created,
-      now,
-      created.flatMap(
-        (intent) => paymentEventOf(intent, 'payment.created', now, awaitingApproval.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? [],
+  // 2. Decide, in arrival order.
+  const existing = new Map(stored.map((i) => [keyOf(i.merchant_id, i.idempotency_key), i]));
+  const decisions = decideReservations(requests, {
+    existing: new Map([...existing].map(([k, i]) => [k, { id: i.id, quoteId: i.quote_id }])),
+    quotes: facts,
+    available,
+    now,
+    check: (request, quote, reservedInBatchMicros) =>
+      spending(
+        { merchantId: request.merchantId, amountMicros: quote.amountMicros, chain: quote.chain, destination: quote.destination },
+        reservedInBatchMicros,
       ),
-    );
-    const approvals = new Map<string, ApprovalRow>();
-    for (const [intentId, aboveMicros] of awaitingApproval) approvals.set(intentId, await insertApproval(tx, intentId, aboveMicros, now));
-    await enqueueExecutions(
-      deps.boss,
-      tx,
-      created.filter((intent) => !approvals.has(intent.id)).map((intent) => ({ payment_intent_id: intent.id, attempt: 1 })),
-    );
-    await postMany(
-      tx,
-      created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
-    );
+  });
 
-    // 4. Every request's answer.
-    const outcomes: ReservationOutcome[] = [];
-    for (const [index, decision] of decisions.entries()) {
-      switch (decision.kind) {
-        case 'reserve': {
-          const intent = created[decision.position]!;
-          outcomes.push({ ok: true, result: { intent, replayed: false, approval: approvals.get(intent.id) ?? null } });
-          break;
-        }
-        case 'replay': {
-          const request = requests[index]!;
-          const intent = existing.get(keyOf(request.merchantId, request.idempotencyKey))!;
-          outcomes.push({ ok: true, result: { intent, replayed: true, approval: await findApproval(tx, intent.id) } });
-          break;
-        }
-        case 'same_as': {
-          const first = outcomes[decision.index]!;
-          outcomes.push(first.ok ? { ok: true, result: { ...first.result, replayed: true } } : first);
-          break;
-        }
-        case 'refuse': {
-          const { code, message, details } = decision.refusal;
-          outcomes.push({ ok: false, error: new AppError(code, message, details ? { details } : {}) });
-          break;
-        }
+  // 3. Persist the new intents, all at once.
+  const created: PaymentIntentRow[] = [];
+  for (const [index, decision] of decisions.entries()) {
+    if (decision.kind !== 'reserve') continue;
+    const request = requests[index]!;
+    created.push({
+      id: newId('pi'),
+      merchant_id: request.merchantId,
+      quote_id: decision.quote.id,
+      idempotency_key: request.idempotencyKey,
+      amount_micros: decision.quote.amountMicros,
+      status: 'route_selected',
+      selected_chain: decision.quote.chain,
+      destination_address: decision.quote.destination,
+      created_at: now,
+      updated_at: now,
+      kind: 'payout',
+    });
+  }
+  // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
+  // operator's approval, in the approving transaction (decision 10).
+  const awaitingApproval = new Map<string, bigint>();
+  for (const decision of decisions) {
+    if (decision.kind === 'reserve' && decision.approvalAboveMicros !== null) awaitingApproval.set(created[decision.position]!.id, decision.approvalAboveMicros);
+  }
+  // The intents, their history and their payment.created events in one statement (decision 134).
+  await insertCreatedIntents(
+    tx,
+    created,
+    now,
+    created.flatMap(
+      (intent) => paymentEventOf(intent, 'payment.created', now, awaitingApproval.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? [],
+    ),
+  );
+  const approvals = new Map<string, ApprovalRow>();
+  for (const [intentId, aboveMicros] of awaitingApproval) approvals.set(intentId, await insertApproval(tx, intentId, aboveMicros, now));
+  await enqueueExecutions(
+    deps.boss,
+    tx,
+    created.filter((intent) => !approvals.has(intent.id)).map((intent) => ({ payment_intent_id: intent.id, attempt: 1 })),
+  );
+  await postMany(
+    tx,
+    created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
+  );
+
+  // 4. Every request's answer.
+  const outcomes: ReservationOutcome[] = [];
+  for (const [index, decision] of decisions.entries()) {
+    switch (decision.kind) {
+      case 'reserve': {
+        const intent = created[decision.position]!;
+        outcomes.push({ ok: true, result: { intent, replayed: false, approval: approvals.get(intent.id) ?? null } });
+        break;
+      }
+      case 'replay': {
+        const request = requests[index]!;
+        const intent = existing.get(keyOf(request.merchantId, request.idempotencyKey))!;
+        outcomes.push({ ok: true, result: { intent, replayed: true, approval: await findApproval(tx, intent.id) } });
+        break;
+      }
+      case 'same_as': {
+        const first = outcomes[decision.index]!;
+        outcomes.push(first.ok ? { ok: true, result: { ...first.result, replayed: true } } : first);
+        break;
+      }
+      case 'refuse': {
+        const { code, message, details } = decision.refusal;
+        outcomes.push({ ok: false, error: new AppError(code, message, details ? { details } : {}) });
+        break;
       }
     }
-    return outcomes;
-  });
+  }
+  return outcomes;
 }

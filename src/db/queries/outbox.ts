@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'payment.failed',
   'payment.manual_review',
   'payment.refunded',
+  'payout_batch.completed',
   'webhook.test',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

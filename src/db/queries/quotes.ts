@@ -127,3 +127,13 @@ export async function findQuote(db: Queryable, id: string): Promise<QuoteRow | n
   const row = rows[0];
   return row ? { ...row, amount_micros: BigInt(row.amount_micros) } : null;
 }
+
+/** What several quotes were asked for (amount, destinations, priority): a payout batch's replayed items compare them. */
+export async function findQuoteRequests(db: Queryable, ids: readonly string[]): Promise<Pick<QuoteRow, 'id' | 'amount_micros' | 'destinations' | 'priority'>[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<Pick<QuoteRow, 'id' | 'destinations' | 'priority'> & { amount_micros: string }>(
+    'SELECT id, amount_micros::text, destinations, priority FROM quotes WHERE id = ANY($1)',
+    [ids],
+  );
+  return rows.map((row) => ({ ...row, amount_micros: BigInt(row.amount_micros) }));
+}
