@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './core/context.js';
 import { createGroupCommits } from './core/group-commits.js';
+import { createScreener } from './core/screening/screener.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -43,6 +44,7 @@ const SECRET_NAMES = [
   'apiKeySalt',
   'webhookSigningSecret',
   'operatorWebhookSecret',
+  'screeningSecret',
   'pin',
   'adminToken',
   'webhookSecret',
@@ -53,6 +55,7 @@ const SECRET_NAMES = [
   'API_KEY_SALT',
   'WEBHOOK_SIGNING_SECRET',
   'OPERATOR_WEBHOOK_SECRET',
+  'SCREENING_SECRET',
 ];
 const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
 
@@ -130,7 +133,10 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits };
+    // A list file that cannot be read refuses the start; after that, its changes are picked up while running.
+    const screener = await createScreener(config, clock, log);
+    closers.unshift(async () => screener.close());
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener };
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 

@@ -16,6 +16,7 @@ import { scoreRoutes, type Priority } from '../routing/score.js';
 import { type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
+import { screenedChains } from './screening/screener.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
 
 export interface QuoteRequest {
@@ -40,6 +41,18 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
     if (address !== undefined && !adapterOf(ctx.adapters, chain).isValidAddress(address)) {
       throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
     }
+  }
+  // Every destination named, whether or not routing would pick its chain: a hit on one refuses the whole quote. With
+  // only the local list set this is a map lookup per destination, no I/O.
+  const recipients = ctx.config.chainNames.flatMap((chain) => {
+    const address = request.destinations[chain];
+    return address === undefined ? [] : [{ chain, address, amountMicros: request.amountMicros }];
+  });
+  const screened = screenedChains(recipients, await ctx.screener.screen(recipients));
+  if (screened.length > 0) {
+    throw new AppError('RECIPIENT_SCREENED', `the recipient on ${screened.join(', ')} is refused by sanctions screening`, {
+      details: { chains: screened },
+    });
   }
   // Read together: the policy check (cheaper for the merchant than a refusal at reservation, which still checks it,
   // decision 7) costs no extra round trip in front of the route inputs.
