@@ -41,6 +41,8 @@ class ProviderFailure extends Error {}
 export class ScreeningProvider {
   /** Oldest first: a Map keeps insertion order, so the first key is the one to forget when full. */
   private readonly answers = new Map<string, { decision: Decision; untilMs: number }>();
+  /** Questions on their way: concurrent quotes to one recipient share one request (bounded by the requests in flight). */
+  private readonly asking = new Map<string, Promise<Decision>>();
 
   constructor(
     private readonly settings: ProviderSettings,
@@ -67,6 +69,14 @@ export class ScreeningProvider {
     const cached = this.answers.get(key);
     if (cached && cached.untilMs > nowMs) return cached.decision;
     this.answers.delete(key);
+    const pending = this.asking.get(key);
+    if (pending) return pending;
+    const asked = this.askAndKeep(key, recipient, nowMs).finally(() => this.asking.delete(key));
+    this.asking.set(key, asked);
+    return asked;
+  }
+
+  private async askAndKeep(key: string, recipient: Recipient, nowMs: number): Promise<Decision> {
     try {
       const decision = await this.ask(recipient);
       const keepSeconds = decision === 'allow' ? SCREENING_ALLOW_CACHE_SECONDS : SCREENING_DENY_CACHE_SECONDS;
