@@ -5,8 +5,9 @@
 // round claims the batch's payments in one transaction (claim.ts); asks the chains about any transfer an earlier run
 // left, each payment's own call, with no lock held (chain-calls.ts); writes what they said in one transaction
 // (live-verdicts.ts); prepares the new transfers (chain reads, no lock); screens their recipients once more and fails
-// the refused ones (screen.ts); and signs the rest in one transaction per chain (sign.ts). A chain is never asked under a row lock: a step that writes re-checks, under the locks, what the run
-// decided from (recheck.ts), and a payment another run or an operator moved in between starts over in the next round.
+// the refused ones (screen.ts); and signs the rest in one transaction per chain (sign.ts). A chain is never asked
+// under a row lock: a step that writes re-checks, under the locks, what the run decided from (recheck.ts), and a
+// payment another run or an operator moved in between starts over in the next round.
 // Then the batch's transfers are sent, and how each send came out is recorded in one transaction that also gives the
 // leases back (record-sends.ts). Business failures are handled here; a run fails (its job is retried) only on an
 // outage or a bug, and then alone.
