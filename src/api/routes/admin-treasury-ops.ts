@@ -70,7 +70,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     {
       schema: {
         tags: ['admin'],
-        summary: 'Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page\'s next_cursor',
+        summary: 'Operator alerts (low gas, reconciliation mismatch, screening hit), newest first; `cursor` is the previous page\'s next_cursor',
         querystring: {
           type: 'object',
           properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', pattern: '^alt_[0-9a-z]{1,64}$' } },
