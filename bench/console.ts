@@ -15,6 +15,7 @@ import { createAdapters } from '../src/chains/factory.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createGroupCommits } from '../src/core/group-commits.js';
+import { createScreener } from '../src/core/screening/screener.js';
 import type { AppContext } from '../src/core/context.js';
 import { ensureTestMerchant } from '../src/core/merchants.js';
 import { refreshDatabaseGauges } from '../src/core/metrics.js';
@@ -124,7 +125,8 @@ async function main(): Promise<void> {
     await ensureTreasuries(pool, adapters, systemClock.now());
     await ensureTestMerchant(pool, null, systemClock.now());
     const groupCommits = createGroupCommits({ pool, clock: systemClock, boss, log, config });
-    ctx = { config, pool, clock: systemClock, log, adapters, boss, metrics, groupCommits };
+    const screener = await createScreener(config, systemClock, log);
+    ctx = { config, pool, clock: systemClock, log, adapters, boss, metrics, groupCommits, screener };
     app = await buildApp(ctx, { merchant: false, admin: true, readiness: { ready: true } });
 
     const seedStart = performance.now();

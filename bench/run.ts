@@ -5,8 +5,10 @@
 //   BENCH_SUSTAINED_SECONDS=60  length of the sustained run
 //   BENCH_CONCURRENCY=16        clients of the closed-loop phases
 //   BENCH_CPU_PROF=<dir>        the service writes a V8 CPU profile of its run there
-import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+//   BENCH_ONLY=screening        run only the screening phase (quotes with and without a 10,000-address list)
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
@@ -22,8 +24,11 @@ import { closeConnections, closedLoop, openLoop, percentile, round, send, type L
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
 import { TERMINAL_STATUSES } from '../src/domain/payment-intent.js';
+import { checkDenylist, parseDenylist } from '../src/domain/screening.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ONLY = process.env.BENCH_ONLY ?? null;
+const SCREENING_LIST_ADDRESSES = 10_000;
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const DRAIN_LIMIT_SECONDS = 120;
@@ -161,6 +166,72 @@ async function apiOnly(serverUrl: string) {
   }
 }
 
+/**
+ * Screening with only the local list (issue 29): POST /quotes against an api process without a list and one with
+ * SCREENING_LIST_FILE naming 10,000 addresses (the quoted recipient not among them), both running on the same
+ * database, measured in turn A B B A so that drift on a shared machine falls on both alike; and, in process, what one
+ * lookup in that list costs (the map lookup quotes make per destination).
+ */
+async function screeningQuotes(serverUrl: string) {
+  const db = await createBenchDatabase(serverUrl);
+  const dir = await mkdtemp(join(tmpdir(), 'stableroute-bench-screening-'));
+  const listFile = join(dir, 'sanctioned.txt');
+  const listed = Array.from({ length: SCREENING_LIST_ADDRESSES }, (_, i) =>
+    i % 10 === 0 ? getBase58Decoder().decode(randomBytes(32)) : `0x${randomBytes(20).toString('hex')}`,
+  );
+  const text = `# bench list\n${listed.map((a, i) => (i % 2 === 0 ? `${a} # source ${i}` : a)).join('\n')}\n`;
+  await writeFile(listFile, text);
+  const services: Service[] = [];
+  const start = async (env: Record<string, string>) => {
+    const service = await startService('api', { DATABASE_URL: db.url, SIM_TREASURY_USDC: '1000000000', RATE_LIMIT_PER_MINUTE: '0', ...env });
+    services.push(service);
+    const quoteOnce = async () => (await send('POST', `${service.url}/quotes`, QUOTE, KEY)).status === 201;
+    await closedLoop('warm-up', CONCURRENCY, WARM_UP_SECONDS, quoteOnce);
+    return (label: string) => closedLoop(label, CONCURRENCY, SECONDS / 2, quoteOnce);
+  };
+  /** Two halves of one phase as one result: requests and errors added, rates and percentiles averaged. */
+  const both = (a: LoadResult, b: LoadResult): LoadResult => ({
+    name: a.name,
+    requests: a.requests + b.requests,
+    errors: a.errors + b.errors,
+    seconds: a.seconds + b.seconds,
+    perSecond: round((a.perSecond + b.perSecond) / 2, 0),
+    p50Ms: round((a.p50Ms + b.p50Ms) / 2, 1),
+    p99Ms: round((a.p99Ms + b.p99Ms) / 2, 1),
+  });
+  try {
+    const plainRun = await start({});
+    const screenedRun = await start({ SCREENING_LIST_FILE: listFile });
+    const plainLabel = 'POST /quotes, no screening';
+    const screenedLabel = `POST /quotes, ${SCREENING_LIST_ADDRESSES} listed addresses`;
+    const a1 = await plainRun(plainLabel);
+    const b1 = await screenedRun(screenedLabel);
+    const b2 = await screenedRun(screenedLabel);
+    const a2 = await plainRun(plainLabel);
+    const plain = both(a1, a2);
+    const screened = both(b1, b2);
+    const list = parseDenylist(text);
+    const recipients = Array.from({ length: 100_000 }, (_, i) => ({ chain: i % 2 === 0 ? 'ethereum' : 'solana', address: i % 3 === 0 ? listed[i % listed.length]! : SOL }));
+    const started = performance.now();
+    const hits = checkDenylist(list, recipients).filter((v) => v.hit).length;
+    const lookupNanos = round(((performance.now() - started) * 1e6) / recipients.length, 0);
+    return { plain, screened, listAddresses: list.size, lookupNanos, hits };
+  } finally {
+    for (const service of services) await service.stop();
+    await db.drop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function screeningLines(s: Awaited<ReturnType<typeof screeningQuotes>>): void {
+  line('POST /quotes, no screening', describe(s.plain), 'baseline of the screening phase');
+  line(
+    `POST /quotes, ${s.listAddresses} listed addresses`,
+    describe(s.screened),
+    `${round(s.screened.perSecond / s.plain.perSecond, 2)}x unscreened; one lookup ${s.lookupNanos} ns (target: no measurable difference)`,
+  );
+}
+
 /** Seconds until no payment is open (null past DRAIN_LIMIT_SECONDS), polled every 250 ms. */
 async function drain(pool: pg.Pool): Promise<number | null> {
   const started = performance.now();
@@ -295,6 +366,12 @@ async function main(): Promise<void> {
   const serverUrl = server.url;
   try {
     console.log(`stableroute bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+    if (ONLY === 'screening') {
+      const screening = await screeningQuotes(serverUrl);
+      console.log('');
+      screeningLines(screening);
+      return;
+    }
     const baseDb = await createBenchDatabase(serverUrl);
     const reservation = await reservationBaseline(baseDb.url, CONCURRENCY, SECONDS).finally(() => baseDb.drop());
     const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
@@ -303,6 +380,7 @@ async function main(): Promise<void> {
     const latency = await latencies(serverUrl);
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
+    const screening = await screeningQuotes(serverUrl);
     const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
 
     console.log('');
@@ -332,6 +410,7 @@ async function main(): Promise<void> {
       `p50 ${service.sustained.createdToBroadcastMs.p50} ms p99 ${service.sustained.createdToBroadcastMs.p99} ms`,
     );
     line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
+    screeningLines(screening);
     line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');
     line('finality -> settled', `p50 ${latency.finalityToSettledMs.p50} ms p99 ${latency.finalityToSettledMs.p99} ms`, 'target p50 < 1 s, p99 < 2 s');
     line(
@@ -353,6 +432,7 @@ async function main(): Promise<void> {
       latency,
       devnet,
       addresses,
+      screening,
     };
     const dir = new URL('./results/', import.meta.url);
     await mkdir(dir, { recursive: true });

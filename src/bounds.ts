@@ -184,3 +184,18 @@ export const EXPORTS_AT_ONCE_MAX = 4;
 
 /** `stableroute devnet --chains`: at most this many EVM chains beside ethereum and solana, each an anvil process. */
 export const DEVNET_EXTRA_CHAINS_MAX = 8;
+
+// --- Screening (src/core/screening) ----------------------------------------------------------------------------------
+
+/** How often each process stats the list file, in case the directory watch missed a change (network file systems). */
+export const SCREENING_LIST_CHECK_MS = 1000;
+/** The largest list file read: about 11 million EVM addresses; a larger file keeps the last good list and logs. */
+export const SCREENING_LIST_FILE_BYTES_MAX = 512 * 1024 * 1024;
+/** The provider's answers one process remembers; the oldest is forgotten first. */
+export const SCREENING_CACHE_ENTRIES_MAX = 10_000;
+/** How long the provider's `allow` is trusted before the address is asked about again. */
+export const SCREENING_ALLOW_CACHE_SECONDS = 300;
+/** How long its `deny` is remembered: shorter, so a provider's correction is seen soon; a deny costs a refusal, not money. */
+export const SCREENING_DENY_CACHE_SECONDS = 60;
+/** The provider's answer read at most: `{"decision":"allow"}` needs a few bytes; more is a malformed answer. */
+export const SCREENING_ANSWER_BYTES_MAX = 4096;

@@ -81,7 +81,18 @@ export interface Config {
   operatorWebhookUrl: string | null;
   /** Signs operator alerts; OPERATOR_WEBHOOK_SECRET, else WEBHOOK_SIGNING_SECRET. */
   operatorWebhookSecret: string;
+  /** SCREENING_LIST_FILE: the local denylist of recipients, one address per line; null: no list. */
+  screeningListFile: string | null;
+  /** SCREENING_URL: the screening provider asked about each recipient; operator configuration, no SSRF guard. */
+  screeningUrl: string | null;
+  /** SCREENING_SECRET (or _FILE): signs the provider's requests; required with SCREENING_URL. */
+  screeningSecret: string | null;
+  screeningTimeoutSeconds: number;
+  /** SCREENING_FAIL: what a provider that times out, errs or answers nonsense means (closed: deny; open: allow). */
+  screeningFail: ScreeningFailMode;
 }
+
+export type ScreeningFailMode = 'closed' | 'open';
 
 /** One chain's settings: NAME_* variables over the chain's preset (src/domain/chain-presets.ts). */
 export interface ChainSettings {
@@ -272,6 +283,12 @@ function hostList(env: Env, name: string): string[] | null {
     }
   }
   return hosts;
+}
+
+function screeningFail(env: Env, production: boolean): ScreeningFailMode {
+  const raw = present(env, 'SCREENING_FAIL') ?? (production ? 'closed' : 'open');
+  if (raw !== 'closed' && raw !== 'open') throw new ConfigError('SCREENING_FAIL', `expected "closed" or "open", got "${raw}"`);
+  return raw;
 }
 
 function requiredSecret(env: Env, name: string, needed: boolean, why: string): string | null {
@@ -487,6 +504,20 @@ export function loadConfig(env: Env = process.env): Config {
       if (problem !== null) throw new ConfigError(name, `${problem} (NODE_ENV=production)`);
     }
   }
+  const screeningUrl = url(env, 'SCREENING_URL');
+  const screeningSecret = requiredSecret(env, 'SCREENING_SECRET', screeningUrl !== null, 'with SCREENING_URL (it signs the screening requests)');
+  if (screeningSecret !== null) {
+    const problem = production ? weakSecretProblem(screeningSecret) : null;
+    if (problem !== null) throw new ConfigError('SCREENING_SECRET', `${problem} (NODE_ENV=production)`);
+    if (isStandardSecret(screeningSecret)) {
+      try {
+        standardKeyOf(screeningSecret);
+      } catch (error) {
+        if (!(error instanceof WebhookSecretError)) throw error;
+        throw new ConfigError('SCREENING_SECRET', error.message);
+      }
+    }
+  }
   const adminExposeOpenEndpoints = onOff(env, 'ADMIN_EXPOSE_OPEN_ENDPOINTS', false);
   if (production && adminPortRaw !== undefined && !adminExposeOpenEndpoints) {
     // The admin listener answers every peer that reaches it (its address is the operator's internal network): bound
@@ -572,5 +603,10 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileSurplusGraceSeconds: seconds(env, 'RECONCILE_SURPLUS_GRACE_SECONDS', 300),
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),
     operatorWebhookSecret: operatorWebhookSecret ?? webhookSigningSecret ?? DEV_WEBHOOK_SECRET,
+    screeningListFile: present(env, 'SCREENING_LIST_FILE') ?? null,
+    screeningUrl,
+    screeningSecret,
+    screeningTimeoutSeconds: seconds(env, 'SCREENING_TIMEOUT_SECONDS', 2, 0.05),
+    screeningFail: screeningFail(env, production),
   };
 }

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './core/context.js';
 import { createGroupCommits } from './core/group-commits.js';
+import { createScreener } from './core/screening/screener.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -43,6 +44,7 @@ const SECRET_NAMES = [
   'apiKeySalt',
   'webhookSigningSecret',
   'operatorWebhookSecret',
+  'screeningSecret',
   'pin',
   'adminToken',
   'webhookSecret',
@@ -53,6 +55,7 @@ const SECRET_NAMES = [
   'API_KEY_SALT',
   'WEBHOOK_SIGNING_SECRET',
   'OPERATOR_WEBHOOK_SECRET',
+  'SCREENING_SECRET',
 ];
 const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
 
@@ -109,14 +112,24 @@ export async function prepareDatabase(
 export async function startRuntime(config: Config, roles: Roles, options: { clock?: Clock; log?: Logger } = {}): Promise<Runtime> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const { url, embedded } = await openDatabase(config, log);
+  // First, before the database is touched: a list file that cannot be read refuses the start; after that, its changes
+  // are picked up while running.
+  const screener = await createScreener(config, clock, log);
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase(config, log);
+  } catch (error) {
+    await screener.close();
+    throw error;
+  }
+  const { url, embedded } = database;
   // `serve` runs the api and the workers in one process; each gets connections of its own (decision 143), so a request
   // never queues for a connection behind a backlog of executions and webhook POSTs.
   const bothRoles = roles.api && roles.workers;
   const pool = createPool(url, bothRoles ? DB_SERVE_API_POOL_CONNECTIONS : DB_POOL_CONNECTIONS);
   const workerPool = bothRoles ? createPool(url, DB_SERVE_WORKER_POOL_CONNECTIONS) : pool;
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
-  const closers: (() => Promise<void>)[] = [async () => pool.end(), async () => embedded?.stop()];
+  const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
   try {
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
@@ -132,7 +145,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits };
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener };
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 

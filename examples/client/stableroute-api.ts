@@ -146,7 +146,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), or the amount is above the merchant's per-payment maximum */
+                /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2551,7 +2551,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page's next_cursor */
+        /** Operator alerts (low gas, reconciliation mismatch, screening hit), newest first; `cursor` is the previous page's next_cursor */
         get: {
             parameters: {
                 query?: {
@@ -2575,7 +2575,7 @@ export interface paths {
                             data?: {
                                 id?: string;
                                 /** @enum {string} */
-                                kind?: "low_gas" | "reconciliation_mismatch";
+                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit";
                                 chain?: components["schemas"]["Chain"];
                                 message?: string;
                                 /** @enum {string} */
@@ -2851,6 +2851,15 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -7,6 +7,7 @@ import type { NoticeCache } from '../db/notice-cache.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { GroupCommits } from './group-commits.js';
+import type { Screener } from './screening/screener.js';
 
 /** Everything a use case needs, passed in: no module reads the environment, the wall clock or globals. */
 export interface AppContext {
@@ -20,6 +21,8 @@ export interface AppContext {
   metrics: Metrics;
   /** The group commits where this process's HTTP requests meet (group-commits.ts), built once by the runtime. */
   groupCommits: GroupCommits;
+  /** Sanctions screening of recipients (its list kept fresh in this process), built once by the runtime. */
+  screener: Screener;
   /** The api's cache of quote facts (decision 136); without one, every quote reads them from the database. */
   facts?: NoticeCache;
 }

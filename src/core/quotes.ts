@@ -16,6 +16,7 @@ import { scoreRoutes, type Priority } from '../routing/score.js';
 import { type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
+import { screenedChains } from './screening/screener.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
 
 export interface QuoteRequest {
@@ -57,15 +58,26 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
   // under its locks, so a quote decided from facts a few milliseconds old can only be refused later, never overspend.
   const facts = ctx.facts;
   const cached = <T>(topic: FactTopic, key: string, load: () => Promise<T>) => (facts ? facts.get(topic, key, load) : load());
-  const [policy, snapshots, balances] = await Promise.all([
+  // Every destination named, whether or not routing would pick its chain: a hit on one refuses its whole quote. With
+  // only the local list set this is a map lookup per destination, no I/O; a provider is asked once for the batch.
+  const recipients = requests.map((request) =>
+    ctx.config.chainNames.flatMap((chain) => {
+      const address = request.destinations[chain];
+      return address === undefined ? [] : [{ chain, address, amountMicros: request.amountMicros }];
+    }),
+  );
+  const [policy, snapshots, balances, verdicts] = await Promise.all([
     cached('policies', merchantId, () => findPolicy(ctx.pool, merchantId)),
     cached('health', '', () => latestSnapshots(ctx.pool, ctx.config)),
     cached('balances', '', () => treasuryBalances(ctx.pool)),
+    ctx.screener.screen(recipients.flat()),
   ]);
+  let next = 0;
+  const screened = recipients.map((ofRequest) => screenedChains(ofRequest, verdicts.slice(next, (next += ofRequest.length))));
   const now = ctx.clock.now();
-  return requests.map((request) => {
+  return requests.map((request, i) => {
     try {
-      return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances }, now) };
+      return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances, screened: screened[i]! }, now) };
     } catch (error) {
       if (error instanceof AppError) return { ok: false, error };
       throw error;
@@ -77,6 +89,8 @@ interface RouteInputs {
   policy: Awaited<ReturnType<typeof findPolicy>>;
   snapshots: SnapshotRow[];
   balances: TreasuryBalance[];
+  /** The chains whose named destination sanctions screening refuses. */
+  screened: readonly string[];
 }
 
 /** One request's quote from the inputs read for its batch; a refusal throws its AppError. */
@@ -87,7 +101,12 @@ function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest,
       throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
     }
   }
-  const { policy, snapshots, balances } = inputs;
+  const { policy, snapshots, balances, screened } = inputs;
+  if (screened.length > 0) {
+    throw new AppError('RECIPIENT_SCREENED', `the recipient on ${screened.join(', ')} is refused by sanctions screening`, {
+      details: { chains: screened },
+    });
+  }
   checkQuoteAmount(ctx.config, merchantId, policy, request.amountMicros);
   const decision = scoreRoutes(
     request.amountMicros,

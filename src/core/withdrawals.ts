@@ -75,6 +75,8 @@ function usdcAmount(text: string): bigint | null {
 export async function createWithdrawal(ctx: AppContext, request: WithdrawalRequest): Promise<CreateWithdrawalResult> {
   const threshold = ctx.config.withdrawalApprovalAboveMicros;
   const { chain, to, amountMicros } = parseWithdrawal(ctx, request);
+  const [verdict] = await ctx.screener.screen([{ chain, address: to, amountMicros }]);
+  if (verdict!.hit) throw new AppError('RECIPIENT_SCREENED', `the ${chain} recipient is refused by sanctions screening`, { details: { chains: [chain] } });
   const idempotencyKey = request.idempotencyKey ?? `withdrawal-${randomUUID()}`;
   const created = await withTransaction(ctx.pool, async (tx) => {
     // 1. Load, under the locks: the key (a retried request waits for the first), then the chain's available funds,

@@ -38,6 +38,7 @@ export const FAILURE_REASONS = [
   'operator_failed', // an operator failed the payment from manual review
   'internal_error', // our own bug or an exhausted job; see logs
   'approval_rejected', // an operator rejected a payment that waited for approval; nothing was sent
+  'screening_hit', // the recipient was refused by sanctions screening right before signing; nothing was sent
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { AppContext } from '../../src/core/context.js';
 import { createGroupCommits } from '../../src/core/group-commits.js';
+import { createScreener } from '../../src/core/screening/screener.js';
 import { ensureTestMerchant } from '../../src/core/merchants.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
 import { startQueue } from '../../src/jobs/queue.js';
@@ -45,7 +46,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const metrics = createMetrics();
   const adapters = await createAdapters(config, db.pool, clock, log, metrics);
   const groupCommits = createGroupCommits({ pool: db.pool, clock, boss, log, config });
-  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics, groupCommits };
+  const screener = await createScreener(config, clock, log);
+  const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics, groupCommits, screener };
   await ensureTreasuries(db.pool, adapters, clock.now());
   if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());
   const app = await buildApp(ctx, { merchant: true, admin: options.admin ?? true, readiness: { ready: true } });
@@ -57,6 +59,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
     boss,
     close: async () => {
       await app.close();
+      await screener.close();
       await boss.stop({ graceful: false, wait: true });
       if (!options.database) await db.drop();
     },

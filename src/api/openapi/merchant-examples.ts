@@ -186,10 +186,12 @@ export const MERCHANT_OPERATIONS: Record<string, OperationDoc> = {
       413: PAYLOAD_TOO_LARGE,
       415: UNSUPPORTED_MEDIA_TYPE,
       422: {
-        description: "No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), or the amount is above the merchant's per-payment maximum",
+        description:
+          "No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening",
         examples: {
           no_route: error('NO_ROUTE_AVAILABLE', 'no requested chain can take this payment right now (solana: unhealthy)'),
           max_payment: error('POLICY_MAX_PAYMENT_EXCEEDED', "amount 2500 USD is above this merchant's per-payment maximum of 1000 USD"),
+          recipient_screened: error('RECIPIENT_SCREENED', 'the recipient on ethereum is refused by sanctions screening'),
         },
       },
     },

@@ -5,7 +5,7 @@ import type { AppContext } from '../../core/context.js';
 import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/withdrawals.js';
 import { withdrawalView } from '../views/withdrawals.js';
 import { AppError } from '../../domain/errors.js';
-import { listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
+import { ALERT_KINDS, listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
 import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams, nullableTimestamp, operatorApprovalSchema, timestamp } from '../schemas/common.js';
@@ -20,7 +20,7 @@ const alertSchema = {
   type: 'object',
   properties: {
     id: { type: 'string' },
-    kind: { type: 'string', enum: ['low_gas', 'reconciliation_mismatch'] },
+    kind: { type: 'string', enum: [...ALERT_KINDS] },
     chain: chainSchema,
     message: { type: 'string' },
     status: { type: 'string', enum: ['open', 'resolved'] },
@@ -70,7 +70,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     {
       schema: {
         tags: ['admin'],
-        summary: 'Operator alerts (low gas, reconciliation mismatch), newest first; `cursor` is the previous page\'s next_cursor',
+        summary: 'Operator alerts (low gas, reconciliation mismatch, screening hit), newest first; `cursor` is the previous page\'s next_cursor',
         querystring: {
           type: 'object',
           properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', pattern: '^alt_[0-9a-z]{1,64}$' } },
@@ -139,7 +139,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
             idempotency_key: { type: 'string', minLength: 1, maxLength: 255 },
           },
         },
-        response: { 200: withdrawalSchema, 201: withdrawalSchema, 400: errorRef, 409: errorRef },
+        response: { 200: withdrawalSchema, 201: withdrawalSchema, 400: errorRef, 409: errorRef, 422: errorRef },
       },
       config: { validationCodes: { '': 'INVALID_REQUEST', chain: 'INVALID_CHAIN', to: 'INVALID_DESTINATION', amount_usdc: 'INVALID_AMOUNT', idempotency_key: 'INVALID_IDEMPOTENCY_KEY' } },
     },

@@ -4,9 +4,10 @@
 // The batch the poller fetched is the unit of every step, and it may hold one run (TigerBeetle's state machine). A
 // round claims the batch's payments in one transaction (claim.ts); asks the chains about any transfer an earlier run
 // left, each payment's own call, with no lock held (chain-calls.ts); writes what they said in one transaction
-// (live-verdicts.ts); prepares the new transfers (chain reads, no lock); and signs them in one transaction per chain
-// (sign.ts). A chain is never asked under a row lock: a step that writes re-checks, under the locks, what the run
-// decided from (recheck.ts), and a payment another run or an operator moved in between starts over in the next round.
+// (live-verdicts.ts); prepares the new transfers (chain reads, no lock); screens their recipients once more and fails
+// the refused ones (screen.ts); and signs the rest in one transaction per chain (sign.ts). A chain is never asked
+// under a row lock: a step that writes re-checks, under the locks, what the run decided from (recheck.ts), and a
+// payment another run or an operator moved in between starts over in the next round.
 // Then the batch's transfers are sent, and how each send came out is recorded in one transaction that also gives the
 // leases back (record-sends.ts). Business failures are handled here; a run fails (its job is retried) only on an
 // outage or a bug, and then alone.
@@ -24,6 +25,7 @@ import { startHeartbeat } from './heartbeat.js';
 import { recordLiveVerdicts, type LiveVerdict } from './live-verdicts.js';
 import { recordSends, type SendOutcome } from './record-sends.js';
 import { intentIdOf, runLog, type ExecutionDeps, type ExecutionRun } from './run.js';
+import { failScreened, screenRecipients, type Screened } from './screen.js';
 import { signTransfers, type ToSign } from './sign.js';
 
 export type { ExecutionDeps, ExecutionRun };
@@ -125,12 +127,25 @@ async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Prom
     else steps[k] = written.value;
   });
 
-  const toSign: (ToSign & { k: number })[] = [];
-  (await prepareTransfers(deps, claimed.map((c) => c.intent))).forEach((prepared, j) => {
+  const prepared: (ToSign & { k: number })[] = [];
+  (await prepareTransfers(deps, claimed.map((c) => c.intent))).forEach((outcome, j) => {
     const { k, intent } = claimed[j]!;
-    if (!prepared.ok) steps[k] = { kind: 'failed', error: prepared.error };
-    else if (prepared.value instanceof ChainError) steps[k] = { kind: 'unsigned', error: prepared.value };
-    else toSign.push({ k, run: runs[k]!, intent, prepared: prepared.value });
+    if (!outcome.ok) steps[k] = { kind: 'failed', error: outcome.error };
+    else if (outcome.value instanceof ChainError) steps[k] = { kind: 'unsigned', error: outcome.value };
+    else prepared.push({ k, run: runs[k]!, intent, prepared: outcome.value });
+  });
+
+  // Screened once more right before signing (screen.ts): a refused recipient fails its payment, nothing is signed.
+  const toSign: (ToSign & { k: number })[] = [];
+  const screened: (Screened & { k: number })[] = [];
+  (await screenRecipients(deps, prepared.map((p) => p.intent))).forEach((verdict, j) => {
+    const item = prepared[j]!;
+    if (verdict.hit) screened.push({ k: item.k, run: item.run, intent: item.intent, verdict });
+    else toSign.push(item);
+  });
+  (await failScreened(deps, screened)).forEach((failed, j) => {
+    const { k } = screened[j]!;
+    steps[k] = failed.ok ? failed.value : { kind: 'failed', error: failed.error };
   });
   (await signTransfers(deps, toSign)).forEach((signed, j) => {
     const { k } = toSign[j]!;

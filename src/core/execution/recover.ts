@@ -10,10 +10,9 @@
 import { LEASE_SWEEP_LEASES_MAX, LEASE_TAKEOVERS_MAX } from '../../bounds.js';
 import { dropStaleLeases, releaseLeases, takeExpiredLeases, type TakenLease } from '../../db/queries/leases.js';
 import { newId } from '../../ids.js';
-import type { LifecycleDeps } from '../context.js';
 import { handleDeadExecution } from './abandon.js';
 import { executeBatch } from './execute.js';
-import { runLog, type ExecutionRun } from './run.js';
+import { runLog, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 export interface RecoveryCounts {
   resumed: number;
@@ -22,7 +21,7 @@ export interface RecoveryCounts {
 
 const jobOf = (lease: TakenLease) => ({ payment_intent_id: lease.intentId, attempt: lease.attempt });
 
-export async function resumeExpiredExecutions(deps: LifecycleDeps, limit = LEASE_SWEEP_LEASES_MAX): Promise<RecoveryCounts> {
+export async function resumeExpiredExecutions(deps: ExecutionDeps, limit = LEASE_SWEEP_LEASES_MAX): Promise<RecoveryCounts> {
   await dropStaleLeases(deps.pool);
   const taken = await takeExpiredLeases(deps.pool, `${newId('run')}_`, deps.config.executionLeaseSeconds, limit);
   const counts: RecoveryCounts = { resumed: 0, abandoned: 0 };

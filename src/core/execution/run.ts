@@ -3,9 +3,15 @@
 import type { Logger } from 'pino';
 import { newId } from '../../ids.js';
 import type { ExecutionJob } from '../../jobs/queue.js';
+import type { Config } from '../../config.js';
 import type { LifecycleDeps } from '../context.js';
+import type { Screener } from '../screening/screener.js';
 
-export type ExecutionDeps = LifecycleDeps;
+/** What an execution needs: the lifecycle's context, and the screening it runs right before signing. */
+export type ExecutionDeps = LifecycleDeps & {
+  screener: Screener;
+  config: LifecycleDeps['config'] & Pick<Config, 'operatorWebhookUrl'>;
+};
 
 export interface ExecutionRun {
   job: ExecutionJob;

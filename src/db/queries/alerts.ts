@@ -1,9 +1,9 @@
-// Operator alerts and the operator webhook's outbox (migration 065).
+// Operator alerts and the operator webhook's outbox (migration 065; screening_hit: 092).
 import type { Chain } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
-export type AlertKind = 'low_gas' | 'reconciliation_mismatch';
-export const ALERT_KINDS: readonly AlertKind[] = ['low_gas', 'reconciliation_mismatch'];
+export type AlertKind = 'low_gas' | 'reconciliation_mismatch' | 'screening_hit';
+export const ALERT_KINDS: readonly AlertKind[] = ['low_gas', 'reconciliation_mismatch', 'screening_hit'];
 export type AlertStatus = 'open' | 'resolved';
 
 export interface AlertRow {

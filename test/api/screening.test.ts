@@ -1,0 +1,167 @@
+// Sanctions screening at the edge (issue 29 item 1): a quote naming a listed recipient is refused as a whole with
+// 422 RECIPIENT_SCREENED and stores nothing (EVM addresses whatever their case, Solana exactly), a withdrawal to one
+// likewise; the list is reloaded on change by every process without a restart (this test's context and a real
+// `stableroute serve` child on the same file); a list file missing at start-up stops the start, naming the variable;
+// the screening provider is asked with a signed request, and its deny, its timeout (closed and open) and its errors
+// mean what SCREENING_FAIL says.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
+import { freePort, killAll, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
+import { startScreeningProvider, type FakeProvider } from '../helpers/screening-provider.js';
+
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const evmAddress = () => `0x${randomBytes(20).toString('hex')}`;
+
+const dir = mkdtempSync(join(tmpdir(), 'stableroute-screening-'));
+const listFile = join(dir, 'sanctioned.txt');
+/** Rewrites the list the way deploy tools do: a new file renamed over the old one. */
+function writeList(lines: string[]) {
+  const next = join(dir, `.next-${randomBytes(4).toString('hex')}`);
+  writeFileSync(next, `${lines.join('\n')}\n`);
+  renameSync(next, listFile);
+}
+
+const quote = (t: TestContext, destination: Record<string, string>, headers: Record<string, string> = KEY) =>
+  t.app.inject({ method: 'POST', url: '/quotes', headers, payload: { amount_usd: 10, destination, priority: 'fast' } });
+const countOf = async (t: TestContext, table: string) => (await t.db.pool.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM ${table}`)).rows[0]!.n;
+
+describe('the screening list', () => {
+  let t: TestContext;
+  let service: ServiceProcess | undefined;
+  beforeAll(async () => {
+    writeList(['# OFAC SDN list, digital currency addresses', ETH_ADDRESS.toLowerCase(), `${SOL_ADDRESS.toLowerCase()} # a Solana address in the wrong case: not this one`]);
+    t = await createTestContext({ SCREENING_LIST_FILE: listFile, SIM_TREASURY_USDC: '1000' });
+  });
+  afterAll(async () => {
+    await killAll([service]);
+    await t.close();
+  });
+
+  it('refuses a quote naming a listed EVM address in checksum case, as a whole, and stores nothing', async () => {
+    const quotes = await countOf(t, 'quotes');
+    const refused = await quote(t, { ethereum_address: ETH_ADDRESS, solana_address: SOL_ADDRESS });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json()).toMatchObject({ code: 'RECIPIENT_SCREENED', message: 'the recipient on ethereum is refused by sanctions screening' });
+    // The list's source stays with the operator.
+    expect(refused.body).not.toContain('OFAC');
+    expect(await countOf(t, 'quotes')).toBe(quotes);
+  });
+
+  it('matches Solana addresses exactly, and lets unlisted recipients through', async () => {
+    expect((await quote(t, { solana_address: SOL_ADDRESS })).statusCode).toBe(201);
+    expect((await quote(t, { ethereum_address: evmAddress() })).statusCode).toBe(201);
+  });
+
+  it('refuses a withdrawal to a listed address and reserves nothing', async () => {
+    const before = await countOf(t, 'payment_intents');
+    const res = await t.app.inject({ method: 'POST', url: '/admin/withdrawals', payload: { chain: 'ethereum', to: ETH_ADDRESS, amount_usdc: '5' } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().code).toBe('RECIPIENT_SCREENED');
+    expect(await countOf(t, 'payment_intents')).toBe(before);
+    const treasury = (await t.app.inject({ method: 'GET', url: '/admin/treasury' })).json() as { chain: string; reserved_usdc: string }[];
+    expect(treasury.find((c) => c.chain === 'ethereum')!.reserved_usdc).toBe('0');
+  });
+
+  it('picks up a changed list in every process without a restart', async () => {
+    const port = await freePort();
+    service = startService(['serve'], { DATABASE_URL: t.db.url, PORT: String(port), SCREENING_LIST_FILE: listFile, ADMIN_PORT: String(await freePort()) });
+    const base = `http://127.0.0.1:${port}`;
+    await waitHealthy(base, service);
+    const fresh = evmAddress();
+    const childQuote = async () =>
+      (
+        await fetch(`${base}/quotes`, {
+          method: 'POST',
+          headers: { ...KEY, 'content-type': 'application/json' },
+          body: JSON.stringify({ amount_usd: 10, destination: { ethereum_address: fresh }, priority: 'fast' }),
+        })
+      ).json() as Promise<{ code?: string }>;
+    expect((await childQuote()).code).not.toBe('RECIPIENT_SCREENED');
+    expect((await quote(t, { ethereum_address: fresh })).statusCode).toBe(201);
+
+    writeList([ETH_ADDRESS.toLowerCase(), `${fresh.toUpperCase().replace('0X', '0x')} # listed today`]);
+    await waitFor('the child process refusing the newly listed address', async () => (await childQuote()).code === 'RECIPIENT_SCREENED', 10_000);
+    await waitFor('this process refusing it', async () => (await quote(t, { ethereum_address: fresh })).statusCode === 422, 10_000);
+
+    // A list that goes missing keeps the last good one in force.
+    rmSync(listFile);
+    expect((await quote(t, { ethereum_address: fresh })).statusCode).toBe(422);
+    expect((await childQuote()).code).toBe('RECIPIENT_SCREENED');
+  }, 90_000);
+
+  it('refuses to start when the list file is missing, naming the variable', async () => {
+    const run = await runCommand(['serve'], { DATABASE_URL: t.db.url, PORT: String(await freePort()), SCREENING_LIST_FILE: join(dir, 'missing.txt') });
+    expect(run.code).not.toBe(0);
+    expect(`${run.stdout}${run.stderr}`).toContain('SCREENING_LIST_FILE');
+  }, 60_000);
+});
+
+describe('the screening provider', () => {
+  let provider: FakeProvider;
+  beforeAll(async () => {
+    provider = await startScreeningProvider(SECRET);
+  });
+  afterAll(async () => provider.close());
+
+  const withProvider = (fail: 'closed' | 'open') =>
+    createTestContext({ SCREENING_URL: provider.url, SCREENING_SECRET: SECRET, SCREENING_FAIL: fail, SCREENING_TIMEOUT_SECONDS: '0.3' });
+
+  it('is asked with a signed request; its deny refuses the quote, its allow lets it through, and answers are cached', async () => {
+    const t = await withProvider('closed');
+    try {
+      const denied = evmAddress();
+      const allowed = evmAddress();
+      provider.answers.set(denied, 'deny');
+      const refused = await quote(t, { ethereum_address: denied });
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json().code).toBe('RECIPIENT_SCREENED');
+      expect((await quote(t, { ethereum_address: allowed })).statusCode).toBe(201);
+      const asked = provider.requests.filter((r) => r.address === denied || r.address === allowed);
+      expect(asked).toEqual([
+        { chain: 'ethereum', address: denied, amount_usd: 10, signed: true },
+        { chain: 'ethereum', address: allowed, amount_usd: 10, signed: true },
+      ]);
+      // Cached: the same recipients are not asked again.
+      expect((await quote(t, { ethereum_address: allowed })).statusCode).toBe(201);
+      expect((await quote(t, { ethereum_address: denied })).statusCode).toBe(422);
+      expect(provider.requests.filter((r) => r.address === denied || r.address === allowed)).toHaveLength(2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('SCREENING_FAIL=closed: a timeout, a 500 or a malformed answer refuses the recipient', async () => {
+    const t = await withProvider('closed');
+    try {
+      for (const answer of ['hang', 'error', 'garbage'] as const) {
+        const address = evmAddress();
+        provider.answers.set(address, answer);
+        const res = await quote(t, { ethereum_address: address });
+        expect(res.statusCode, answer).toBe(422);
+        expect(res.json().code).toBe('RECIPIENT_SCREENED');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('SCREENING_FAIL=open: a timeout or an error lets the recipient through; a deny still refuses', async () => {
+    const t = await withProvider('open');
+    try {
+      for (const answer of ['hang', 'error'] as const) {
+        const address = evmAddress();
+        provider.answers.set(address, answer);
+        expect((await quote(t, { ethereum_address: address })).statusCode, answer).toBe(201);
+      }
+      const denied = evmAddress();
+      provider.answers.set(denied, 'deny');
+      expect((await quote(t, { ethereum_address: denied })).statusCode).toBe(422);
+    } finally {
+      await t.close();
+    }
+  });
+});

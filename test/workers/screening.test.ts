@@ -1,0 +1,76 @@
+// Screening right before signing (issue 29 item 1): a recipient listed after its payment was quoted and created fails
+// the payment before anything is signed: `failure_reason: screening_hit`, the reservation back in available funds, an
+// operator alert, an audit record, and no transaction on the (simulated) chain. A payment whose recipient is not
+// listed goes on, in the same batch.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
+import { waitFor } from '../helpers/process.js';
+import { drainExecution } from '../helpers/workers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'stableroute-screening-'));
+const listFile = join(dir, 'sanctioned.txt');
+const evmAddress = () => `0x${randomBytes(20).toString('hex')}`;
+
+let t: TestContext;
+beforeAll(async () => {
+  writeFileSync(listFile, '# nothing listed yet\n');
+  t = await createTestContext({ SCREENING_LIST_FILE: listFile, SIM_TREASURY_USDC: '1000' });
+});
+afterAll(async () => t.close());
+
+const get = async (url: string, headers: Record<string, string> = {}) => (await t.app.inject({ method: 'GET', url, headers })).json();
+const treasury = async (chain: string) =>
+  ((await get('/admin/treasury')) as { chain: string; available_usdc: string; reserved_usdc: string }[]).find((c) => c.chain === chain)!;
+const onChain = async (id: string) =>
+  (await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1", [id])).rows[0]!.n;
+
+describe('screening before signing', () => {
+  it('fails a payment whose recipient was listed after its quote: funds released, an alert, an audit record, nothing sent', async () => {
+    const listed = evmAddress();
+    const clean = evmAddress();
+    const hit = await createPayment(t.app, 40, { ethereum_address: listed });
+    const fine = await createPayment(t.app, 2, { ethereum_address: clean });
+    expect(await treasury('ethereum')).toMatchObject({ available_usdc: '958', reserved_usdc: '42' });
+
+    // Listed in checksum-less upper case: EVM addresses match whatever their case.
+    writeFileSync(listFile, `0x${listed.slice(2).toUpperCase()} # OFAC SDN 2026-11-26\n`);
+    await waitFor('the list reloaded', async () => (await t.ctx.screener.screen([{ chain: 'ethereum', address: listed, amountMicros: 1n }]))[0]!.hit, 10_000);
+
+    await drainExecution(t);
+    const failed = await get(`/payment_intents/${hit}`, KEY);
+    expect(failed).toMatchObject({ status: 'failed', attempts: [] });
+    expect(failed.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'release']);
+    const { rows: events } = await t.db.pool.query('SELECT event_type, payload FROM webhook_events WHERE payment_intent_id = $1 ORDER BY seq', [hit]);
+    expect(events.map((e) => e.event_type)).toEqual(['payment.created', 'payment.broadcasting', 'payment.failed']);
+    expect(events[2]!.payload).toMatchObject({ status: 'failed', failure_reason: 'screening_hit', amount_usd: 40 });
+    // Nothing signed, nothing sent.
+    expect(await onChain(hit)).toBe(0);
+    expect((await get(`/payment_intents/${fine}`, KEY)).status).toBe('broadcasted');
+    expect(await onChain(fine)).toBe(1);
+
+    // The 40 reserved for the failed payment are available again; only the other payment's 2 have left (in flight).
+    expect(await treasury('ethereum')).toMatchObject({ available_usdc: '998', reserved_usdc: '0' });
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+
+    const alerts = (await get('/admin/alerts')).data as { kind: string; chain: string; message: string; status: string }[];
+    expect(alerts).toContainEqual(expect.objectContaining({ kind: 'screening_hit', chain: 'ethereum', status: 'open' }));
+    expect(alerts.find((a) => a.kind === 'screening_hit')!.message).toContain(hit);
+
+    const { rows: audit } = await t.db.pool.query<{ actor: string; targets: string[]; details: Record<string, unknown>; outcome: string }>(
+      "SELECT actor, targets, details, outcome FROM audit_log WHERE action = 'payment.screening_hit'",
+    );
+    expect(audit).toEqual([
+      {
+        actor: 'system:screening',
+        targets: [hit],
+        outcome: 'ok',
+        details: { chain: 'ethereum', address: listed, amount_micros: '40000000', by: 'list', list_source: 'OFAC SDN 2026-11-26' },
+      },
+    ]);
+  });
+});
