@@ -66,6 +66,25 @@ describe('the screening list', () => {
     expect(treasury.find((c) => c.chain === 'ethereum')!.reserved_usdc).toBe('0');
   });
 
+  it('refuses a payout batch item naming a listed recipient, and only that item', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/payout_batches',
+      headers: KEY,
+      payload: {
+        idempotency_key: `screened-batch-${randomBytes(4).toString('hex')}`,
+        items: [
+          { amount_usd: 3, destination: { ethereum_address: ETH_ADDRESS }, priority: 'fast', idempotency_key: 'screened-item' },
+          { amount_usd: 3, destination: { solana_address: SOL_ADDRESS }, priority: 'fast', idempotency_key: 'clean-item' },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    const items = res.json().items as { result: string; error?: { code: string } }[];
+    expect(items.map((i) => i.result)).toEqual(['refused', 'created']);
+    expect(items[0]!.error!.code).toBe('RECIPIENT_SCREENED');
+  });
+
   it('picks up a changed list in every process without a restart', async () => {
     const port = await freePort();
     service = startService(['serve'], { DATABASE_URL: t.db.url, PORT: String(port), SCREENING_LIST_FILE: listFile, ADMIN_PORT: String(await freePort()) });
