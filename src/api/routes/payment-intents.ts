@@ -3,8 +3,8 @@ import type { AppContext } from '../../core/context.js';
 import { createPaymentIntent, getPaymentIntent } from '../../core/payment-intents.js';
 import { creationView, readView } from '../views/payment-intents.js';
 import { AppError } from '../../domain/errors.js';
-import { isWellFormedText } from '../../domain/text.js';
 import { merchantOf } from '../auth.js';
+import { checkIdempotencyKey, idempotencyKeySchema } from '../idempotency-key.js';
 import { errorRef, idParams, paymentIntentCreationSchema, paymentIntentReadSchema } from '../schemas/common.js';
 
 interface CreateBody {
@@ -17,8 +17,7 @@ const createBody = {
   required: ['quote_id', 'idempotency_key'],
   properties: {
     quote_id: { type: 'string', minLength: 1, maxLength: 128, pattern: '^\\s*[A-Za-z0-9_]*\\s*$' },
-    // Any printable text up to 255 characters (Stripe's limit); control characters are refused.
-    idempotency_key: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' },
+    idempotency_key: idempotencyKeySchema,
   },
 } as const;
 
@@ -51,12 +50,7 @@ export function paymentIntentRoutes(app: FastifyInstance, ctx: AppContext): void
       const quoteId = request.body.quote_id.trim();
       const idempotencyKey = request.body.idempotency_key;
       if (!quoteId) throw new AppError('MISSING_QUOTE_ID', 'quote_id is required');
-      if (!idempotencyKey.trim()) throw new AppError('MISSING_IDEMPOTENCY_KEY', 'idempotency_key is required');
-      // A lone UTF-16 surrogate (JSON "\ud800") is not text: PostgreSQL stores every one as U+FFFD, so two different
-      // keys would name one payment. Refused, never normalised.
-      if (!isWellFormedText(idempotencyKey)) {
-        throw new AppError('INVALID_IDEMPOTENCY_KEY', 'idempotency_key must be well-formed Unicode (no lone surrogates)');
-      }
+      checkIdempotencyKey(idempotencyKey);
       const { intent, replayed, approval } = await createPaymentIntent(ctx, merchant.id, { quoteId, idempotencyKey });
       // A repeated key replays the original response (Stripe): same status and body, flagged by a header.
       if (replayed) reply.header('idempotent-replayed', 'true');

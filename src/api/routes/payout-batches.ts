@@ -6,9 +6,9 @@ import type { AppContext } from '../../core/context.js';
 import { createPayoutBatch, getPayoutBatch } from '../../core/payout-batches.js';
 import { AppError } from '../../domain/errors.js';
 import type { PayoutItem } from '../../domain/payout-batch.js';
-import { isWellFormedText } from '../../domain/text.js';
 import { AmountError } from '../../money.js';
 import { merchantOf } from '../auth.js';
+import { checkIdempotencyKey, idempotencyKeySchema } from '../idempotency-key.js';
 import { errorRef, idParams, nullableTimestamp, paymentIntentCreationSchema, timestamp } from '../schemas/common.js';
 import { batchCreationView, batchReadView } from '../views/payout-batches.js';
 import { missingDestinationMessage, quoteBodySchemaFor, quoteRequestOf, type QuoteBody } from './quotes.js';
@@ -21,9 +21,6 @@ interface CreateBody {
   idempotency_key: string;
   items: ItemBody[];
 }
-
-// Any printable text up to 255 characters, as POST /payment_intents takes it.
-const idempotencyKeySchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]*$' } as const;
 
 function bodySchemaFor(chains: AppContext['config']['chainNames']) {
   const item = quoteBodySchemaFor(chains);
@@ -84,12 +81,6 @@ export const payoutBatchReadSchema = {
   },
 } as const;
 
-/** A key as the payment intents route takes it: not blank, and well-formed Unicode (no lone surrogates). */
-function checkKey(key: string, field: string): void {
-  if (!key.trim()) throw new AppError('MISSING_IDEMPOTENCY_KEY', `${field} is required`);
-  if (!isWellFormedText(key)) throw new AppError('INVALID_IDEMPOTENCY_KEY', `${field} must be well-formed Unicode (no lone surrogates)`);
-}
-
 export function payoutBatchRoutes(app: FastifyInstance, ctx: AppContext): void {
   const chains = ctx.config.chainNames;
   const missingDestination = missingDestinationMessage(chains);
@@ -119,9 +110,9 @@ export function payoutBatchRoutes(app: FastifyInstance, ctx: AppContext): void {
     async (request, reply) => {
       // 1. authenticate (onRequest hook)  2. validate: a malformed item refuses the whole batch, naming it
       const merchant = merchantOf(request);
-      checkKey(request.body.idempotency_key, 'idempotency_key');
+      checkIdempotencyKey(request.body.idempotency_key, 'idempotency_key');
       const items: PayoutItem[] = request.body.items.map((item, index) => {
-        checkKey(item.idempotency_key, `items[${index}].idempotency_key`);
+        checkIdempotencyKey(item.idempotency_key, `items[${index}].idempotency_key`);
         try {
           return { idempotencyKey: item.idempotency_key, ...quoteRequestOf(item, chains, missingDestination) };
         } catch (error) {
