@@ -5,6 +5,7 @@
 // for reading, never asserted: the machine is shared.
 //   BENCH_PAYMENTS=100000   payments seeded
 //   BENCH_RUNS=30           runs per scenario
+import { seedMerchantsAndQuotes } from './lib/seed.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -33,11 +34,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 
 /** 100k payments over about a month, 20 merchants, 1,000 destinations, both chains; one attempt and event each. */
 async function seed(db: Queryable, n: number): Promise<void> {
-  await db.query(`INSERT INTO merchants (id, name, webhook_url, created_at)
-    SELECT 'mer_b' || g, 'Bench merchant ' || g, NULL, now() FROM generate_series(1, 20) g`);
-  await db.query(`INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-      scoring_details, chain_health, treasury_balances, created_at, expires_at)
-    SELECT 'quo_b' || g, 'mer_b' || g, 1000000, 'fast', '{}', '[]', 'solana', '[]', '[]', '[]', now(), now() FROM generate_series(1, 20) g`);
+  await seedMerchantsAndQuotes(db);
   await db.query(
     `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
        destination_address, created_at, updated_at)

@@ -7,6 +7,7 @@
 // plan and time of one page statement of each kind from the middle of the month. Writes bench/results/export.json.
 // Figures are for reading, never asserted: the machine is shared.
 //   BENCH_EXPORT_PAYMENTS=200000   payments seeded
+import { seedMerchantsAndQuotes } from './lib/seed.js';
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -31,11 +32,8 @@ const STEP_MS = Math.floor((30 * 86_400_000) / PAYMENTS);
 
 /** Payments over a month, 20 merchants, both chains; 1% failed; each with its history, attempt and ledger postings. */
 async function seed(db: Queryable, n: number): Promise<void> {
-  await db.query(`INSERT INTO merchants (id, name, webhook_url, created_at)
-    SELECT 'mer_b' || g, CASE WHEN g = 7 THEN '=Bench, "merchant" ' || g ELSE 'Bench merchant ' || g END, NULL, now() FROM generate_series(1, 20) g`);
-  await db.query(`INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-      scoring_details, chain_health, treasury_balances, created_at, expires_at)
-    SELECT 'quo_b' || g, 'mer_b' || g, 1000000, 'fast', '{}', '[]', 'solana', '[]', '[]', '[]', now(), now() FROM generate_series(1, 20) g`);
+  // Merchant 7's name is a formula and holds a comma and quotes: the export must neutralise and quote it.
+  await seedMerchantsAndQuotes(db, `CASE WHEN g = 7 THEN '=Bench, "merchant" ' || g ELSE 'Bench merchant ' || g END`);
   await db.query(
     `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
        destination_address, created_at, updated_at)
