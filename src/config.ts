@@ -1,7 +1,7 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
 import { existsSync, readFileSync } from 'node:fs';
 import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FINALITY_RULES, NATIVE_DECIMALS, type FinalityRule } from './domain/chain-presets.js';
-import { CHAIN_NAME_PATTERN, familyOf, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
+import { familyOf, parseChainList, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
 import type { SpendingPolicy } from './domain/spending-policy.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
@@ -391,15 +391,8 @@ export function envName(chain: Chain): string {
 function chainList(env: Env): Chain[] {
   const raw = present(env, 'CHAINS');
   if (raw === undefined) return [...DEFAULT_CHAINS];
-  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
-  if (names.length === 0) throw new ConfigError('CHAINS', 'names no chain');
-  for (const name of names) {
-    if (!CHAIN_NAME_PATTERN.test(name)) {
-      throw new ConfigError('CHAINS', `"${name}" is not a chain name (lower-case letters, digits and underscores, starting with a letter)`);
-    }
-  }
-  const repeated = names.find((name, i) => names.indexOf(name) !== i);
-  if (repeated !== undefined) throw new ConfigError('CHAINS', `names ${repeated} twice`);
+  const names = parseChainList(raw);
+  if ('problem' in names) throw new ConfigError('CHAINS', names.problem);
   return names;
 }
 

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import pino, { type Logger } from 'pino';
 import type { EthereumDevnet } from '../devnet/ethereum.js';
 import { CHAIN_PRESETS, DEFAULT_CHAINS } from '../domain/chain-presets.js';
-import { CHAIN_NAME_PATTERN } from '../domain/chain.js';
+import { parseChainList } from '../domain/chain.js';
 import { envName } from '../config.js';
 import { usage } from './exits.js';
 import { DEVNET_EXTRA_CHAINS_MAX } from '../bounds.js';
@@ -151,15 +151,9 @@ export async function devnetCommand(args: string[]): Promise<number> {
 /** The chains --chains names, checked as CHAINS checks names (src/config.ts); a problem is returned as its message. */
 function extraChains(raw: string | undefined): string[] | string {
   if (raw === undefined) return [];
-  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
-  const always = DEFAULT_CHAINS.join(' and ');
-  for (const name of names) {
-    if (!CHAIN_NAME_PATTERN.test(name)) return `--chains: "${name}" is not a chain name (lower-case letters, digits and underscores, starting with a letter)`;
-    if (DEFAULT_CHAINS.includes(name)) return `--chains: ${always} always run; name only the chains to add`;
-  }
-  const repeated = names.find((name, i) => names.indexOf(name) !== i);
-  if (repeated !== undefined) return `--chains names ${repeated} twice`;
-  if (names.length === 0) return '--chains names no chain';
+  const names = parseChainList(raw);
+  if ('problem' in names) return `--chains ${names.problem}`;
+  if (names.some((name) => DEFAULT_CHAINS.includes(name))) return `--chains: ${DEFAULT_CHAINS.join(' and ')} always run; name only the chains to add`;
   if (names.length > DEVNET_EXTRA_CHAINS_MAX) return `--chains names ${names.length} chains; at most ${DEVNET_EXTRA_CHAINS_MAX}`;
   return names;
 }

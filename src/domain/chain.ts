@@ -9,7 +9,21 @@ export type { ChainFamily } from './chain-presets.js';
 export type Chain = string;
 
 /** A chain name as CHAINS accepts it: lower-case letters, digits and underscores, so NAME_RPC_URL can be derived. */
-export const CHAIN_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+const CHAIN_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+
+/**
+ * A comma-separated list of chain names (CHAINS, `devnet --chains`): the names, or the problem with them (not a
+ * name, named twice, none at all).
+ */
+export function parseChainList(raw: string): Chain[] | { problem: string } {
+  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length === 0) return { problem: 'names no chain' };
+  const bad = names.find((name) => !CHAIN_NAME_PATTERN.test(name));
+  if (bad !== undefined) return { problem: `"${bad}" is not a chain name (lower-case letters, digits and underscores, starting with a letter)` };
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) return { problem: `names ${repeated} twice` };
+  return names;
+}
 
 /** Solana stays one chain, named `solana`; every other chain speaks EVM. */
 export function familyOf(chain: Chain): ChainFamily {

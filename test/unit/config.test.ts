@@ -109,3 +109,33 @@ describe('config', () => {
     }
   });
 });
+
+describe('CHAINS and the per-chain settings', () => {
+  it('refuses a list that is not chain names, names one twice, or names none', () => {
+    expect(() => loadConfig({ CHAINS: 'ethereum,Base' })).toThrow('CHAINS: "Base" is not a chain name');
+    expect(() => loadConfig({ CHAINS: 'base,ethereum,base' })).toThrow('CHAINS: names base twice');
+    expect(() => loadConfig({ CHAINS: ' , ' })).toThrow('CHAINS: names no chain');
+  });
+
+  it('fills a preset chain from its preset, and lets each NAME_* setting override it', () => {
+    const c = loadConfig({ CHAINS: 'ethereum,solana,base,polygon', BASE_CONFIRMATIONS: '3', BASE_FINALITY: 'safe' });
+    expect(c.chainNames).toEqual(['ethereum', 'solana', 'base', 'polygon']);
+    expect(c.chains.base).toMatchObject({ family: 'evm', chainId: 8453, finality: 'safe', confirmations: 3, nativeCurrency: 'ETH', nativeUsdPrice: 3000 });
+    expect(c.chains.polygon).toMatchObject({ chainId: 137, finality: 'finalized', nativeCurrency: 'POL', nativeUsdPrice: 0.25 });
+  });
+
+  it('needs every setting of a chain without a preset, and the price of a currency it does not know', () => {
+    expect(() => loadConfig({ CHAINS: 'ethereum,solana,my_l2' })).toThrow(/^MY_L2_NATIVE_CURRENCY: is required for my_l2, which has no preset/);
+    const partial = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'XDAI' };
+    expect(() => loadConfig(partial)).toThrow('XDAI_USD_PRICE: is required: my_l2 pays its fees in XDAI');
+    expect(() => loadConfig({ ...partial, XDAI_USD_PRICE: '1' })).toThrow(/^MY_L2_FINALITY: is required/);
+    expect(() => loadConfig({ ...partial, XDAI_USD_PRICE: '1', MY_L2_FINALITY: 'finalized' })).toThrow(/^MY_L2_CHAIN_ID: is required/);
+    const full = loadConfig({ ...partial, XDAI_USD_PRICE: '1', MY_L2_FINALITY: 'finalized', MY_L2_CHAIN_ID: '100' });
+    expect(full.chains.my_l2).toMatchObject({ family: 'evm', chainId: 100, nativeCurrency: 'XDAI', nativeDecimals: 18, nativeUsdPrice: 1 });
+  });
+
+  it('refuses a finality rule Solana does not have, and an rpc chain without its node and token', () => {
+    expect(() => loadConfig({ SOLANA_FINALITY: 'confirmations' })).toThrow(/^SOLANA_FINALITY: expected "finalized"/);
+    expect(() => loadConfig({ CHAINS: 'ethereum,solana,base', BASE_ADAPTER: 'rpc' })).toThrow('BASE_RPC_URL: is required with BASE_ADAPTER=rpc');
+  });
+});
