@@ -6,6 +6,8 @@
 //   BENCH_CONCURRENCY=16        clients of the closed-loop phases
 //   BENCH_CPU_PROF=<dir>        the service writes a V8 CPU profile of its run there
 //   BENCH_ONLY=screening        run only the screening phase (quotes with and without a 10,000-address list)
+//   BENCH_ONLY=throughput       run only the baselines and the service's throughput phase (quotes, creations, sustained)
+//   BENCH_BIN=<path>            the `stableroute` command to measure (another checkout's bin/stableroute.js: an A/B)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -337,6 +339,35 @@ function cpuLine(label: string, c: CpuPerPayment, bench: string, ceiling: string
   line(label, `${c.machineMs} ms: service ${c.serviceMs}, PostgreSQL ${c.postgresMs}, ${bench} ${c.benchMs}`, `the cores carry at most ${ceiling}`);
 }
 
+const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
+
+/** The baselines and the throughput phase's figures, each with its ratio to the same run's baseline. */
+function throughputLines(
+  reservation: Awaited<ReturnType<typeof reservationBaseline>>,
+  hello: LoadResult,
+  service: Awaited<ReturnType<typeof throughput>>,
+): void {
+  line('one-row reservation transaction', `${reservation.tps} tps (${reservation.tool})`, 'baseline');
+  line('fastify hello-world', describe(hello), 'baseline');
+  line('POST /quotes', describe(service.quotes), `${ratio(service.quotes.perSecond, hello.perSecond)} hello-world (target >= 0.25x)`);
+  line('POST /payment_intents (one chain)', describe(service.intents), `${ratio(service.intents.perSecond, reservation.tps)} reservation (target >= 2x)`);
+  line(`intents at half load`, describe(service.halfLoad), 'target p99 < 100 ms');
+  line('backlog left by the bursts', `${service.burst.backlog} open`, `drained in ${service.burst.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s`);
+  line(
+    `sustained ${SUSTAINED_SECONDS} s at ${service.sustained.perSecond}/s`,
+    `settled ${service.sustained.settledPerSecond}/s`,
+    `drained in ${service.sustained.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s (target <= 10 s)`,
+  );
+  // The same half load from no backlog: the creations' own latency when nothing is left over from the bursts.
+  line('creations during the sustained run', `p50 ${service.sustained.p50Ms} ms  p99 ${service.sustained.p99Ms} ms`);
+  const cpu = service.sustained.cpuPerPayment;
+  if (cpu) cpuLine('CPU per payment, sustained run to drained', cpu, 'load+receiver', `${cpu.ceilingPerSecond} payments/s at this cost`);
+  line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
+  line('reserved -> broadcasted (job path, all runs)', `p50 ${service.sustained.createdToBroadcastMs.p50} ms p99 ${service.sustained.createdToBroadcastMs.p99} ms`);
+  line('service RSS under load', `${service.rssMiB} MiB`, 'target < 250 MB');
+  line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
+}
+
 function describe(r: LoadResult): string {
   return `${r.perSecond}/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.errors ? `  errors ${r.errors}` : ''}`;
 }
@@ -376,39 +407,24 @@ async function main(): Promise<void> {
     const reservation = await reservationBaseline(baseDb.url, CONCURRENCY, SECONDS).finally(() => baseDb.drop());
     const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
     const service = await throughput(serverUrl, reservation.tps);
+    if (ONLY === 'throughput') {
+      console.log('');
+      throughputLines(reservation, hello, service);
+      return;
+    }
     const api = await apiOnly(serverUrl);
     const latency = await latencies(serverUrl);
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
     const screening = await screeningQuotes(serverUrl);
-    const ratio = (a: number, b: number) => `${round(a / b, 2)}x`;
 
     console.log('');
-    line('one-row reservation transaction', `${reservation.tps} tps (${reservation.tool})`, 'baseline');
-    line('fastify hello-world', describe(hello), 'baseline');
-    line('POST /quotes', describe(service.quotes), `${ratio(service.quotes.perSecond, hello.perSecond)} hello-world (target >= 0.25x)`);
-    line('POST /payment_intents (one chain)', describe(service.intents), `${ratio(service.intents.perSecond, reservation.tps)} reservation (target >= 2x)`);
-    line(`intents at half load`, describe(service.halfLoad), 'target p99 < 100 ms');
+    throughputLines(reservation, hello, service);
     line('POST /payment_intents, api only (no workers)', describe(api.intents), `${ratio(api.intents.perSecond, reservation.tps)} reservation`);
     if (api.cpuPerCreation) {
       const c = api.cpuPerCreation;
       cpuLine('CPU per creation, api only', c, 'load', `${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`);
     }
-    line('backlog left by the bursts', `${service.burst.backlog} open`, `drained in ${service.burst.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s`);
-    line(
-      `sustained ${SUSTAINED_SECONDS} s at ${service.sustained.perSecond}/s`,
-      `settled ${service.sustained.settledPerSecond}/s`,
-      `drained in ${service.sustained.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s (target <= 10 s)`,
-    );
-    // The same half load from no backlog: the creations' own latency when nothing is left over from the bursts.
-    line('creations during the sustained run', `p50 ${service.sustained.p50Ms} ms  p99 ${service.sustained.p99Ms} ms`);
-    const cpu = service.sustained.cpuPerPayment;
-    if (cpu) cpuLine('CPU per payment, sustained run to drained', cpu, 'load+receiver', `${cpu.ceilingPerSecond} payments/s at this cost`);
-    line('max backlog during the sustained run', String(Math.max(0, ...service.sustained.backlog.map((b) => b.open))));
-    line(
-      'reserved -> broadcasted (job path, all runs)',
-      `p50 ${service.sustained.createdToBroadcastMs.p50} ms p99 ${service.sustained.createdToBroadcastMs.p99} ms`,
-    );
     line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
     screeningLines(screening);
     line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');
@@ -419,8 +435,6 @@ async function main(): Promise<void> {
       'target p50 < 1 s, p99 < 2 s',
     );
     line('settled -> payment.settled webhook', `p50 ${latency.settledToWebhookMs.p50} ms p99 ${latency.settledToWebhookMs.p99} ms`);
-    line('service RSS under load', `${service.rssMiB} MiB`, 'target < 250 MB');
-    line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
 
     const results = {
       at: new Date().toISOString(),

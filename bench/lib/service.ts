@@ -103,7 +103,8 @@ export async function startService(role: 'serve' | 'api', env: Record<string, st
   let output = '';
   // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, BIN, role], {
+  // BENCH_BIN=<checkout>/bin/stableroute.js: the service of another checkout under the same harness (an A/B of two commits).
+  const child = spawn(process.execPath, [...profile, process.env.BENCH_BIN ?? BIN, role], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
