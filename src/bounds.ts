@@ -99,6 +99,13 @@ export const SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT = 10;
 export const SOLANA_SCAN_MARKS_MAX = 100;
 /** Transfers the deposit scanner reads per call of the simulated chain (bounded, like an RPC page). */
 export const SIMULATED_INBOUND_PAGE_TRANSFERS = 200;
+/**
+ * Payouts one simulated transaction pays at most (an on-chain batch, issue 28): the payments of one chain that an
+ * execution batch prepares together go out in transactions of up to this many. Each further payout of a batch costs the
+ * simulated chain SIMULATED_BATCH_TRANSFER_FEE_PERCENT of a transaction of its own.
+ */
+export const SIMULATED_BATCH_TRANSFERS_MAX = 16;
+export const SIMULATED_BATCH_TRANSFER_FEE_PERCENT = 30n;
 /** Transfers in flight asked about per getStatuses call of a reconciliation (adapters split further as needed). */
 export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
 /** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */

@@ -6,7 +6,7 @@ import type { ChainAdapter } from './port.js';
 
 const CHAIN_CALLS = [
   'estimateFee',
-  'prepareTransfer',
+  'prepareTransfers',
   'prepareReplacement',
   'prepareCancel',
   'broadcast',

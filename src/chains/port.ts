@@ -99,11 +99,13 @@ export interface ChainAdapter {
   isValidAddress(address: string): boolean;
   estimateFee(): Promise<FeeEstimate>;
   /**
-   * Reads from the chain what a transfer needs (fees, gas, a recent blockhash, the account's pending nonce) and
-   * validates it. Throws ChainError ('rejected') when the chain refuses to even build it. Called with no database
-   * lock held: it may take up to RPC_TIMEOUT_SECONDS.
+   * Reads from the chain what the requested transfers need (fees, gas, a recent blockhash, the account's pending nonce)
+   * and validates them, in one call for the batch an execution step holds. The answer is one per request, in order:
+   * the transaction that pays it, or the ChainError ('rejected') of a request the chain refuses to even build (only
+   * that request's). A transaction may pay several requests (an on-chain batch): the same object then stands at each of
+   * their places, and it is signed once. Called with no database lock held: it may take up to RPC_TIMEOUT_SECONDS.
    */
-  prepareTransfer(request: TransferRequest): Promise<PreparedTransfer>;
+  prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]>;
   /**
    * Prepares a replacement of a stuck transfer with a higher fee and the same nonce, where the chain allows it. Its
    * `sign` takes no nonce: the stuck one is reused.
@@ -152,6 +154,24 @@ export interface ChainAdapter {
 }
 
 export type ChainAdapters = Record<Chain, ChainAdapter>;
+
+/**
+ * prepareTransfers for a chain that pays each request with a transaction of its own: every request prepared at once,
+ * a ChainError answered at its request's place, anything else (a bug) thrown.
+ */
+export function preparedEach(
+  requests: readonly TransferRequest[],
+  prepare: (request: TransferRequest) => Promise<PreparedTransfer>,
+): Promise<(PreparedTransfer | ChainError)[]> {
+  return Promise.all(
+    requests.map((request) =>
+      prepare(request).catch((error: unknown) => {
+        if (error instanceof ChainError) return error;
+        throw error;
+      }),
+    ),
+  );
+}
 
 /** The adapter of a configured chain; a chain CHAINS does not list has none (a row from before it was removed). */
 export function adapterOf(adapters: ChainAdapters, chain: Chain): ChainAdapter {

@@ -2,6 +2,7 @@
 // confirmation, abandoned jobs, operator actions) decides from this one verdict, so "can this transfer still land?"
 // has one answer in the codebase.
 import { familyOf, type Chain, type ChainFamily, type FailureReason, type TxStatus } from './chain.js';
+import { ALONE, feeShare, type TransactionShare } from './fee-share.js';
 
 export type TransferVerdict =
   /** Final on chain: the payout happened; the fee is what the chain charged; when, where the chain tells. */
@@ -35,12 +36,16 @@ export const EXPIRED_REASON: Record<ChainFamily, FailureReason> = {
   evm: 'dropped', // no expiry on an EVM chain: the node forgot it (or never took it), and the nonce moved on
 };
 
-/** `status` null: the node could not be asked. */
-export function transferVerdict(status: TxStatus | null, facts: { chain: Chain }): TransferVerdict {
+/**
+ * `status` null: the node could not be asked. `facts.share`: the payment's place in the transaction that pays it (an
+ * on-chain batch pays several; absent: one of its own), so that the verdict's fee is the part this payment books.
+ */
+export function transferVerdict(status: TxStatus | null, facts: { chain: Chain; share?: TransactionShare }): TransferVerdict {
+  const share = facts.share ?? ALONE;
   if (status === null) return { kind: 'unknown', reachable: false };
   switch (status.state) {
     case 'final':
-      return { kind: 'final', feeNative: status.feeNative, ...(status.finalAt ? { finalAt: status.finalAt } : {}) };
+      return { kind: 'final', feeNative: feeShare(status.feeNative, share), ...(status.finalAt ? { finalAt: status.finalAt } : {}) };
     case 'included':
       return { kind: 'included', confirmations: status.confirmations };
     case 'pending':
@@ -52,7 +57,7 @@ export function transferVerdict(status: TxStatus | null, facts: { chain: Chain }
         kind: 'cannot_land',
         onChain: true,
         reason: status.reason,
-        feeNative: status.feeNative,
+        feeNative: feeShare(status.feeNative, share),
         detail: status.details ?? status.reason,
       };
     case 'expired':

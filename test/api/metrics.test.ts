@@ -72,7 +72,7 @@ describe('GET /metrics', () => {
     expect(moved('stableroute_webhook_deliveries_total{outcome="delivered"}')).toBe(receiver.events.length);
     expect(moved('stableroute_webhook_delivery_lag_seconds_count{event_type="payment.settled"}')).toBe(1);
 
-    for (const method of ['prepareTransfer', 'broadcast', 'getStatuses']) {
+    for (const method of ['prepareTransfers', 'broadcast', 'getStatuses']) {
       expect(moved(`stableroute_chain_rpc_duration_seconds_count{chain="solana",adapter="simulated",method="${method}"}`), method).toBeGreaterThan(0);
     }
 

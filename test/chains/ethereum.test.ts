@@ -30,7 +30,7 @@ import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } fro
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
 import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { signReplacement, signTransfer } from '../helpers/sign.js';
+import { prepareOne, signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
 import { statusOf } from '../helpers/status.js';
 
@@ -83,7 +83,7 @@ function transfer(to: Address, amountMicros: bigint): TransferRequest {
  * in one transaction.
  */
 async function sign(request: TransferRequest, signer: ChainAdapter = adapter): Promise<SignedTransfer> {
-  const prepared = await signer.prepareTransfer(request);
+  const prepared = await prepareOne(signer, request);
   return withTransaction(db.pool, async (tx) => {
     await tx.query(
       `INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
@@ -665,7 +665,7 @@ describe('ethereum adapter: node unreachable', () => {
     const signed = await sign(request);
     const calls: [string, () => Promise<unknown>][] = [
       ['getStatuses', () => statusOf(silent, signed)],
-      ['prepareTransfer', () => silent.prepareTransfer(transfer(freshAddress(), 1n))],
+      ['prepareTransfers', () => prepareOne(silent, transfer(freshAddress(), 1n))],
       ['prepareReplacement', () => silent.prepareReplacement!(request, signed)],
       ['estimateFee', () => silent.estimateFee()],
       ['treasuryUsdcBalance', () => silent.treasuryUsdcBalance()],
@@ -703,7 +703,7 @@ describe('ethereum adapter: node unreachable', () => {
     const hop = await startForwarder({});
     const viaHop = await createEthereumAdapter(adapterOptions(hop.url, TIMEOUT_SECONDS));
     const request = transfer(freshAddress(), 1n);
-    const prepared = await viaHop.prepareTransfer(request);
+    const prepared = await prepareOne(viaHop, request);
     await hop.close(); // from here on, any request of viaHop's would fail
     expect(prepared.feeEstimate.feeUsd).toBeGreaterThan(0);
     const signed = await withTransaction(db.pool, async (tx) => {

@@ -75,7 +75,7 @@ describe('crash safety', () => {
     );
 
     const payouts = await fx.db.pool.query<{ ref: string; n: number }>(
-      "SELECT raw_tx::jsonb->>'ref' AS ref, COUNT(*)::int AS n FROM sim_transactions GROUP BY 1",
+      "SELECT ref, COUNT(*)::int AS n FROM sim_payouts GROUP BY 1",
     );
     for (const row of payouts.rows) expect(row.n, `payouts of ${row.ref}`).toBe(1);
     const intents = await fx.db.pool.query<{ id: string; status: string }>('SELECT id, status FROM payment_intents');

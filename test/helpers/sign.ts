@@ -1,12 +1,11 @@
 // Signing in tests as the execution worker does it: prepare (reads the chain, no lock), then sign in a transaction
 // that allocates the nonce, if the chain has them.
-import type { ChainAdapter, SignedTransfer, TransferRequest } from '../../src/chains/port.js';
+import { ChainError, type ChainAdapter, type PreparedTransfer, type SignedTransfer, type TransferRequest } from '../../src/chains/port.js';
 import { signPrepared } from '../../src/core/lifecycle/sign-attempts.js';
 import type { Queryable } from '../../src/db/pool.js';
 
 export async function signTransfer(adapter: ChainAdapter, db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
-  const prepared = await adapter.prepareTransfer(request);
-  return signPrepared(db, adapter, prepared, request.paymentIntentId);
+  return signPrepared(db, adapter, await prepareOne(adapter, request), request.paymentIntentId);
 }
 
 /** A fee-bumped replacement of `stuck` (same nonce), signed, never sent. */
@@ -19,4 +18,11 @@ export async function signReplacement(
   if (!adapter.prepareReplacement) throw new Error(`${adapter.chain} has no fee replacement`);
   const prepared = await adapter.prepareReplacement(request, stuck);
   return prepared.sign(db, null);
+}
+
+/** The transfer `adapter` prepares for `request` alone; its ChainError thrown, as a one-transfer call of old did. */
+export async function prepareOne(adapter: ChainAdapter, request: TransferRequest): Promise<PreparedTransfer> {
+  const [prepared] = await adapter.prepareTransfers([request]);
+  if (prepared instanceof ChainError) throw prepared;
+  return prepared!;
 }

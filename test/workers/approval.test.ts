@@ -40,7 +40,7 @@ async function eventsOf(id: string) {
   return (await t.db.pool.query('SELECT event_type, payload FROM webhook_events WHERE payment_intent_id = $1 ORDER BY seq', [id])).rows;
 }
 async function onChain(): Promise<number> {
-  return (await t.db.pool.query("SELECT COUNT(*)::int AS n FROM sim_transactions WHERE chain = 'solana'")).rows[0].n;
+  return (await t.db.pool.query("SELECT COUNT(*)::int AS n FROM sim_payouts WHERE chain = 'solana'")).rows[0].n;
 }
 async function solana() {
   const b = (await t.app.inject({ method: 'GET', url: '/admin/overview' })).json().treasury_balances.find((x: { chain: string }) => x.chain === 'solana');

@@ -39,6 +39,8 @@ const attempt = (id: string, intent: string) => ({
   chain: 'solana' as const,
   estimated_fee_usd: 0.01,
   created_at: new Date(),
+  tx_payments: 1,
+  tx_payment_index: 0,
   signed: { txId: `tx-${id}`, rawTx: `raw-${id}`, meta: { slot: 1 } },
 });
 

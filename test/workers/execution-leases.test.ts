@@ -58,7 +58,7 @@ async function expireLease(id: string): Promise<void> {
 }
 
 async function onChain(id: string): Promise<number> {
-  const { rows } = await t.db.pool.query("SELECT COUNT(*)::int AS n FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1", [id]);
+  const { rows } = await t.db.pool.query("SELECT COUNT(*)::int AS n FROM sim_payouts WHERE ref = $1", [id]);
   return rows[0].n;
 }
 

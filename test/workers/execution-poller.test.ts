@@ -28,9 +28,9 @@ describe('execution batches', () => {
     const real = t.ctx.adapters.solana!;
     const solana: ChainAdapter = {
       ...real,
-      prepareTransfer: async (request) => {
-        if (request.paymentIntentId === payments[1]) throw new Error('node unreachable');
-        return real.prepareTransfer(request);
+      prepareTransfers: async (requests) => {
+        if (requests.some((request) => request.paymentIntentId === payments[1])) throw new Error('node unreachable');
+        return real.prepareTransfers(requests);
       },
     };
     const deps = { ...t.ctx, adapters: { ...t.ctx.adapters, solana }, log: pino({ level: 'silent' }) };

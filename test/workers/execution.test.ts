@@ -27,9 +27,9 @@ function scripted(real: ChainAdapter, broadcasts: Broadcast[], statuses: TxStatu
   return {
     ...real,
     sent,
-    prepareTransfer: async (request) => {
+    prepareTransfers: async (requests) => {
       if (signRefusal) throw signRefusal;
-      return real.prepareTransfer(request);
+      return real.prepareTransfers(requests);
     },
     async broadcast(signed: SignedTransfer) {
       sent.push(signed.txId);

@@ -285,7 +285,7 @@ async function pickIntent(run: Run, statuses: PaymentStatus[], pick: number): Pr
  * is always forced (the operator saw the payout, or takes the loss).
  */
 async function resolveByHand(run: Run, id: string, verdict: Verdict): Promise<void> {
-  const { rows } = await run.t.db.pool.query<{ will_stick: boolean }>(`SELECT will_stick FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1`, [id]);
+  const { rows } = await run.t.db.pool.query<{ will_stick: boolean }>(`SELECT will_stick FROM sim_payouts WHERE ref = $1`, [id]);
   const canLand = rows.some((r) => !r.will_stick);
   if (verdict === 'failed' && canLand) {
     const refused = await resolveManualReview(run.t.ctx, id, verdict, { audit: testAudit() }).then(
@@ -373,7 +373,7 @@ async function loadFacts(t: TestContext): Promise<Map<string, IntentFacts>> {
     ),
     pool.query<{ intent: string; status: string; tx_id: string }>('SELECT payment_intent_id AS intent, status, tx_id FROM payment_attempts'),
     pool.query<{ ref: string | null; chain: Chain; tx_id: string; micros: string; to_address: string; will_stick: boolean; final_at: Date }>(
-      `SELECT raw_tx::jsonb->>'ref' AS ref, chain, tx_id, amount_micros::text AS micros, to_address, will_stick, final_at FROM sim_transactions`,
+      `SELECT ref, chain, tx_id, amount_micros::text AS micros, to_address, will_stick, final_at FROM sim_payouts`,
     ),
   ]);
   const facts = new Map<string, IntentFacts>();

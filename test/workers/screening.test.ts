@@ -27,7 +27,7 @@ const get = async (url: string, headers: Record<string, string> = {}) => (await 
 const treasury = async (chain: string) =>
   ((await get('/admin/treasury')) as { chain: string; available_usdc: string; reserved_usdc: string }[]).find((c) => c.chain === chain)!;
 const onChain = async (id: string) =>
-  (await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1", [id])).rows[0]!.n;
+  (await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM sim_payouts WHERE ref = $1", [id])).rows[0]!.n;
 
 describe('screening before signing', () => {
   it('fails a payment whose recipient was listed after its quote: funds released, an alert, an audit record, nothing sent', async () => {

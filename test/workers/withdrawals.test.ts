@@ -25,7 +25,7 @@ const withdraw = (payload: Record<string, unknown>) => t.app.inject({ method: 'P
 const get = async (url: string) => (await t.app.inject({ method: 'GET', url })).json();
 const treasury = async (chain: string) => ((await get('/admin/treasury')) as { chain: string; available_usdc: string; reserved_usdc: string }[]).find((c) => c.chain === chain)!;
 const onChain = async (id: string) =>
-  (await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM sim_transactions WHERE raw_tx::jsonb->>'ref' = $1", [id])).rows[0]!.n;
+  (await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM sim_payouts WHERE ref = $1", [id])).rows[0]!.n;
 const counts = async () =>
   (
     await t.db.pool.query<{ intents: number; transactions: number }>(

@@ -11,6 +11,7 @@ import { isWellFormedEthereumAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
+  preparedEach,
   type ChainAdapter,
   type FeeEstimate,
   type HealthProbe,
@@ -129,6 +130,49 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
 
+  /** One transfer, paid by a transaction of its own: Ethereum payouts are not batched (yet). */
+  async function prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
+    // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
+    const data = transferData(request);
+    // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
+    //    nonce lock, from the pending count read here.
+    let prepared: [void, number, FeeMarket, bigint, number];
+    try {
+      prepared = await within(() =>
+        Promise.all([
+          tokenVerified(),
+          chainId(),
+          readFeeMarket(rpc),
+          estimateTransferGas({
+            rpc,
+            from,
+            token,
+            data,
+            amountMicros: request.amountMicros,
+            onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
+          }),
+          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
+        ]),
+      );
+    } catch (error) {
+      if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
+      throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
+    }
+    const [, id, market, gas, pendingCount] = prepared;
+    const fees = marketFees(market);
+    return {
+      pendingNonce: pendingCount,
+      feeEstimate: feeEstimate(market),
+      // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
+      async sign(_db, nonce) {
+        if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
+        const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
+        log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
+        return signed;
+      },
+    };
+  }
+
   return {
     chain: settings.name,
     kind: 'rpc',
@@ -148,47 +192,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
-      // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
-      const data = transferData(request);
-      // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
-      //    nonce lock, from the pending count read here.
-      let prepared: [void, number, FeeMarket, bigint, number];
-      try {
-        prepared = await within(() =>
-          Promise.all([
-            tokenVerified(),
-            chainId(),
-            readFeeMarket(rpc),
-            estimateTransferGas({
-              rpc,
-              from,
-              token,
-              data,
-              amountMicros: request.amountMicros,
-              onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
-            }),
-            rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
-          ]),
-        );
-      } catch (error) {
-        if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
-        throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
-      }
-      const [, id, market, gas, pendingCount] = prepared;
-      const fees = marketFees(market);
-      return {
-        pendingNonce: pendingCount,
-        feeEstimate: feeEstimate(market),
-        // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
-        async sign(_db, nonce) {
-          if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
-          const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
-          log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
-          return signed;
-        },
-      };
-    },
+    prepareTransfers: (requests) => preparedEach(requests, prepareTransfer),
 
     async broadcast(signed: SignedTransfer): Promise<void> {
       try {

@@ -24,7 +24,7 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../port.js';
-import { SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../bounds.js';
+import { SIMULATED_BATCH_TRANSFER_FEE_PERCENT, SIMULATED_BATCH_TRANSFERS_MAX, SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../bounds.js';
 
 export interface SimulatedOptions {
   settings: ChainSettings;
@@ -69,6 +69,11 @@ function profileOf(settings: ChainSettings): ChainProfile {
 
 const BROADCAST_FAILURES: FailureReason[] = ['insufficient_gas', 'rpc_timeout', 'nonce_conflict'];
 
+/** What a transaction of `transfers` payouts costs when one of its own costs `singleFee`. */
+function batchFee(singleFee: bigint, transfers: number): bigint {
+  return singleFee + (singleFee * SIMULATED_BATCH_TRANSFER_FEE_PERCENT * BigInt(transfers - 1)) / 100n;
+}
+
 /** A deterministic number in [0, 1) from the seed and some labels. */
 function roll(seed: string, ...labels: string[]): number {
   const digest = createHash('sha256').update([seed, ...labels].join('\u0000')).digest();
@@ -84,16 +89,25 @@ export function simulatedTreasuryAddress(chain: Chain, seed: string): string {
   return familyOf(chain) === 'evm' ? `0x${bytes.subarray(0, 20).toString('hex')}` : getBase58Decoder().decode(bytes);
 }
 
-/** The simulated wire format: what signTransfer writes and the node reads back. */
-interface SimulatedTx {
-  chain: Chain;
-  from: string;
+/** One payout of a simulated transaction. */
+interface SimulatedTransfer {
   to: string;
   amount: string;
-  /** The payment intent: keeps tx ids unique across databases and lets tests count payouts per intent. */
+  /** The payment intent: keeps tx ids unique across databases and lets tests count payouts per intent (sim_payouts). */
   ref: string;
-  /** This transfer's number in its chain's signing sequence; what the rolls hash. Absent in bytes signed before it. */
-  chain_sequence?: number;
+}
+
+/**
+ * The simulated wire format: what signAll writes and the node reads back. A transaction pays `transfers` (an on-chain
+ * batch pays several); bytes signed before batches named their one transfer's fields at the top instead.
+ */
+type SimulatedTx = { chain: Chain; from: string; /** This transaction's number in its chain's signing sequence; what the rolls hash. Absent in bytes signed before it. */ chain_sequence?: number } & (
+  | { transfers: SimulatedTransfer[] }
+  | SimulatedTransfer
+);
+
+function transfersOf(body: SimulatedTx): SimulatedTransfer[] {
+  return 'transfers' in body ? body.transfers : [{ to: body.to, amount: body.amount, ref: body.ref }];
 }
 
 /** What the node does with one send of bytes it has not taken yet. */
@@ -115,8 +129,8 @@ interface StatusRow {
 const RECORD_SQL =
   'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)';
 
-/** What each prepared transfer pays, for its signature (any adapter of the process may sign a batch, src/core/execution/sign.ts). */
-const requests = new WeakMap<PreparedTransfer, TransferRequest>();
+/** What each prepared transaction pays, for its signature (any adapter of the process may sign a batch, src/core/execution/sign.ts). */
+const requests = new WeakMap<PreparedTransfer, readonly TransferRequest[]>();
 
 export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {
   const { settings, db, clock, seed } = options;
@@ -158,10 +172,10 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     return { kind: 'refused', reason };
   }
 
-  function feeFor(key: string[]): bigint {
+  function feeFor(key: string[], transfers: number): bigint {
     // +-20% around the base fee, fixed per transaction.
     const jitter = BigInt(Math.floor(roll(seed, ...key, 'fee') * 400)) - 200n;
-    return profile.baseFeeNative + (profile.baseFeeNative * jitter) / 1000n;
+    return batchFee(profile.baseFeeNative + (profile.baseFeeNative * jitter) / 1000n, transfers);
   }
 
   function txIdFor(rawTx: string): string {
@@ -191,15 +205,23 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       };
     },
 
-    async prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
-      const prepared: PreparedTransfer = {
-        feeEstimate: await this.estimateFee(),
-        async sign(tx: Queryable): Promise<SignedTransfer> {
-          return (await signAll(tx, [prepared]))[0]!;
-        },
-      };
-      requests.set(prepared, request);
-      return prepared;
+    // The requests go out in transactions of up to SIMULATED_BATCH_TRANSFERS_MAX, in order: one object at the places of
+    // the requests it pays.
+    async prepareTransfers(batch: readonly TransferRequest[]): Promise<PreparedTransfer[]> {
+      const answers: PreparedTransfer[] = [];
+      for (let i = 0; i < batch.length; i += SIMULATED_BATCH_TRANSFERS_MAX) {
+        const paid = batch.slice(i, i + SIMULATED_BATCH_TRANSFERS_MAX);
+        const feeNative = batchFee(profile.baseFeeNative, paid.length);
+        const prepared: PreparedTransfer = {
+          feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, settings.nativeDecimals, settings.nativeUsdPrice) },
+          async sign(tx: Queryable): Promise<SignedTransfer> {
+            return (await signAll(tx, [prepared]))[0]!;
+          },
+        };
+        requests.set(prepared, paid);
+        answers.push(...paid.map(() => prepared));
+      }
+      return answers;
     },
 
     signAll: (tx, prepared) => signAll(tx, prepared),
@@ -351,14 +373,12 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     if (!rows[0]) throw new Error(`no simulated ${chain} wallet: createAdapters runs its genesis at start-up`);
     const first = Number(rows[0].last_sequence) - prepared.length + 1;
     return prepared.map((p, i) => {
-      const request = requests.get(p);
-      if (!request) throw new Error(`a transfer no simulated adapter prepared`);
+      const paid = requests.get(p);
+      if (!paid) throw new Error(`a transfer no simulated adapter prepared`);
       const body: SimulatedTx = {
         chain,
         from: address,
-        to: request.to,
-        amount: request.amountMicros.toString(),
-        ref: request.paymentIntentId,
+        transfers: paid.map((request) => ({ to: request.to, amount: request.amountMicros.toString(), ref: request.paymentIntentId })),
         chain_sequence: first + i,
       };
       const rawTx = JSON.stringify(body);
@@ -398,16 +418,16 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
 
   /** The chain's record of a transfer it took: when it was sent, when it is included and final. */
   function recordParams(signed: SignedTransfer): unknown[] {
-    const body = JSON.parse(signed.rawTx) as SimulatedTx;
+    const transfers = transfersOf(JSON.parse(signed.rawTx) as SimulatedTx);
     const key = rollKey(signed);
     const now = clock.now();
     return [
       signed.txId,
       chain,
       signed.rawTx,
-      body.to,
-      body.amount,
-      feeFor(key).toString(),
+      transfers.length === 1 ? transfers[0]!.to : null,
+      transfers.reduce((sum, t) => sum + BigInt(t.amount), 0n).toString(),
+      feeFor(key, transfers.length).toString(),
       roll(seed, ...key, 'stick') < options.stuckRate,
       now,
       new Date(now.getTime() + includedAfter * 1000),

@@ -5,7 +5,7 @@ import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
 import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
-import { ChainError, type ChainAdapter } from '../port.js';
+import { ChainError, preparedEach, type ChainAdapter, type PreparedTransfer, type TransferRequest } from '../port.js';
 import type { SolanaSigner } from '../signers/port.js';
 import { nativeBalance, tokenAccountBalance } from './balance.js';
 import { broadcastTransfer } from './broadcast.js';
@@ -54,6 +54,25 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
       tokenProgram: TOKEN_PROGRAM_ADDRESS,
     }).then(([address]) => address));
 
+  // Solana has no nonces: the blockhash read here bounds the transfer's life instead. One transaction per payout (yet).
+  const prepareTransfer = async (request: TransferRequest): Promise<PreparedTransfer> => {
+    const prepared = await prepareUsdcTransfer(
+      { client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice },
+      request,
+    );
+    return {
+      feeEstimate: transferFee(prepared.computeUnitPrice, options.solUsdPrice),
+      async sign() {
+        const signed = await prepared.sign();
+        log?.debug(
+          { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
+          'solana transfer signed',
+        );
+        return signed;
+      },
+    };
+  };
+
   return {
     chain: 'solana',
     nativeCurrency: 'SOL',
@@ -64,24 +83,7 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     // Refused at quote time too: a payout to the treasury itself or to the mint would move nothing.
     isValidAddress: (address) => isWellFormedSolanaAddress(address) && address !== key.address && address !== usdcMint,
     estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
-    // Solana has no nonces: the blockhash read here bounds the transfer's life instead.
-    prepareTransfer: async (request) => {
-      const prepared = await prepareUsdcTransfer(
-        { client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice },
-        request,
-      );
-      return {
-        feeEstimate: transferFee(prepared.computeUnitPrice, options.solUsdPrice),
-        async sign() {
-          const signed = await prepared.sign();
-          log?.debug(
-            { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
-            'solana transfer signed',
-          );
-          return signed;
-        },
-      };
-    },
+    prepareTransfers: (requests) => preparedEach(requests, prepareTransfer),
     broadcast: async (signed) => {
       try {
         await broadcastTransfer(client, signed);

@@ -2,7 +2,7 @@
 // adapters split further where their node needs it). For an attempt that can never land, the transfers a fee bump or
 // a cancel replaced on its nonce are asked about too, one call per chain for the page: one of them may be the payout.
 import type { ItemOutcome } from '../../db/group-commit.js';
-import { replacedAttempts, signedOf, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
+import { replacedAttempts, signedOf, type AttemptRow, type OpenAttempt, shareOf } from '../../db/queries/attempts.js';
 import type { TxStatus } from '../../domain/chain.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ConfirmationDeps } from './round.js';
@@ -18,7 +18,7 @@ export async function askAboutAttempts(deps: ConfirmationDeps, page: readonly Op
       if (attempts.length === 0) return [];
       try {
         const statuses = await adapter.getStatuses(attempts.map(signedOf));
-        return attempts.map((attempt, i) => ({ attempt, verdict: transferVerdict(statuses[i]!, { chain }) }));
+        return attempts.map((attempt, i) => ({ attempt, verdict: transferVerdict(statuses[i]!, { chain, share: shareOf(attempt) }) }));
       } catch (error) {
         deps.log.error({ err: error, chain }, 'confirmation: the chain could not be asked; trying again next round');
         return [];
@@ -58,7 +58,7 @@ export async function askAboutSiblings(deps: ConfirmationDeps, attempts: readonl
 /** The first of the siblings (oldest first) the chain reports final, or 'pending' when one can still land first. */
 function landedSibling(siblings: readonly AttemptRow[], statuses: readonly TxStatus[]): Sibling {
   for (const [i, attempt] of siblings.entries()) {
-    const verdict = transferVerdict(statuses[i]!, { chain: attempt.chain });
+    const verdict = transferVerdict(statuses[i]!, { chain: attempt.chain, share: shareOf(attempt) });
     if (verdict.kind === 'final') return { attempt, feeNative: verdict.feeNative };
     if (verdict.kind === 'included' || verdict.kind === 'pending') return 'pending';
   }

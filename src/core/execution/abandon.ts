@@ -12,7 +12,7 @@
 import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction } from '../../db/pool.js';
-import { liveAttempt, markBroadcasted, markFailed, signedOf } from '../../db/queries/attempts.js';
+import { liveAttempt, markBroadcasted, markFailed, signedOf, shareOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
@@ -39,6 +39,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
     const verdict: TransferVerdict | null = seenLive
       ? transferVerdict(await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null), {
           chain: seen.selected_chain,
+          share: shareOf(seenLive),
         })
       : null;
     // 3. Lock, re-check, decide, persist.

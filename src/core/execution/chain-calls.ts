@@ -1,9 +1,10 @@
 // Every call an execution batch makes to the chains, none under a lock: what the chain says of a transfer an earlier
 // run left, the preparation of a new transfer (chain reads), and the send. Each is one call per payment, with the
-// adapter's own timeout (RPC_TIMEOUT_SECONDS), all of a batch at once; a call that fails is its payment's alone.
+// adapter's own timeout (RPC_TIMEOUT_SECONDS), all of a batch at once; a call that fails is its payment's alone. The
+// preparations are the exception: one call per chain for the batch, so that a chain can pay several in one transaction.
 import { adapterOf, ChainError, type PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
-import { signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import type { SignedTransfer } from '../../domain/chain.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
@@ -21,25 +22,34 @@ export function askAboutLiveTransfers(
   items: readonly { intent: PaymentIntentRow; live: AttemptRow }[],
 ): Promise<ItemOutcome<TransferVerdict>[]> {
   return each(items, async ({ intent, live }) =>
-    transferVerdict((await adapterOf(deps.adapters, intent.selected_chain).getStatuses([signedOf(live)]))[0]!, { chain: intent.selected_chain }),
+    transferVerdict((await adapterOf(deps.adapters, intent.selected_chain).getStatuses([signedOf(live)]))[0]!, { chain: intent.selected_chain, share: shareOf(live) }),
   );
 }
 
 /**
- * A new transfer of each intent, prepared (chain reads: fees, the nonce to use); a chain that refuses to even build it
- * answers its ChainError. After a refusal the nonce allocation hands the intent its own refused nonce back while no
- * other transfer took it, so no later transfer waits behind a gap; after a nonce conflict it is someone else's, and a
- * fresh one is taken.
+ * The new transfers of the intents, prepared by their chains (chain reads: fees, the nonce to use), one call per chain
+ * for all of its intents. The answer is per intent: the transaction that pays it (one object shared by the intents an
+ * on-chain batch pays), or the ChainError of an intent its chain refuses to even build. A call for several intents that
+ * throws is made again for each alone, at once, so a failure stays its own intent's: a ChainError then answers it, and
+ * anything else (a bug, a node out of reach) fails its run, which is retried. After a refusal the nonce allocation hands
+ * the intent its own refused nonce back while no other transfer took it, so no later transfer waits behind a gap; after
+ * a nonce conflict it is someone else's, and a fresh one is taken.
  */
-export function prepareTransfers(deps: ExecutionDeps, intents: readonly PaymentIntentRow[]): Promise<ItemOutcome<PreparedTransfer | ChainError>[]> {
-  return each(intents, async (intent) => {
+export async function prepareTransfers(deps: ExecutionDeps, intents: readonly PaymentIntentRow[]): Promise<ItemOutcome<PreparedTransfer | ChainError>[]> {
+  const outcomes: ItemOutcome<PreparedTransfer | ChainError>[] = new Array(intents.length);
+  const prepare = async (ks: readonly number[]): Promise<void> => {
     try {
-      return await adapterOf(deps.adapters, intent.selected_chain).prepareTransfer(transferRequestOf(intent));
+      const answers = await adapterOf(deps.adapters, intents[ks[0]!]!.selected_chain).prepareTransfers(ks.map((k) => transferRequestOf(intents[k]!)));
+      ks.forEach((k, j) => (outcomes[k] = { ok: true, value: answers[j]! }));
     } catch (error) {
-      if (!(error instanceof ChainError)) throw error;
-      return error;
+      if (ks.length > 1) await Promise.all(ks.map((k) => prepare([k])));
+      else outcomes[ks[0]!] = error instanceof ChainError ? { ok: true, value: error } : { ok: false, error };
     }
-  });
+  };
+  const byChain = new Map<string, number[]>();
+  intents.forEach((intent, k) => byChain.set(intent.selected_chain, [...(byChain.get(intent.selected_chain) ?? []), k]));
+  await Promise.all([...byChain.values()].map(prepare));
+  return outcomes;
 }
 
 export interface Send {
@@ -49,25 +59,35 @@ export interface Send {
   resend: boolean;
 }
 
-/** Sends each transfer's bytes; the answer is its send error, null when the node took them. Never throws. */
+/**
+ * Sends each transfer's bytes, once per transaction (the payments of an on-chain batch share theirs); the answer is
+ * each send's error, null when the node took them. Never throws.
+ */
 export async function sendTransfers(deps: ExecutionDeps, sends: readonly Send[]): Promise<(ChainError | null)[]> {
+  const once = new Map<string, Promise<ChainError | null>>();
   return Promise.all(
     sends.map(async ({ intent, transfer, resend }) => {
-      let error: ChainError | null = null;
-      try {
-        await adapterOf(deps.adapters, intent.selected_chain).broadcast(transfer);
-      } catch (caught) {
-        error =
-          caught instanceof ChainError
-            ? caught
-            : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
-      }
+      const key = `${intent.selected_chain}\u0000${transfer.txId}`;
+      let sent = once.get(key);
+      if (!sent) once.set(key, (sent = broadcastOnce(deps, intent, transfer)));
+      const error = await sent;
       // A node refusing bytes it may already have passed on (or that other nodes hold) proves nothing: only the chain's
       // own answer to getStatuses, on the next run, may end that attempt.
       if (error && resend && error.outcome === 'rejected') {
-        error = new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
+        return new ChainError(error.reason, 'unknown', error.shortMessage, { cause: error, details: error.details });
       }
       return error;
     }),
   );
+}
+
+async function broadcastOnce(deps: ExecutionDeps, intent: PaymentIntentRow, transfer: SignedTransfer): Promise<ChainError | null> {
+  try {
+    await adapterOf(deps.adapters, intent.selected_chain).broadcast(transfer);
+    return null;
+  } catch (caught) {
+    return caught instanceof ChainError
+      ? caught
+      : new ChainError('rpc_error', 'unknown', 'broadcast failed unexpectedly', { cause: caught, details: String(caught) });
+  }
 }

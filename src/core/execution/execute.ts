@@ -12,7 +12,7 @@
 // leases back (record-sends.ts). Business failures are handled here; a run fails (its job is retried) only on an
 // outage or a bug, and then alone.
 import { EXECUTION_BATCH_MAX, RECHECK_ROUNDS_MAX } from '../../bounds.js';
-import { ChainError } from '../../chains/port.js';
+import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { signedOf, type AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
@@ -135,14 +135,17 @@ async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Prom
     else prepared.push({ k, run: runs[k]!, intent, prepared: outcome.value });
   });
 
-  // Screened once more right before signing (screen.ts): a refused recipient fails its payment, nothing is signed.
-  const toSign: (ToSign & { k: number })[] = [];
+  // Screened once more right before signing (screen.ts): a refused recipient fails its payment, nothing is signed. The
+  // others of an on-chain batch that paid it start over in the next round, prepared without it.
   const screened: (Screened & { k: number })[] = [];
+  const refusedTransactions = new Set<PreparedTransfer>();
   (await screenRecipients(deps, prepared.map((p) => p.intent))).forEach((verdict, j) => {
     const item = prepared[j]!;
-    if (verdict.hit) screened.push({ k: item.k, run: item.run, intent: item.intent, verdict });
-    else toSign.push(item);
+    if (!verdict.hit) return;
+    screened.push({ k: item.k, run: item.run, intent: item.intent, verdict });
+    refusedTransactions.add(item.prepared);
   });
+  const toSign = prepared.filter((p) => !refusedTransactions.has(p.prepared));
   (await failScreened(deps, screened)).forEach((failed, j) => {
     const { k } = screened[j]!;
     steps[k] = failed.ok ? failed.value : { kind: 'failed', error: failed.error };

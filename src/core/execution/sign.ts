@@ -2,8 +2,8 @@
 // chain's sequence, Ethereum's chain_nonces row) under a lock held to the commit, so the batch's payments of one chain
 // are re-checked under their locks, their debits posted, and only then signed, last, so the nonce stays locked only
 // for the signatures and the one commit (decision 137). A transaction that throws is rolled back whole (nothing was
-// sent: bytes leave only after their attempt commits) and its payments are signed again one by one, so a failure
-// stays its own payment's.
+// sent: bytes leave only after their attempt commits) and its transactions are signed again one by one, so a failure
+// stays its own transaction's (an on-chain batch's payments are signed together or not at all).
 import type { PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';
@@ -25,22 +25,39 @@ export interface ToSign {
 
 export type Signed = { intent: PaymentIntentRow; attemptId: string; transfer: SignedTransfer };
 
-/** Signs each run's prepared transfer as a new attempt; CHANGED where the payment is no longer as its run left it. */
+/**
+ * Signs each run's prepared transfer as a new attempt; CHANGED where the payment is no longer as its run left it. A
+ * transaction that pays several payments (an on-chain batch) is signed once, for all of them, and only when every one
+ * of them is still as its run left it; otherwise none of them is signed, and each starts over in the next round.
+ */
 export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[]): Promise<ItemOutcome<Signed | typeof CHANGED>[]> {
   const outcomes: ItemOutcome<Signed | typeof CHANGED>[] = new Array(items.length);
   await Promise.all(
     Object.entries(deps.adapters).map(async ([chain, adapter]) => {
-      const ofChain = items.flatMap((item, k) => (item.intent.selected_chain === chain ? [{ item, k }] : []));
+      // The unit of a signature transaction, and of its retry alone after a failure: one chain transaction with the
+      // payments it pays, never a part of them.
+      const transactions = new Map<PreparedTransfer, { item: ToSign; k: number }[]>();
+      items.forEach((item, k) => {
+        if (item.intent.selected_chain === chain) transactions.set(item.prepared, [...(transactions.get(item.prepared) ?? []), { item, k }]);
+      });
+      const groups = [...transactions.values()];
       const signed = await withBatchTransaction(
         deps.pool,
-        ofChain.map((c) => c.item),
+        groups,
         async (tx, batch) => {
           const now = deps.clock.now();
+          const members = batch.flat();
           // 1. Each payment under its lock, as its run left it: still broadcasting under its lease, nothing signed yet.
-          const locked = await lockForRecheck(tx, batch.map((i) => i.run), { lockAttempts: false });
-          const ready = batch.flatMap((item, k) => {
-            const { intent, facts } = locked[k]!;
-            return intent && isAsLeft(facts, null) ? [{ k, intent, prepared: item.prepared }] : [];
+          const locked = await lockForRecheck(tx, members.map((m) => m.item.run), { lockAttempts: false });
+          const asLeft = members.map((_, j) => locked[j]!.intent !== null && isAsLeft(locked[j]!.facts, null));
+          const ready: { g: number; i: number; intent: PaymentIntentRow; prepared: PreparedTransfer }[] = [];
+          let j = 0;
+          batch.forEach((group, g) => {
+            const all = group.every((_, i) => asLeft[j + i]);
+            group.forEach(({ item }, i) => {
+              if (all) ready.push({ g, i, intent: locked[j + i]!.intent!, prepared: item.prepared });
+            });
+            j += group.length;
           });
           // 2. One debit per intent, at its first signed transfer (later attempts move the same funds), in one posting.
           const debited = await intentsWithDebit(tx, ready.map((r) => r.intent.id));
@@ -52,13 +69,15 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
           );
           // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit.
           const attempts = await signAttempts(tx, adapter, ready, now);
-          const answers: (Signed | typeof CHANGED)[] = batch.map(() => CHANGED);
-          ready.forEach((r, j) => (answers[r.k] = { intent: r.intent, attemptId: attempts[j]!.id, transfer: attempts[j]!.signed }));
+          const answers: (Signed | typeof CHANGED)[][] = batch.map((group) => group.map(() => CHANGED));
+          ready.forEach((r, n) => (answers[r.g]![r.i] = { intent: r.intent, attemptId: attempts[n]!.id, transfer: attempts[n]!.signed }));
           return answers;
         },
-        (error, batch) => deps.log.warn({ err: error, size: batch.length, chain }, 'signature batch failed; signing its payments one by one'),
+        (error, batch) => deps.log.warn({ err: error, size: batch.length, chain }, 'signature batch failed; signing its transactions one by one'),
       );
-      signed.forEach((outcome, j) => (outcomes[ofChain[j]!.k] = outcome));
+      signed.forEach((outcome, g) =>
+        groups[g]!.forEach(({ k }, i) => (outcomes[k] = outcome.ok ? { ok: true, value: outcome.value[i]! } : outcome)),
+      );
     }),
   );
   return outcomes;

@@ -29,29 +29,39 @@ export interface AttemptToSign {
 }
 
 /**
- * Signs each prepared transaction of its intent and stores it as a new attempt, in order. Nothing is sent. The adapter
- * signs them all at once when it can and none needs a nonce; on a chain with nonces each attempt is stored before the
- * next signature (the next allocation reads them); the others are written together in one INSERT.
+ * Signs each prepared transaction once and stores one new attempt per intent it pays, in order: the intents of an
+ * on-chain batch (one prepared transaction at several places) get attempts that share its signed bytes and tx id, each
+ * with its share of the fee estimate. Nothing is sent. The adapter signs them all at once when it can and none needs a
+ * nonce; on a chain with nonces each transaction's attempts are stored before the next signature (the next allocation
+ * reads them); the others are written together in one INSERT.
  */
 export async function signAttempts(tx: Queryable, adapter: ChainAdapter, items: readonly AttemptToSign[], at: Date): Promise<NewAttempt[]> {
-  const unnumbered = (item: AttemptToSign) => item.prepared.pendingNonce === undefined;
-  const signedAll = adapter.signAll && items.every(unnumbered) ? await adapter.signAll(tx, items.map((item) => item.prepared)) : null;
-  const attempts: NewAttempt[] = [];
-  for (const [k, item] of items.entries()) {
-    const signed = signedAll ? signedAll[k]! : await signPrepared(tx, adapter, item.prepared, item.intent.id);
-    const attempt: NewAttempt = {
-      id: newId('att'),
-      payment_intent_id: item.intent.id,
-      chain: item.intent.selected_chain,
-      estimated_fee_usd: item.prepared.feeEstimate.feeUsd,
-      created_at: at,
-      signed,
-      purpose: item.purpose ?? 'transfer',
-    };
-    attempts.push(attempt);
-    if (!unnumbered(item)) await insertAttempts(tx, [attempt]);
+  const transactions = new Map<PreparedTransfer, number[]>();
+  items.forEach((item, k) => transactions.set(item.prepared, [...(transactions.get(item.prepared) ?? []), k]));
+  const prepared = [...transactions.keys()];
+  const unnumbered = (p: PreparedTransfer) => p.pendingNonce === undefined;
+  const signedAll = adapter.signAll && prepared.every(unnumbered) ? await adapter.signAll(tx, prepared) : null;
+  const attempts: NewAttempt[] = new Array(items.length);
+  for (const [t, p] of prepared.entries()) {
+    const paid = transactions.get(p)!;
+    const signed = signedAll ? signedAll[t]! : await signPrepared(tx, adapter, p, items[paid[0]!]!.intent.id);
+    for (const [index, k] of paid.entries()) {
+      const item = items[k]!;
+      attempts[k] = {
+        tx_payments: paid.length,
+        tx_payment_index: index,
+        id: newId('att'),
+        payment_intent_id: item.intent.id,
+        chain: item.intent.selected_chain,
+        estimated_fee_usd: p.feeEstimate.feeUsd / paid.length,
+        created_at: at,
+        signed,
+        purpose: item.purpose ?? 'transfer',
+      };
+    }
+    if (!unnumbered(p)) await insertAttempts(tx, paid.map((k) => attempts[k]!));
   }
-  await insertAttempts(tx, attempts.filter((_, k) => unnumbered(items[k]!)));
+  await insertAttempts(tx, attempts.filter((_, k) => unnumbered(items[k]!.prepared)));
   return attempts;
 }
 

@@ -8,7 +8,7 @@ import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
 import { decideApproval } from '../../db/queries/approvals.js';
-import { liveAttempt, markFailed, signedOf } from '../../db/queries/attempts.js';
+import { liveAttempt, markFailed, signedOf, shareOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
@@ -37,7 +37,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
     let verdict: TransferVerdict | null = null;
     if (seenLive) {
       const status = await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null);
-      verdict = transferVerdict(status, { chain: seen.selected_chain });
+      verdict = transferVerdict(status, { chain: seen.selected_chain, share: shareOf(seenLive) });
       if (mayStillLand(verdict)) {
         throw new AppError('INVALID_STATE', `payment intent ${intentId} has a transaction that may still land (${seenLive.tx_id})`);
       }

@@ -8,7 +8,7 @@
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { adapterOf, type PreparedTransfer, type SignedTransfer } from '../../chains/port.js';
-import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
 import { AppError } from '../../domain/errors.js';
@@ -33,7 +33,7 @@ export interface ResolutionResult {
 
 async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVerdict> {
   const status = await adapterOf(deps.adapters, attempt.chain).getStatuses([signedOf(attempt)]).then(([status]) => status!, () => null);
-  return transferVerdict(status, { chain: attempt.chain });
+  return transferVerdict(status, { chain: attempt.chain, share: shareOf(attempt) });
 }
 
 /** Resolutions whose check covers the transfers a fee bump or a cancel replaced: they share the nonce, and may land. */

@@ -1,6 +1,7 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
 import type { Chain, FailureReason, SignedTransfer } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
+import type { TransactionShare } from '../../domain/fee-share.js';
 import type { AttemptPurpose } from '../../domain/transfer-verdict.js';
 import type { Queryable } from '../pool.js';
 
@@ -24,11 +25,16 @@ export interface AttemptRow {
   included_at: Date | null;
   confirmed_at: Date | null;
   created_at: Date;
+  /** Payments the attempt's transaction pays (an on-chain batch pays several, each with its own attempt). */
+  tx_payments: number;
+  /** This attempt's payment's place among them, from 0. */
+  tx_payment_index: number;
 }
 
 const COLUMN_NAMES = [
   'id', 'payment_intent_id', 'chain', 'tx_id', 'status', 'purpose', 'signed_tx', 'chain_meta', 'estimated_fee_usd',
   'actual_fee_native::text', 'failure_reason', 'failure_detail', 'broadcast_at', 'included_at', 'confirmed_at', 'created_at',
+  'tx_payments', 'tx_payment_index',
 ];
 /** The attempt columns, optionally qualified by a table alias (for the queries of other files that read attempts). */
 export const attemptColumns = (alias = '') => COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
@@ -45,7 +51,12 @@ export function signedOf(attempt: Pick<AttemptRow, 'tx_id' | 'signed_tx' | 'chai
   return { txId: attempt.tx_id, rawTx: attempt.signed_tx, meta: attempt.chain_meta };
 }
 
-export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at'> & {
+/** The attempt's place in its transaction, which its share of the transaction's fee follows (src/domain/fee-share.ts). */
+export function shareOf(attempt: Pick<AttemptRow, 'tx_payments' | 'tx_payment_index'>): TransactionShare {
+  return { payments: attempt.tx_payments, index: attempt.tx_payment_index };
+}
+
+export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at' | 'tx_payments' | 'tx_payment_index'> & {
   signed: SignedTransfer;
   /** 'transfer' when absent. */
   purpose?: AttemptPurpose;
@@ -55,10 +66,12 @@ export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' |
 export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[]): Promise<void> {
   if (rows.length === 0) return;
   await db.query(
-    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, purpose, signed_tx, chain_meta, estimated_fee_usd, created_at)
-     SELECT id, intent, chain, tx, 'signed', purpose, raw, meta, fee, at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::float8[], $8::timestamptz[], $9::text[])
-         AS r(id, intent, chain, tx, raw, meta, fee, at, purpose)`,
+    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, purpose, signed_tx, chain_meta, estimated_fee_usd, created_at,
+       tx_payments, tx_payment_index)
+     SELECT id, intent, chain, tx, 'signed', purpose, raw, meta, fee, at, payments, index
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::float8[], $8::timestamptz[], $9::text[],
+                   $10::int[], $11::int[])
+         AS r(id, intent, chain, tx, raw, meta, fee, at, purpose, payments, index)`,
     [
       rows.map((r) => r.id),
       rows.map((r) => r.payment_intent_id),
@@ -69,6 +82,8 @@ export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[])
       rows.map((r) => r.estimated_fee_usd),
       rows.map((r) => r.created_at),
       rows.map((r) => r.purpose ?? 'transfer'),
+      rows.map((r) => r.tx_payments),
+      rows.map((r) => r.tx_payment_index),
     ],
   );
 }
