@@ -97,6 +97,21 @@ export const SOLANA_SCAN_TRANSACTIONS_MAX = 2 * SOLANA_WINDOW_SIGNATURES;
 export const SOLANA_SCAN_TRANSACTIONS_IN_FLIGHT = 10;
 /** Walk marks kept per address: the scan position stays a few kilobytes whatever the backlog. */
 export const SOLANA_SCAN_MARKS_MAX = 100;
+/**
+ * Payouts one Solana transaction pays at most (an on-chain batch, issue 28). Below what a packet holds (about 19
+ * transfers to existing token accounts): a transaction fails as a whole, so a cap also bounds how many payouts one bad
+ * transfer takes down with it, and it matches the execution batch (EXECUTION_BATCH_JOBS_MAX).
+ */
+export const SOLANA_BATCH_TRANSFERS_MAX = EXECUTION_BATCH_JOBS_MAX;
+/**
+ * Bytes of a serialized legacy or v0 Solana transaction, signatures included: the IPv6 minimum MTU (1280) less the
+ * IPv6 (40) and fragment (8) headers, so that a transaction travels in one UDP packet. Validators refuse anything bigger.
+ */
+export const SOLANA_TRANSACTION_BYTES_MAX = 1280 - 40 - 8;
+/** Compute units one Solana transaction may request (the runtime's cap). */
+export const SOLANA_TRANSACTION_COMPUTE_UNITS_MAX = 1_400_000;
+/** Accounts in one getMultipleAccounts call (the node's limit): two per payout (the wallet and its token account). */
+export const SOLANA_ACCOUNTS_PER_CALL_MAX = 100;
 /** Transfers the deposit scanner reads per call of the simulated chain (bounded, like an RPC page). */
 export const SIMULATED_INBOUND_PAGE_TRANSFERS = 200;
 /**

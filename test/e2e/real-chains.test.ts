@@ -2,10 +2,14 @@
 // same workers as production. Transfers are checked on chain to the micro-unit.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
+import { executeBatch } from '../../src/core/execution/execute.js';
+import { runOf } from '../../src/core/execution/run.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
+import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
 import { createTestContext, KEY, type TestContext } from '../helpers/context.js';
@@ -53,7 +57,7 @@ const ethBalance = () =>
   createPublicClient({ transport: http(eth.rpcUrl) }).readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [ETH_RECIPIENT] });
 
 interface SolanaTransaction {
-  meta: { err: unknown; fee: number; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] };
+  meta: { err: unknown; fee: number; preBalances: number[]; postBalances: number[]; postTokenBalances: { owner: string; uiTokenAmount: { amount: string } }[] };
 }
 
 async function solRpc(method: string, params: unknown[]): Promise<SolanaTransaction> {
@@ -92,6 +96,35 @@ describe('real chains', () => {
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'fee']);
     expect(intent.ledger_entries[2]!.currency).toBe('SOL');
     expect(intent.ledger_entries[2]!.amount).toBeGreaterThanOrEqual(tx.meta.fee / 1e9);
+  });
+
+  it('Solana: the payouts of one execution batch go out in one transaction; each recipient paid exactly, the cost shared', async () => {
+    const recipients = Array.from({ length: 5 }, () => generateSolanaSecretKey().address);
+    const ids: string[] = [];
+    for (const [i, to] of recipients.entries()) ids.push(await pay(2 + i / 100, { solana_address: to }, `sol-batch-${i}`));
+    // One poll of the execution worker: the five prepared together.
+    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+    for (const [k, outcome] of outcomes.entries()) {
+      expect(outcome.ok).toBe(true);
+      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+    }
+    for (const id of ids) expect((await settle(id, () => sol.advanceSlots(4))).status).toBe('settled');
+
+    const { rows } = await t.db.pool.query<{ tx_id: string; tx_payments: number; fee: string }>(
+      'SELECT tx_id, tx_payments, actual_fee_native::text AS fee FROM payment_attempts WHERE payment_intent_id = ANY($1)',
+      [ids],
+    );
+    expect(new Set(rows.map((r) => r.tx_id)).size).toBe(1);
+    expect(rows.map((r) => r.tx_payments)).toEqual([5, 5, 5, 5, 5]);
+    const tx = await solRpc('getTransaction', [rows[0]!.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
+    expect(tx.meta.err).toBeNull();
+    for (const [i, to] of recipients.entries()) {
+      expect(tx.meta.postTokenBalances.find((b) => b.owner === to)?.uiTokenAmount.amount).toBe(String(2_000_000 + i * 10_000));
+    }
+    // The treasury's cost (one fee, five new token accounts' rent) booked in shares that add up to it exactly.
+    const spent = BigInt(tx.meta.preBalances[0]! - tx.meta.postBalances[0]!);
+    expect(rows.reduce((sum, r) => sum + BigInt(r.fee), 0n)).toBe(spent);
   });
 
   it('Ethereum: 10 concurrent payouts, no nonce collision, every transfer on chain', async () => {

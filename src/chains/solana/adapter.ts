@@ -5,7 +5,7 @@ import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
 import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
-import { ChainError, preparedEach, type ChainAdapter, type PreparedTransfer, type TransferRequest } from '../port.js';
+import { ChainError, type ChainAdapter, type PreparedTransfer, type TransferRequest } from '../port.js';
 import type { SolanaSigner } from '../signers/port.js';
 import { nativeBalance, tokenAccountBalance } from './balance.js';
 import { broadcastTransfer } from './broadcast.js';
@@ -14,13 +14,14 @@ import {
   DEFAULT_MAX_COMPUTE_UNIT_PRICE_MICRO_LAMPORTS,
   recentComputeUnitPrice,
   SOL_DECIMALS,
+  transactionFee,
   transferFee,
 } from './fees.js';
 import { probeNode, TYPICAL_FINALITY_SECONDS } from './probe.js';
 import { call, createRpcClient } from './rpc.js';
 import { solanaKeyOf } from './signer.js';
 import { transferStatuses } from './status.js';
-import { prepareUsdcTransfer } from './transfer.js';
+import { prepareUsdcTransfers, type PreparedUsdcTransaction } from './transfer.js';
 
 export interface SolanaAdapterOptions {
   rpcUrl: string;
@@ -54,23 +55,28 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
       tokenProgram: TOKEN_PROGRAM_ADDRESS,
     }).then(([address]) => address));
 
-  // Solana has no nonces: the blockhash read here bounds the transfer's life instead. One transaction per payout (yet).
-  const prepareTransfer = async (request: TransferRequest): Promise<PreparedTransfer> => {
-    const prepared = await prepareUsdcTransfer(
-      { client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice },
-      request,
-    );
-    return {
-      feeEstimate: transferFee(prepared.computeUnitPrice, options.solUsdPrice),
-      async sign() {
-        const signed = await prepared.sign();
-        log?.debug(
-          { txId: signed.txId, paymentIntentId: request.paymentIntentId, meta: signed.meta },
-          'solana transfer signed',
-        );
-        return signed;
-      },
-    };
+  // Solana has no nonces: the blockhash read here bounds the transfers' life instead. Several payouts share one
+  // transaction where they fit (an on-chain batch); its fee estimate is the transaction's, which the core shares.
+  const prepareTransfers = async (requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]> => {
+    const transactions = await prepareUsdcTransfers({ client, key, usdcMint, treasuryAta: await treasuryAta(), computeUnitPrice }, requests);
+    const answers = new Map<PreparedUsdcTransaction, PreparedTransfer>();
+    return transactions.map((transaction) => {
+      if (transaction instanceof ChainError) return transaction;
+      let answer = answers.get(transaction);
+      if (!answer) {
+        answer = {
+          feeEstimate: transactionFee(transaction.computeUnitPrice, transaction.computeUnitLimit, options.solUsdPrice),
+          async sign() {
+            const signed = await transaction.sign();
+            const paymentIntentIds = transaction.requests.map((r) => r.paymentIntentId);
+            log?.debug({ txId: signed.txId, paymentIntentIds, meta: signed.meta }, 'solana transfer signed');
+            return signed;
+          },
+        };
+        answers.set(transaction, answer);
+      }
+      return answer;
+    });
   };
 
   return {
@@ -83,7 +89,7 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     // Refused at quote time too: a payout to the treasury itself or to the mint would move nothing.
     isValidAddress: (address) => isWellFormedSolanaAddress(address) && address !== key.address && address !== usdcMint,
     estimateFee: async () => transferFee(await computeUnitPrice(), options.solUsdPrice),
-    prepareTransfers: (requests) => preparedEach(requests, prepareTransfer),
+    prepareTransfers,
     broadcast: async (signed) => {
       try {
         await broadcastTransfer(client, signed);

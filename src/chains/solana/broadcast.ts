@@ -10,9 +10,8 @@ import { ChainError, type FailureReason, type SignedTransfer } from '../port.js'
 import { BYTES_NEVER_VALID_ERRORS } from './error-table.js';
 import { isPreflightFailure, preflightDetails, reasonOf, rpcFailure, transactionErrorVerdict } from './errors.js';
 import { decodeMeta, type SolanaTransferMeta } from './meta.js';
-import type { RpcClient } from './rpc.js';
+import { BUILD_COMMITMENT, type RpcClient } from './rpc.js';
 import { finalizedBlockHeight, signatureStatus } from './status.js';
-import { BUILD_COMMITMENT } from './transfer.js';
 
 export async function broadcastTransfer(client: RpcClient, signed: SignedTransfer): Promise<void> {
   const meta = decodeMeta(signed);
@@ -29,7 +28,7 @@ export async function broadcastTransfer(client: RpcClient, signed: SignedTransfe
     if (isSolanaError(error.cause, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return;
     const verdict = isSolanaError(error.cause) ? transactionErrorVerdict(error.cause, meta) : 'unclassified';
     const reason = reasonOf(verdict, 'rpc_error');
-    const details = preflightDetails(error);
+    const details = preflightDetails(error, meta);
     if (isSolanaError(error.cause) && BYTES_NEVER_VALID_ERRORS.has(error.cause.context.__code)) {
       throw new ChainError(reason, 'rejected', `Solana node refused the transfer as invalid (${reason})`, {
         details,

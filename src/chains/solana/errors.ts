@@ -33,10 +33,20 @@ export class SolanaConfigError extends Error {
   }
 }
 
-/** Where our instructions sit in the transaction, so an instruction error can be pinned on one of them. */
-export interface InstructionLayout {
+/** Where one payout's instructions sit in the transaction, so an instruction error can be pinned on one of them. */
+export interface PayoutLayout {
+  /** The payment it pays; null where the meta does not name it (a transaction of one payout: its memo does). */
+  paymentIntentId: string | null;
+  recipientAta: string;
+  /** The transaction creates the recipient's token account; the treasury pays its rent. */
+  createdAta: boolean;
   transferIndex: number;
   createAtaIndex: number | null;
+}
+
+/** The payouts of a transaction, in the order it pays them (one, or an on-chain batch). */
+export interface InstructionLayout {
+  payouts: readonly PayoutLayout[];
 }
 
 const INSTRUCTION_ERROR_FIRST = 4615000;
@@ -73,12 +83,13 @@ export function isPreflightFailure(
   return isSolanaError(error, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE);
 }
 
-/** Preflight logs, bounded, for ChainError details. */
-export function preflightDetails(error: SolanaError): string {
+/** Preflight logs, bounded, for ChainError details; first the payout of a batch that failed, if one did. */
+export function preflightDetails(error: SolanaError, layout: InstructionLayout): string {
   const context = error.context as { logs?: unknown };
   const cause = error.cause instanceof Error ? error.cause.message : 'unknown transaction error';
+  const note = isSolanaError(error.cause) ? failedPayoutNote(error.cause, layout) : undefined;
   const logs = Array.isArray(context.logs) ? context.logs.filter((l): l is string => typeof l === 'string') : [];
-  return bounded([cause, ...logs].join('\n'));
+  return bounded([...(note ? [note] : []), cause, ...logs].join('\n'));
 }
 
 // JSON-RPC codes that prove the bytes themselves can never land, on any node: their signatures do not verify.
@@ -124,10 +135,40 @@ export function rpcFailure(error: unknown, action: string, refusable = false): C
   });
 }
 
+/** The payout an instruction belongs to, and what it does for it. */
 function roleOf(index: number | undefined, layout: InstructionLayout): InstructionRole {
-  if (index === layout.transferIndex) return 'transfer';
-  if (index !== undefined && index === layout.createAtaIndex) return 'createAta';
-  return 'other';
+  const payout = payoutAt(index, layout);
+  if (payout === null) return 'other';
+  return layout.payouts[payout]!.transferIndex === index ? 'transfer' : 'createAta';
+}
+
+function payoutAt(index: number | undefined, layout: InstructionLayout): number | null {
+  if (index === undefined) return null;
+  const k = layout.payouts.findIndex((p) => p.transferIndex === index || p.createAtaIndex === index);
+  return k < 0 ? null : k;
+}
+
+/**
+ * Which payout of a batch an instruction error is about, for the error's details ("payout 3 of 12 (pi_...)"), so that
+ * the payout that failed a whole transaction can be told from those that failed with it. Undefined for a transaction
+ * of one payout (nothing to tell apart) and for an error of no payout's instruction (the memo, the compute budget, the
+ * transaction itself). Reasons stay those of the instruction's role: the payout is only named.
+ */
+export function failedPayoutNote(error: SolanaError, layout: InstructionLayout): string | undefined {
+  if (layout.payouts.length < 2) return undefined;
+  const code = error.context.__code;
+  if (code < INSTRUCTION_ERROR_FIRST || code > INSTRUCTION_ERROR_LAST) return undefined;
+  const index = (error.context as { index?: number }).index;
+  const k = payoutAt(index, layout);
+  if (k === null) return undefined;
+  const payout = layout.payouts[k]!;
+  return `instruction ${index} is payout ${k} of ${layout.payouts.length} (${payout.paymentIntentId ?? 'unnamed'}, to ${payout.recipientAta})`;
+}
+
+/** failedPayoutNote for a transaction error as the RPC returns it in JSON. */
+export function rawFailedPayoutNote(error: unknown, layout: InstructionLayout): string | undefined {
+  if (typeof error !== 'string' && (typeof error !== 'object' || error === null)) return undefined;
+  return failedPayoutNote(getSolanaErrorFromTransactionError(error as string | Record<string, unknown>), layout);
 }
 
 function isTimeout(error: unknown): boolean {

@@ -41,13 +41,27 @@ export function priorityFeeLamports(computeUnitPriceMicroLamports: bigint, compu
 }
 
 /**
- * Network fee of a transfer to a recipient that already has a token account: one signature plus the priority fee.
- * The rent of a new token account (~0.002 SOL) is left out: it is not a fee, it depends on the recipient, and the
- * real cost including it is reported by getStatuses when the transfer is final.
+ * Compute units a transaction paying these payouts requests: each payout's margin, so a batch of one asks what a
+ * transfer of its own always did. Summed rather than measured per batch: the margins already cover the memo and the
+ * compute-budget instructions once, and the priority fee is charged on what is requested, so the sum is what we pay.
  */
-export function transferFee(computeUnitPriceMicroLamports: bigint, solUsdPrice: number): FeeEstimate {
-  const feeNative = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(computeUnitPriceMicroLamports, COMPUTE_UNITS_TRANSFER);
+export function computeUnitLimitOf(payouts: readonly { createAta: boolean }[]): number {
+  return payouts.reduce((sum, p) => sum + (p.createAta ? COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT : COMPUTE_UNITS_TRANSFER), 0);
+}
+
+/**
+ * Network fee of one transaction: its one signature plus the priority fee on the compute units it requests. The rent of
+ * a new token account (~0.002 SOL) is left out: it is not a fee, it depends on the recipient, and the real cost
+ * including it is reported by getStatuses when the transaction is final. The core shares it among the payouts.
+ */
+export function transactionFee(computeUnitPriceMicroLamports: bigint, computeUnitLimit: number, solUsdPrice: number): FeeEstimate {
+  const feeNative = LAMPORTS_PER_SIGNATURE + priorityFeeLamports(computeUnitPriceMicroLamports, computeUnitLimit);
   return { feeNative, feeUsd: nativeToUsd(feeNative, SOL_DECIMALS, solUsdPrice) };
+}
+
+/** Network fee of a transfer of its own to a recipient that already has a token account (quotes, health). */
+export function transferFee(computeUnitPriceMicroLamports: bigint, solUsdPrice: number): FeeEstimate {
+  return transactionFee(computeUnitPriceMicroLamports, COMPUTE_UNITS_TRANSFER, solUsdPrice);
 }
 
 function percentile(values: bigint[], p: number): bigint {

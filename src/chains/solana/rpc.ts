@@ -3,6 +3,10 @@
 import { createSolanaRpc, type PendingRpcRequest, type Rpc, type SolanaRpcApi } from '@solana/kit';
 import { rpcFailure } from './errors.js';
 
+// The commitment for everything a transfer is built from. Preflight uses the same one: a blockhash newer than the
+// preflight bank would be refused as "not found".
+export const BUILD_COMMITMENT = 'confirmed';
+
 export type SolanaRpc = Rpc<SolanaRpcApi>;
 
 export interface RpcClient {

@@ -2,7 +2,7 @@
 // not, and an unknown one can provably never land only once the chain is past the blockhash's last valid height.
 import type { Address, Signature } from '@solana/kit';
 import type { SignedTransfer, TxStatus } from '../port.js';
-import { rawTransactionErrorVerdict, reasonOf } from './errors.js';
+import { rawFailedPayoutNote, rawTransactionErrorVerdict, reasonOf } from './errors.js';
 import { decodeMeta } from './meta.js';
 import { call, type RpcClient } from './rpc.js';
 import { SOLANA_STATUS_SIGNATURES_PER_CALL_MAX } from '../../bounds.js';
@@ -98,9 +98,12 @@ async function statusOfSignature(
       state: 'failed',
       reason: reasonOf(rawTransactionErrorVerdict(status.err, meta), 'reverted'),
       feeNative,
-      details: JSON.stringify(status.err, (_key, value: unknown) =>
-        typeof value === 'bigint' ? value.toString() : value,
-      ),
+      details: [
+        JSON.stringify(status.err, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value)),
+        rawFailedPayoutNote(status.err, meta),
+      ]
+        .filter((part) => part !== undefined)
+        .join('\n'),
     };
   }
   return { state: 'final', feeNative };
@@ -112,9 +115,10 @@ interface LandedTransaction {
 }
 
 /**
- * The native cost of the payout: what the treasury (the fee payer, account 0) lost, which is the fee plus, when
- * this transaction created the recipient's token account, its rent. Measured rather than predicted, so a token
- * account that someone else created first (the idempotent create then does nothing) costs no rent here.
+ * The native cost of the transaction: what the treasury (the fee payer, account 0) lost, which is the fee plus the
+ * rent of the token accounts it created (an on-chain batch may create several; the core shares the whole). Measured
+ * rather than predicted, so a token account that someone else created first (the idempotent create then does nothing)
+ * costs no rent here.
  */
 function treasuryLamportsSpent(transaction: LandedTransaction, treasury: Address): bigint {
   const meta = transaction.meta;
