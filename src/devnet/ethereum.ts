@@ -1,6 +1,6 @@
 // The Ethereum half of `stableroute devnet`: a real anvil node (the binary shipped through npm), the 6-decimal USDC
-// stand-in deployed by one account and minted to another, which becomes the treasury. Tests use it too, so it has
-// to start fast, fail with a clear message, and never outlive its caller.
+// stand-in deployed by one account and minted to another, which becomes the treasury, and the batch-transfer contract
+// (issue 28). Tests use it too, so it has to start fast, fail with a clear message, and never outlive its caller.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,6 +20,8 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { BATCH_CONTRACT_ABI } from '../chains/ethereum/batch-contract.js';
+import { BATCH_CONTRACT_BYTECODE } from './batch-contract-bytecode.js';
 import { fundEthereumAddress, type EthereumFunding } from './ethereum-fund.js';
 import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
 
@@ -62,6 +64,8 @@ export interface EthereumDevnetOptions {
 export interface EthereumDevnet {
   rpcUrl: string;
   usdcAddress: Address;
+  /** The batch-transfer contract (src/devnet/BatchTransfer.sol): many payouts in one transaction. */
+  batchContractAddress: Address;
   /** Hex private key of the funded treasury (a public anvil test key). */
   treasuryKey: Hex;
   treasuryAddress: Address;
@@ -108,13 +112,14 @@ export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): 
     signal?.addEventListener('abort', abort, { once: true });
     try {
       await waitUntilReady(rpcUrl, node, chainId);
-      const deployed = await deployUsdc(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS, signal);
+      const deployed = await deployContracts(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS, signal);
       signal?.throwIfAborted();
       signal?.removeEventListener('abort', abort);
-      log?.info({ rpcUrl, chainId, usdcAddress: deployed.usdcAddress }, 'ethereum devnet ready');
+      log?.info({ rpcUrl, chainId, usdcAddress: deployed.usdcAddress, batchContractAddress: deployed.batchContractAddress }, 'ethereum devnet ready');
       return {
         rpcUrl,
         usdcAddress: deployed.usdcAddress,
+        batchContractAddress: deployed.batchContractAddress,
         treasuryKey: TREASURY_KEY,
         treasuryAddress: deployed.treasuryAddress,
         chainId,
@@ -222,12 +227,13 @@ async function waitUntilReady(rpcUrl: string, node: AnvilProcess, chainId: numbe
   throw new DevnetError(`anvil did not answer eth_chainId at ${rpcUrl} within ${READY_TIMEOUT_MS} ms: ${lastError}`);
 }
 
-interface DeployedUsdc {
+interface DeployedContracts {
   usdcAddress: Address;
+  batchContractAddress: Address;
   treasuryAddress: Address;
 }
 
-async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSignal | undefined): Promise<DeployedUsdc> {
+async function deployContracts(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSignal | undefined): Promise<DeployedContracts> {
   const transport = http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 });
   const publicClient = createPublicClient({ transport });
   const deployer = privateKeyToAccount(DEPLOYER_KEY);
@@ -248,16 +254,13 @@ async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSig
     }
   };
 
-  const deployHash = await wallet.deployContract({
-    abi: TEST_USDC_ABI,
-    bytecode: TEST_USDC_BYTECODE,
-    chain: null,
-  });
-  const deployed = await receiptOf(deployHash);
-  if (deployed.status !== 'success' || !deployed.contractAddress) {
-    throw new DevnetError(`USDC deployment failed in tx ${deployHash}`);
-  }
-  const usdcAddress = getAddress(deployed.contractAddress);
+  // Both deployments are sent before either is awaited, so that with a block time they share a block instead of
+  // adding one to the start-up; explicit nonces, so the second never reuses the first's.
+  const nonce = await publicClient.getTransactionCount({ address: deployer.address, blockTag: 'pending' });
+  const usdcHash = await wallet.deployContract({ abi: TEST_USDC_ABI, bytecode: TEST_USDC_BYTECODE, nonce, chain: null });
+  const batchHash = await wallet.deployContract({ abi: BATCH_CONTRACT_ABI, bytecode: BATCH_CONTRACT_BYTECODE, nonce: nonce + 1, chain: null });
+  const usdcAddress = deployedAddress(await receiptOf(usdcHash), 'USDC');
+  const batchContractAddress = deployedAddress(await receiptOf(batchHash), 'batch-transfer contract');
   if (treasuryUsdc > 0n) {
     const mintHash = await wallet.writeContract({
       address: usdcAddress,
@@ -269,7 +272,14 @@ async function deployUsdc(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSig
     const minted = await receiptOf(mintHash);
     if (minted.status !== 'success') throw new DevnetError(`USDC mint failed in tx ${mintHash}`);
   }
-  return { usdcAddress, treasuryAddress: treasury.address };
+  return { usdcAddress, batchContractAddress, treasuryAddress: treasury.address };
+}
+
+function deployedAddress(receipt: TransactionReceipt, what: string): Address {
+  if (receipt.status !== 'success' || !receipt.contractAddress) {
+    throw new DevnetError(`${what} deployment failed in tx ${receipt.transactionHash}`);
+  }
+  return getAddress(receipt.contractAddress);
 }
 
 function freePort(): Promise<number> {
