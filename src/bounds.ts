@@ -121,6 +121,12 @@ export const SIMULATED_INBOUND_PAGE_TRANSFERS = 200;
  */
 export const SIMULATED_BATCH_TRANSFERS_MAX = 16;
 export const SIMULATED_BATCH_TRANSFER_FEE_PERCENT = 30n;
+/**
+ * Payouts one EVM transaction pays at most through the batch-transfer contract (NAME_BATCH_CONTRACT): about 30k gas
+ * each to a new holder, so a full batch stays near 3M gas, far inside a block. An execution batch holds at most
+ * EXECUTION_BATCH_JOBS_MAX payments, which bounds it first.
+ */
+export const EVM_BATCH_TRANSFERS_MAX = 100;
 /** Transfers in flight asked about per getStatuses call of a reconciliation (adapters split further as needed). */
 export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
 /** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */

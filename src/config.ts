@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FINALITY_RULES, NATIVE_DECIMALS, type FinalityRule } from './domain/chain-presets.js';
 import { familyOf, parseChainList, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
 import type { SpendingPolicy } from './domain/spending-policy.js';
+import { isWellFormedEthereumAddress } from './domain/addresses.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
@@ -103,6 +104,8 @@ export interface ChainSettings {
   rpcUrl: string | null;
   /** The USDC token contract (EVM, NAME_USDC_ADDRESS) or mint (SOLANA_USDC_MINT). */
   usdcAddress: string | null;
+  /** NAME_BATCH_CONTRACT (EVM, rpc): the batch-transfer contract the treasury approved (decision 175); null: none. */
+  batchContract: string | null;
   /** NAME_CHAIN_ID: what the node must report at start-up (EVM); null: not checked. */
   chainId: number | null;
   finality: FinalityRule;
@@ -441,6 +444,7 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
       adapter: adapterKind,
       rpcUrl: rpc ? required(env, setting('RPC_URL'), `with ${setting('ADAPTER')}=rpc`) : url(env, setting('RPC_URL')),
       usdcAddress: rpc ? required(env, usdcVariable, `with ${setting('ADAPTER')}=rpc`) : (present(env, usdcVariable) ?? null),
+      batchContract: batchContract(env, setting('BATCH_CONTRACT'), family, rpc),
       chainId,
       finality: finality as FinalityRule,
       confirmations: integer(env, setting('CONFIRMATIONS'), preset?.confirmations ?? 1, 1, 1000),
@@ -458,6 +462,15 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
     },
     signer === 'pkcs11' ? refuseTreasuryKey(env, setting('TREASURY_KEY'), setting('SIGNER')) : requiredSecret(env, setting('TREASURY_KEY'), rpc, `with ${setting('ADAPTER')}=rpc`),
   );
+}
+
+/** NAME_BATCH_CONTRACT: an EVM address (EIP-55 checksum when mixed case), on an EVM chain that talks to a node. */
+function batchContract(env: Env, variable: string, family: ChainFamily, rpc: boolean): string | null {
+  const value = present(env, variable);
+  if (value === undefined) return null;
+  if (family !== 'evm' || !rpc) throw new ConfigError(variable, 'is read only for an EVM chain with a node (its ADAPTER=rpc)');
+  if (!isWellFormedEthereumAddress(value)) throw new ConfigError(variable, `expected an EVM contract address (0x and 40 hex digits, EIP-55 when mixed case), got "${value}"`);
+  return value;
 }
 
 export function loadConfig(env: Env = process.env): Config {

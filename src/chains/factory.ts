@@ -64,6 +64,7 @@ async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger):
       chain: settings,
       rpcUrl: settings.rpcUrl!,
       usdcAddress: settings.usdcAddress!,
+      batchContract: settings.batchContract,
       signer,
       rpcTimeoutSeconds: config.rpcTimeoutSeconds,
       logger: log,

@@ -1,6 +1,8 @@
 // stableroute against local real chains: anvil (Ethereum) and the LiteSVM JSON-RPC devnet (Solana), through the
 // same workers as production. Transfers are checked on chain to the micro-unit.
-import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, maxUint256, parseAbi, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
 import { executeBatch } from '../../src/core/execution/execute.js';
@@ -30,9 +32,13 @@ let t: TestContext;
 
 beforeAll(async () => {
   [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
+  // The treasury approves the batch contract once, as an operator does before setting ETHEREUM_BATCH_CONTRACT.
+  const treasury = createWalletClient({ account: privateKeyToAccount(eth.treasuryKey), transport: http(eth.rpcUrl) });
+  const approval = await treasury.writeContract({ address: eth.usdcAddress, abi: erc20Abi, functionName: 'approve', args: [eth.batchContractAddress, maxUint256], chain: null });
+  await createPublicClient({ transport: http(eth.rpcUrl) }).waitForTransactionReceipt({ hash: approval, pollingInterval: 50 });
   proxy = await startRpcProxy(eth.rpcUrl);
   t = await createTestContext({
-    ...devnetEnv(eth, sol, { ETHEREUM_RPC_URL: proxy.url }),
+    ...devnetEnv(eth, sol, { ETHEREUM_RPC_URL: proxy.url, ETHEREUM_BATCH_CONTRACT: eth.batchContractAddress }),
     RPC_TIMEOUT_SECONDS: '1',
     STUCK_AFTER_SECONDS: '600',
     EXECUTION_RETRY_DELAY_SECONDS: '1',
@@ -188,6 +194,43 @@ describe('real chains', () => {
     await drainExecution(t);
     expect((await settle(id!, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
     await recordHealthSnapshots({ ...t.ctx, log: pino({ level: 'silent' }) });
+  });
+
+  it('Ethereum: one execution batch goes out in one transaction through the batch contract; a blacklisted recipient fails alone', async () => {
+    const recipients = Array.from({ length: 4 }, () => privateKeyToAccount(generatePrivateKey()).address);
+    const frozen = privateKeyToAccount(generatePrivateKey()).address;
+    await blacklistEthereumAddress({ rpcUrl: eth.rpcUrl, usdcAddress: eth.usdcAddress }, frozen);
+    const ids: string[] = [];
+    for (const [i, to] of recipients.entries()) ids.push(await pay(3 + i / 100, { ethereum_address: to }, `eth-batch-${i}`));
+    const refused = await pay(4, { ethereum_address: frozen }, 'eth-batch-frozen');
+    // One poll of the execution worker: the five prepared together; the frozen one is refused alone and retried.
+    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+    expect(jobs).toHaveLength(5);
+    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+    for (const [k, outcome] of outcomes.entries()) {
+      expect(outcome.ok).toBe(true);
+      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+    }
+    await drainExecution(t);
+    for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    expect((await read(refused)).status).toBe('failed');
+    const { rows: failed } = await t.db.pool.query("SELECT payload FROM webhook_events WHERE event_type = 'payment.failed' AND payment_intent_id = $1", [refused]);
+    expect(failed.map((e) => e.payload.failure_reason)).toEqual(['reverted']);
+
+    const { rows } = await t.db.pool.query<{ tx_id: string; tx_payments: number; fee: string }>(
+      'SELECT tx_id, tx_payments, actual_fee_native::text AS fee FROM payment_attempts WHERE payment_intent_id = ANY($1)',
+      [ids],
+    );
+    expect(new Set(rows.map((r) => r.tx_id)).size).toBe(1);
+    expect(rows.map((r) => r.tx_payments)).toEqual([4, 4, 4, 4]);
+    const client = createPublicClient({ transport: http(eth.rpcUrl) });
+    const receipt = await client.getTransactionReceipt({ hash: rows[0]!.tx_id as `0x${string}` });
+    expect(getAddress(receipt.to!)).toBe(getAddress(eth.batchContractAddress));
+    // The transaction's fee, booked in shares that add up to it exactly.
+    expect(rows.reduce((sum, r) => sum + BigInt(r.fee), 0n)).toBe(receipt.gasUsed * receipt.effectiveGasPrice);
+    const balance = (owner: Address) => client.readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    for (const [i, to] of recipients.entries()) expect(await balance(to)).toBe(3_000_000n + BigInt(i) * 10_000n);
+    expect(await balance(frozen)).toBe(0n);
   });
 
   it('reconciliation shows zero difference and the ledger verifies', async () => {

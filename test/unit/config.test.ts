@@ -138,4 +138,21 @@ describe('CHAINS and the per-chain settings', () => {
     expect(() => loadConfig({ SOLANA_FINALITY: 'confirmations' })).toThrow(/^SOLANA_FINALITY: expected "finalized"/);
     expect(() => loadConfig({ CHAINS: 'ethereum,solana,base', BASE_ADAPTER: 'rpc' })).toThrow('BASE_RPC_URL: is required with BASE_ADAPTER=rpc');
   });
+
+  it('takes NAME_BATCH_CONTRACT only as an EVM address of a chain with a node', () => {
+    const contract = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+    const base = {
+      CHAINS: 'ethereum,solana,base',
+      BASE_ADAPTER: 'rpc',
+      BASE_RPC_URL: 'http://127.0.0.1:8545',
+      BASE_USDC_ADDRESS: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+      BASE_TREASURY_KEY: `0x${'11'.repeat(32)}`,
+    };
+    expect(loadConfig(base).chains.base!.batchContract).toBeNull();
+    expect(loadConfig({ ...base, BASE_BATCH_CONTRACT: contract }).chains.base!.batchContract).toBe(contract);
+    expect(() => loadConfig({ ...base, BASE_BATCH_CONTRACT: '0x5fbdb2315678afecb367f032d93F642f64180aa3' })).toThrow(/^BASE_BATCH_CONTRACT: expected an EVM contract address/);
+    expect(() => loadConfig({ ...base, BASE_BATCH_CONTRACT: 'batch' })).toThrow(/^BASE_BATCH_CONTRACT: expected an EVM contract address/);
+    expect(() => loadConfig({ ETHEREUM_BATCH_CONTRACT: contract })).toThrow(/^ETHEREUM_BATCH_CONTRACT: is read only for an EVM chain with a node/);
+    expect(() => loadConfig({ SOLANA_BATCH_CONTRACT: contract })).toThrow(/^SOLANA_BATCH_CONTRACT: is read only for an EVM chain with a node/);
+  });
 });

@@ -24,13 +24,14 @@ import {
 import type { EthereumSigner } from '../signers/port.js';
 import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
-import { decodeTransfer, encodeTransfer, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
+import { encodeBatch, estimateBatchGas } from './batch.js';
+import { decodeTransfer, encodeTransfer, readAllowance, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import type { Finality } from './finality.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
-import { ETHEREUM_RPC_BATCH_REQUESTS_MAX } from '../../bounds.js';
+import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../bounds.js';
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
@@ -45,6 +46,11 @@ export interface EthereumAdapterOptions {
   signer: EthereumSigner;
   /** Bounds each adapter call as a whole, however many requests it makes. */
   rpcTimeoutSeconds: number;
+  /**
+   * NAME_BATCH_CONTRACT: the batch-transfer contract the treasury approved; the payouts prepared together then go out
+   * in one transaction each batch (decision 175). Absent: one transaction per payout.
+   */
+  batchContract?: string | null;
   logger?: Logger;
 }
 
@@ -67,6 +73,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const statusRpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { batch: true });
   const log = options.logger?.child({ chain: settings.name });
   const from = account.address;
+  const batchContract = options.batchContract ? getAddress(options.batchContract) : null;
   const finalitySeconds = settings.finality === 'confirmations' ? settings.confirmations * settings.blockSeconds : settings.finalSeconds;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
@@ -130,7 +137,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
 
-  /** One transfer, paid by a transaction of its own: Ethereum payouts are not batched (yet). */
+  const transferGasInput = (request: TransferRequest, data: Hex) => ({
+    rpc,
+    from,
+    token,
+    data,
+    amountMicros: request.amountMicros,
+    onFallback: (error: unknown) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
+  });
+
+  /** One transfer, paid by a transaction of its own. */
   async function prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
     // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
     const data = transferData(request);
@@ -143,14 +159,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
           tokenVerified(),
           chainId(),
           readFeeMarket(rpc),
-          estimateTransferGas({
-            rpc,
-            from,
-            token,
-            data,
-            amountMicros: request.amountMicros,
-            onFallback: (error) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
-          }),
+          estimateTransferGas(transferGasInput(request, data)),
           rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
         ]),
       );
@@ -173,6 +182,99 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     };
   }
 
+  /**
+   * The requests as the chain will pay them: with a batch contract, the valid ones in transactions of up to
+   * EVM_BATCH_TRANSFERS_MAX (each one object at the places of the requests it pays); otherwise, or when a batch
+   * cannot go (one payout, the approval short), one transaction each. A request the chain refuses is answered with
+   * its own ChainError, and the others go out without it.
+   */
+  async function prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]> {
+    if (batchContract === null || requests.length < 2) return preparedEach(requests, prepareTransfer);
+    const answers: (PreparedTransfer | ChainError)[] = new Array(requests.length);
+    const valid: number[] = [];
+    requests.forEach((request, k) => {
+      try {
+        transferData(request);
+        valid.push(k);
+      } catch (error) {
+        if (!(error instanceof ChainError)) throw error;
+        answers[k] = error;
+      }
+    });
+    for (let i = 0; i < valid.length; i += EVM_BATCH_TRANSFERS_MAX) {
+      const ks = valid.slice(i, i + EVM_BATCH_TRANSFERS_MAX);
+      const batched = await prepareBatch(ks.map((k) => requests[k]!));
+      ks.forEach((k, j) => (answers[k] = batched[j]!));
+    }
+    return answers;
+  }
+
+  /**
+   * One transaction paying `requests` through the batch contract. When the batch would revert, each payout is tried
+   * alone (the estimate of its own transfer), so that the payout the token refuses (a blacklisted recipient) fails
+   * alone with its reason and the others go out together; a batch that still reverts goes out one by one.
+   */
+  async function prepareBatch(requests: readonly TransferRequest[], isolated = false): Promise<(PreparedTransfer | ChainError)[]> {
+    if (requests.length < 2 || batchContract === null) return preparedEach(requests, prepareTransfer);
+    const payouts = requests.map((r) => ({ to: getAddress(r.to.toLowerCase()), amountMicros: r.amountMicros }));
+    const total = payouts.reduce((sum, p) => sum + p.amountMicros, 0n);
+    const data = encodeBatch(token, payouts);
+    let read: [void, number, FeeMarket, bigint, bigint | 'reverted', number];
+    try {
+      read = await within(() =>
+        Promise.all([
+          tokenVerified(),
+          chainId(),
+          readFeeMarket(rpc),
+          readAllowance(rpc, token, from, batchContract),
+          estimateBatchGas(rpc, from, batchContract, data),
+          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
+        ]),
+      );
+    } catch (error) {
+      if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
+      throw toChainError(error, { operation: 'preparing a batch', outcome: 'rejected' });
+    }
+    const [, id, market, allowance, gas, pendingCount] = read;
+    if (allowance < total) {
+      log?.warn({ contract: batchContract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
+      return preparedEach(requests, prepareTransfer);
+    }
+    if (gas === 'reverted') {
+      if (isolated) return preparedEach(requests, prepareTransfer);
+      let alone: unknown[];
+      try {
+        alone = await within(() =>
+          Promise.all(requests.map((request) => estimateTransferGas(transferGasInput(request, transferData(request))).then(() => null, (error: unknown) => error))),
+        );
+      } catch (error) {
+        throw toChainError(error, { operation: 'finding the payout a batch reverts on', outcome: 'rejected' });
+      }
+      const answers: (PreparedTransfer | ChainError | null)[] = alone.map((error) => {
+        if (error === null) return null;
+        if (error instanceof ChainError) return error;
+        throw error;
+      });
+      const rest = requests.flatMap((request, k) => (answers[k] === null ? [{ request, k }] : []));
+      const prepared = await prepareBatch(rest.map((r) => r.request), true);
+      rest.forEach(({ k }, j) => (answers[k] = prepared[j]!));
+      return answers as (PreparedTransfer | ChainError)[];
+    }
+    const fees = marketFees(market);
+    const feeNative = gas * (market.baseFeePerGas + market.maxPriorityFeePerGas);
+    const prepared: PreparedTransfer = {
+      pendingNonce: pendingCount,
+      feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
+      async sign(_db, nonce) {
+        if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
+        const signed = await signTransaction(account, { chainId: id, nonce, to: batchContract, data, gas, ...fees });
+        log?.debug({ txId: signed.txId, nonce, payouts: requests.length, paymentIntentIds: requests.map((r) => r.paymentIntentId) }, 'ethereum batch signed');
+        return signed;
+      },
+    };
+    return requests.map(() => prepared);
+  }
+
   return {
     chain: settings.name,
     kind: 'rpc',
@@ -192,7 +294,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    prepareTransfers: (requests) => preparedEach(requests, prepareTransfer),
+    prepareTransfers,
 
     async broadcast(signed: SignedTransfer): Promise<void> {
       try {

@@ -6,6 +6,7 @@ export const ERC20_ABI = parseAbi([
   'function transfer(address to, uint256 value) returns (bool)',
   'function balanceOf(address owner) view returns (uint256)',
   'function decimals() view returns (uint8)',
+  'function allowance(address owner, address spender) view returns (uint256)',
 ]);
 
 /** USDC's decimals on every chain; our micro-units are exactly its base units. */
@@ -36,4 +37,9 @@ export async function readBalance(rpc: EthereumRpc, token: Address, owner: Addre
 
 export async function readDecimals(rpc: EthereumRpc, token: Address): Promise<number> {
   return rpc.readContract({ address: token, abi: ERC20_ABI, functionName: 'decimals' });
+}
+
+/** What `owner` lets `spender` move of its tokens (the treasury's standing approval to the batch contract). */
+export async function readAllowance(rpc: EthereumRpc, token: Address, owner: Address, spender: Address): Promise<bigint> {
+  return rpc.readContract({ address: token, abi: ERC20_ABI, functionName: 'allowance', args: [owner, spender] });
 }

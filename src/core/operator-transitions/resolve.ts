@@ -69,6 +69,14 @@ export async function resolveManualReview(
     if ((resolution === 'replace' || resolution === 'cancel_on_chain') && !seenLive) {
       throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer on chain to ${resolution === 'replace' ? 'replace' : 'cancel'}`);
     }
+    // A transaction that pays several payments (an on-chain batch) moves them all: a replacement or a cancel made for
+    // one payment would leave the others watching bytes that can no longer land. Not yet offered for a batch.
+    if ((resolution === 'replace' || resolution === 'cancel_on_chain') && seenLive!.tx_payments > 1) {
+      throw new AppError(
+        'INVALID_STATE',
+        `payment intent ${intentId}'s transfer ${seenLive!.tx_id} pays ${seenLive!.tx_payments} payments in one on-chain batch; it cannot be ${resolution === 'replace' ? 'replaced' : 'cancelled'} for one of them: resolve it as settled or failed`,
+      );
+    }
     const verdict: TransferVerdict | null = seenLive ? await ask(deps, seenLive) : null;
     const others = await Promise.all(seenReplaced.map((attempt) => ask(deps, attempt)));
     const onNonce = [
