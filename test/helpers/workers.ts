@@ -4,6 +4,7 @@ import pino from 'pino';
 import { confirmRound } from '../../src/core/confirmation/round.js';
 import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
 import { runOf } from '../../src/core/execution/run.js';
+import { EXECUTION_BATCH_JOBS_MAX } from '../../src/bounds.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import type { TestContext } from './context.js';
 
@@ -18,16 +19,28 @@ export async function executeAlone(deps: ExecutionDeps, job: ExecutionJob, runId
   if (!outcome!.ok) throw outcome!.error;
 }
 
-/** Runs every queued execution job (retries included, ignoring their start time) until the queue is empty. */
-export async function drainExecution(t: TestContext, maxJobs = 1000): Promise<number> {
+/**
+ * Runs every queued execution job (retries included, ignoring their start time) until the queue is empty: each job as
+ * a batch of one, or, `together`, each fetched page as one execution batch, as a poll of the worker runs it (its
+ * payments of one chain then share on-chain transactions where the chain batches).
+ */
+export async function drainExecution(t: TestContext, maxJobs = 1000, options: { together?: boolean } = {}): Promise<number> {
   let ran = 0;
   for (;;) {
-    const jobs: PgBoss.Job<ExecutionJob>[] = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 20, ignoreStartAfter: true });
+    const jobs: PgBoss.Job<ExecutionJob>[] = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, {
+      batchSize: options.together ? EXECUTION_BATCH_JOBS_MAX : 20,
+      ignoreStartAfter: true,
+    });
     if (jobs.length === 0) return ran;
-    for (const job of jobs) {
-      await executeAlone({ ...t.ctx, log: quiet }, job.data);
-      await t.boss.complete(EXECUTION_QUEUE, job.id);
-      if (++ran > maxJobs) throw new Error('execution did not converge');
+    const batches = options.together ? [jobs] : jobs.map((job) => [job]);
+    for (const batch of batches) {
+      const outcomes = await executeBatch({ ...t.ctx, log: quiet }, batch.map((job) => runOf(job.data)));
+      for (const [k, outcome] of outcomes.entries()) {
+        if (!outcome.ok) throw outcome.error;
+        await t.boss.complete(EXECUTION_QUEUE, batch[k]!.id);
+      }
+      ran += batch.length;
+      if (ran > maxJobs) throw new Error('execution did not converge');
     }
   }
 }
