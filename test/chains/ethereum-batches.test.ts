@@ -15,7 +15,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';
 import { startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 
 let devnet: EthereumDevnet;
 let db: TestDatabase;
@@ -25,12 +25,7 @@ let sequence = 0;
 beforeAll(async () => {
   [devnet, db] = await Promise.all([startEthereumDevnet(), createTestDatabase()]);
   reader = createPublicClient({ transport: http(devnet.rpcUrl), cacheTime: 0 });
-  await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_eth', 'eth', now())");
-  await db.pool.query(
-    `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
-       chain_health, treasury_balances, created_at, expires_at)
-     VALUES ('quo_eth', 'mer_eth', 1, 'fast', '{}', '[]', 'ethereum', '[]', '[]', '[]', now(), now())`,
-  );
+  await seedMerchantAndQuote(db, { merchantId: 'mer_eth', quoteId: 'quo_eth', chain: 'ethereum' });
 });
 
 afterAll(async () => {

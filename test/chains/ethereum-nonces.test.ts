@@ -5,7 +5,7 @@
 import { beforeAll, afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { allocateNonce } from '../../src/db/queries/nonces.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 
 const TREASURY = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 let db: TestDatabase;
@@ -13,12 +13,7 @@ let sequence = 0;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_n', 'n', now())");
-  await db.pool.query(
-    `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
-       chain_health, treasury_balances, created_at, expires_at)
-     VALUES ('quo_n', 'mer_n', 1, 'fast', '{}', '[]', 'ethereum', '[]', '[]', '[]', now(), now())`,
-  );
+  await seedMerchantAndQuote(db, { merchantId: 'mer_n', quoteId: 'quo_n', chain: 'ethereum' });
 });
 afterAll(async () => db.drop());
 beforeEach(async () => {

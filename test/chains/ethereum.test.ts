@@ -29,7 +29,7 @@ import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
 import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 import { prepareOne, signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
 import { statusOf } from '../helpers/status.js';
@@ -46,12 +46,7 @@ beforeAll(async () => {
   [devnet, db] = await Promise.all([startEthereumDevnet(), createTestDatabase()]);
   adapter = await createEthereumAdapter(adapterOptions(devnet.rpcUrl));
   reader = createPublicClient({ transport: http(devnet.rpcUrl), cacheTime: 0 });
-  await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ('mer_eth', 'eth', now())");
-  await db.pool.query(
-    `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
-       chain_health, treasury_balances, created_at, expires_at)
-     VALUES ('quo_eth', 'mer_eth', 1, 'fast', '{}', '[]', 'ethereum', '[]', '[]', '[]', now(), now())`,
-  );
+  await seedMerchantAndQuote(db, { merchantId: 'mer_eth', quoteId: 'quo_eth', chain: 'ethereum' });
 });
 
 afterAll(async () => {

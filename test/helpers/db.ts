@@ -42,3 +42,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A merchant and a quote for the chain tests that write payment intents straight into the database (the adapters'
+ * own tests, which sign attempts as the execution does but skip the API).
+ */
+export async function seedMerchantAndQuote(db: TestDatabase, ids: { merchantId: string; quoteId: string; chain: string }): Promise<void> {
+  await db.pool.query("INSERT INTO merchants (id, name, created_at) VALUES ($1, $1, now())", [ids.merchantId]);
+  await db.pool.query(
+    `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
+       chain_health, treasury_balances, created_at, expires_at)
+     VALUES ($1, $2, 1, 'fast', '{}', '[]', $3, '[]', '[]', '[]', now(), now())`,
+    [ids.quoteId, ids.merchantId, ids.chain],
+  );
+}
