@@ -7,6 +7,8 @@
 //   BENCH_CPU_PROF=<dir>        the service writes a V8 CPU profile of its run there
 //   BENCH_ONLY=screening        run only the screening phase (quotes with and without a 10,000-address list)
 //   BENCH_ONLY=throughput       run only the baselines and the service's throughput phase (quotes, creations, sustained)
+//   BENCH_ONLY=onchain          run only the on-chain batch phase (a payroll on the devnet, batched and not)
+//   BENCH_ONCHAIN_PAYMENTS=1000 payments of that payroll, half on each chain (one POST /payout_batches: at most 1,000)
 //   BENCH_BIN=<path>            the `stableroute` command to measure (another checkout's bin/stableroute.js: an A/B)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -22,6 +24,7 @@ import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
 import { cpuPerPayment, cpuSnapshot, type CpuPerPayment } from './lib/cpu.js';
 import { startBenchDevnet, watchHeads } from './lib/devnet.js';
+import { onchainPhase, type OnchainRun } from './lib/onchain.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
 import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
@@ -33,6 +36,7 @@ const ONLY = process.env.BENCH_ONLY ?? null;
 const SCREENING_LIST_ADDRESSES = 10_000;
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const ONCHAIN_PAYMENTS = Number(process.env.BENCH_ONCHAIN_PAYMENTS ?? 1000);
 const DRAIN_LIMIT_SECONDS = 120;
 const WARM_UP_SECONDS = 2;
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -368,6 +372,19 @@ function throughputLines(
   line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
 }
 
+/** The on-chain phase: per chain, batched against one transaction each, with the ratio of the cost per payment. */
+function onchainLines([batched, single]: OnchainRun[]): void {
+  const eb = batched!.ethereum;
+  const es = single!.ethereum;
+  const txs = (f: typeof eb) => `${f.settled}/${f.payments} settled in ${f.transactions} transactions`;
+  line('ethereum payroll, batched', `${txs(eb)}, at most ${eb.paymentsPerBlockMax} in a block`, `${eb.gasPerPayment} gas a payment`);
+  line('ethereum payroll, one transaction each', `${txs(es)}, at most ${es.paymentsPerBlockMax} in a block`, `${es.gasPerPayment} gas a payment`);
+  if (es.gasPerPayment) line('ethereum gas per payment, batched', ratio(eb.gasPerPayment!, es.gasPerPayment), 'of one transaction each (target <= 0.35x)');
+  const sb = batched!.solana;
+  line('solana payroll, batched', txs(sb), `${sb.lamportsFeePerPayment} lamports fee a payment (5000+ alone; target <= 0.1x)`);
+  line('payroll request -> every payment settled', `batched ${batched!.seconds} s, Ethereum one each ${single!.seconds} s`);
+}
+
 function describe(r: LoadResult): string {
   return `${r.perSecond}/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${r.errors ? `  errors ${r.errors}` : ''}`;
 }
@@ -397,6 +414,12 @@ async function main(): Promise<void> {
   const serverUrl = server.url;
   try {
     console.log(`stableroute bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
+    if (ONLY === 'onchain') {
+      const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS);
+      console.log('');
+      onchainLines(onchain);
+      return;
+    }
     if (ONLY === 'screening') {
       const screening = await screeningQuotes(serverUrl);
       console.log('');
@@ -417,6 +440,7 @@ async function main(): Promise<void> {
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
     const screening = await screeningQuotes(serverUrl);
+    const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS);
 
     console.log('');
     throughputLines(reservation, hello, service);
@@ -436,6 +460,8 @@ async function main(): Promise<void> {
     );
     line('settled -> payment.settled webhook', `p50 ${latency.settledToWebhookMs.p50} ms p99 ${latency.settledToWebhookMs.p99} ms`);
 
+    onchainLines(onchain);
+
     const results = {
       at: new Date().toISOString(),
       machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? null, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
@@ -447,6 +473,7 @@ async function main(): Promise<void> {
       devnet,
       addresses,
       screening,
+      onchain,
     };
     const dir = new URL('./results/', import.meta.url);
     await mkdir(dir, { recursive: true });

@@ -106,6 +106,16 @@ export async function devnetCommand(args: string[]): Promise<number> {
         SOFTHSM2_CONF: token.conf,
       };
     }
+    // With the treasury key handed out, the devnet approves the batch contract for it, so payouts go out in batches
+    // (NAME_BATCH_CONTRACT); a SoftHSM treasury signs nothing here, and pays one transaction each until it approves.
+    const batching: Record<string, string> = {};
+    if (!pkcs11) {
+      const { approveBatchContract } = await import('../devnet/ethereum-approve.js');
+      for (const [name, node] of [['ethereum', ethereum] as const, ...[...extras].map(([n, d]) => [n, d] as const)]) {
+        await approveBatchContract(node, node.treasuryKey);
+        batching[`${envName(name)}_BATCH_CONTRACT`] = node.batchContractAddress;
+      }
+    }
     const evmKey = ethereum.treasuryKey;
     const evmCustody = (name: string): Record<string, string> =>
       pkcs11
@@ -122,6 +132,7 @@ export async function devnetCommand(args: string[]): Promise<number> {
       SOLANA_USDC_MINT: solana.usdcMint,
       ...custody,
       ...Object.assign({}, ...extraNames.map((name) => extraChainEnv(name, extras.get(name)!, evmCustody(name)))),
+      ...batching,
       DATA_DIR: dataDir,
     };
     if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);

@@ -1,0 +1,150 @@
+// On-chain batches on the devnet (issue 28): a payroll through POST /payout_batches, half on Ethereum (anvil, 1 s
+// blocks) and half on Solana, paid by `stableroute serve` once with batching (Ethereum through the devnet's
+// batch-transfer contract, approved by the treasury) and once with Ethereum paying one transaction each. For each
+// chain: the transactions, what a payment cost (its share of its transaction's fee, read from the attempts), the most
+// payments one Ethereum block held, and the time from the request to every payment settled.
+import { randomBytes } from 'node:crypto';
+import { getBase58Decoder } from '@solana/kit';
+import pg from 'pg';
+import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, maxUint256, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
+import { startBenchDevnet } from './devnet.js';
+import { round, send } from './load.js';
+import { createBenchDatabase, startService } from './service.js';
+
+const KEY = { 'x-api-key': 'bench' };
+/** How long a payroll may take to settle before the run fails. */
+const SETTLE_LIMIT_MS = 300_000;
+const POLL_MS = 250;
+
+export interface ChainFigures {
+  payments: number;
+  settled: number;
+  transactions: number;
+  /** The chain's fee per payment, in its smallest unit (wei, lamports): the shares the attempts booked (Solana: with rent). */
+  feePerPaymentNative: number;
+  /** Ethereum: gas used per payment, from the receipts (the fee moves with the base fee; the gas does not). */
+  gasPerPayment?: number;
+  /** Solana: the transactions' fees alone (no rent) per payment, from the node. */
+  lamportsFeePerPayment?: number;
+  /** Ethereum: the most of these payments one block held. */
+  paymentsPerBlockMax?: number;
+}
+
+export interface OnchainRun {
+  batching: boolean;
+  /** From the payout batch request to its last payment settled. */
+  seconds: number;
+  ethereum: ChainFigures;
+  solana: ChainFigures;
+}
+
+/** `payments` payouts (half each chain) to fresh recipients, with batching and then without it on Ethereum. */
+export async function onchainPhase(serverUrl: string, payments: number): Promise<OnchainRun[]> {
+  const devnet = await startBenchDevnet();
+  try {
+    const env = devnet.env;
+    const contract = env.ETHEREUM_BATCH_CONTRACT;
+    if (!contract) throw new Error('stableroute devnet printed no ETHEREUM_BATCH_CONTRACT');
+    await approve(env.ETHEREUM_RPC_URL!, env.ETHEREUM_TREASURY_KEY! as Hex, env.ETHEREUM_USDC_ADDRESS! as Address, contract as Address);
+    const batched = await payroll(serverUrl, env, payments, true);
+    const single = await payroll(serverUrl, { ...env, ETHEREUM_BATCH_CONTRACT: '' }, payments, false);
+    return [batched, single];
+  } finally {
+    await devnet.stop();
+  }
+}
+
+/** The treasury's standing approval to the batch contract, as an operator gives it once. */
+async function approve(rpcUrl: string, treasuryKey: Hex, usdc: Address, contract: Address): Promise<void> {
+  const transport = http(rpcUrl);
+  const reader = createPublicClient({ transport });
+  if ((await reader.readContract({ address: usdc, abi: erc20Abi, functionName: 'allowance', args: [privateKeyToAccount(treasuryKey).address, contract] })) > 0n) return;
+  const wallet = createWalletClient({ account: privateKeyToAccount(treasuryKey), transport });
+  const hash = await wallet.writeContract({ address: usdc, abi: erc20Abi, functionName: 'approve', args: [contract, maxUint256], chain: null });
+  await reader.waitForTransactionReceipt({ hash, pollingInterval: 100 });
+}
+
+async function payroll(serverUrl: string, env: Record<string, string>, payments: number, batching: boolean): Promise<OnchainRun> {
+  const db = await createBenchDatabase(serverUrl);
+  const service = await startService('serve', { ...env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' }).catch(async (error: unknown) => {
+    await db.drop();
+    throw error;
+  });
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  try {
+    const tag = randomBytes(4).toString('hex');
+    const items = Array.from({ length: payments }, (_, i) => ({
+      idempotency_key: `payroll-${tag}-${i}`,
+      amount_usd: (100 + (i % 100)) / 100,
+      priority: 'fast',
+      destination:
+        i % 2 === 0
+          ? { ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) }
+          : { solana_address: getBase58Decoder().decode(randomBytes(32)) },
+    }));
+    const started = performance.now();
+    const res = await send('POST', `${service.url}/payout_batches`, { idempotency_key: `payroll-${tag}`, items }, KEY);
+    if (res.status !== 201) throw new Error(`payout batch refused: ${res.status} ${res.body.slice(0, 500)}`);
+    const deadline = Date.now() + SETTLE_LIMIT_MS;
+    for (;;) {
+      const { rows } = await pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE status <> ALL($1)', [TERMINAL_STATUSES]);
+      if (rows[0]!.n === 0) break;
+      if (Date.now() > deadline) throw new Error(`${rows[0]!.n} payments still open after ${SETTLE_LIMIT_MS / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    const seconds = round((performance.now() - started) / 1000, 1);
+    return { batching, seconds, ethereum: await figures(pool, 'ethereum', env.ETHEREUM_RPC_URL!), solana: await figures(pool, 'solana', null, env.SOLANA_RPC_URL!) };
+  } finally {
+    await pool.end();
+    await service.stop();
+    await db.drop();
+  }
+}
+
+async function figures(pool: pg.Pool, chain: string, ethereumRpcUrl: string | null, solanaRpcUrl: string | null = null): Promise<ChainFigures> {
+  const { rows } = await pool.query<{ tx_id: string; fee: string | null; status: string }>(
+    `SELECT a.tx_id, a.actual_fee_native::text AS fee, i.status
+       FROM payment_intents i JOIN payment_attempts a ON a.payment_intent_id = i.id AND a.status = 'confirmed'
+      WHERE i.selected_chain = $1`,
+    [chain],
+  );
+  const { rows: all } = await pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE selected_chain = $1', [chain]);
+  const transactions = [...new Set(rows.map((r) => r.tx_id))];
+  const fees = rows.reduce((sum, r) => sum + BigInt(r.fee ?? '0'), 0n);
+  const result: ChainFigures = {
+    payments: all[0]!.n,
+    settled: rows.filter((r) => r.status === 'settled').length,
+    transactions: transactions.length,
+    feePerPaymentNative: rows.length === 0 ? 0 : Number(fees / BigInt(rows.length)),
+  };
+  const perTx = new Map<string, number>();
+  for (const r of rows) perTx.set(r.tx_id, (perTx.get(r.tx_id) ?? 0) + 1);
+  if (ethereumRpcUrl) {
+    // Each transaction's block and gas, from the node: the payments of the transactions one block holds, added up.
+    const reader = createPublicClient({ transport: http(ethereumRpcUrl) });
+    const perBlock = new Map<bigint, number>();
+    let gas = 0n;
+    for (const [hash, n] of perTx) {
+      const receipt = await reader.getTransactionReceipt({ hash: hash as Hex });
+      perBlock.set(receipt.blockNumber, (perBlock.get(receipt.blockNumber) ?? 0) + n);
+      gas += receipt.gasUsed;
+    }
+    result.paymentsPerBlockMax = Math.max(0, ...perBlock.values());
+    result.gasPerPayment = rows.length === 0 ? 0 : Number(gas / BigInt(rows.length));
+  }
+  if (solanaRpcUrl) {
+    let fees = 0n;
+    for (const signature of perTx.keys()) {
+      const res = await fetch(solanaRpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [signature, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }] }),
+      });
+      fees += BigInt(((await res.json()) as { result: { meta: { fee: number } } }).result.meta.fee);
+    }
+    result.lamportsFeePerPayment = rows.length === 0 ? 0 : Number(fees / BigInt(rows.length));
+  }
+  return result;
+}
