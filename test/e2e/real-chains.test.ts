@@ -212,6 +212,13 @@ describe('real chains', () => {
       await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
     }
     await drainExecution(t);
+    // One of them stuck in review (as the stuck timer would leave it): its transaction pays the others too, so neither
+    // a fee-bumped replacement nor a cancel on chain is made for it alone; the chain still settles it.
+    await t.db.pool.query("UPDATE payment_intents SET status = 'manual_review' WHERE id = $1", [ids[0]]);
+    for (const resolution of ['replace', 'cancel_on_chain'] as const) {
+      const refusal = await resolveManualReview(t.ctx, ids[0]!, resolution, { audit: testAudit() }).then(() => null, (error: unknown) => error);
+      expect(refusal).toMatchObject({ code: 'INVALID_STATE', message: expect.stringMatching(/pays 4 payments in one on-chain batch/) });
+    }
     for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
     expect((await read(refused)).status).toBe('failed');
     const { rows: failed } = await t.db.pool.query("SELECT payload FROM webhook_events WHERE event_type = 'payment.failed' AND payment_intent_id = $1", [refused]);
