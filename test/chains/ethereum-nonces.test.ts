@@ -32,11 +32,14 @@ async function intent(status: string): Promise<string> {
   return id;
 }
 
-async function attempt(intentId: string, nonce: number, status: string, reason: string | null = null) {
+/** An attempt on `nonce`; `batch`: the tx id and place of an on-chain batch it shares with others. */
+async function attempt(intentId: string, nonce: number, status: string, reason: string | null = null, batch?: { txId: string; payments: number; index: number }) {
+  const id = `att_n${++sequence}`;
   await db.pool.query(
-    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, failure_reason, created_at)
-     VALUES ($1, $2, 'ethereum', $1, $3, '0x', $4, 0, $5, now())`,
-    [`att_n${++sequence}`, intentId, status, { nonce }, reason],
+    `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, failure_reason, created_at,
+       tx_payments, tx_payment_index)
+     VALUES ($1, $2, 'ethereum', $6, $3, '0x', $4, 0, $5, now(), $7, $8)`,
+    [id, intentId, status, { nonce }, reason, batch?.txId ?? id, batch?.payments ?? 1, batch?.index ?? 0],
   );
 }
 
@@ -91,6 +94,23 @@ describe('ethereum nonce allocation', () => {
     // Once X's intent is finished, nothing will re-sign on 0: the gap below Y is filled first.
     await db.pool.query("UPDATE payment_intents SET status = 'failed' WHERE id = $1", [x]);
     expect(await allocate(0)).toBe(0);
+  });
+
+  it("a refused batch's nonce goes back to whichever of its payments is signed again first; the others take the next", async () => {
+    // One transaction paid X and Y (an on-chain batch) on nonce 0 and was refused; both wait for their retries.
+    const x = await intent('retrying');
+    const y = await intent('retrying');
+    await attempt(x, 0, 'failed', 'insufficient_gas', { txId: 'tx_batch', payments: 2, index: 0 });
+    await attempt(y, 0, 'failed', 'insufficient_gas', { txId: 'tx_batch', payments: 2, index: 1 });
+    // Y's refusal is not another payment's that will re-sign on 0: X takes 0 back, and no gap is left below.
+    expect(await allocate(0, x)).toBe(0);
+    await attempt(x, 0, 'signed');
+    expect(await allocate(0, y)).toBe(1);
+    // A payout outside the batch still waits for the batch's payments to take their nonce back.
+    const z = await intent('retrying');
+    await attempt(z, 5, 'failed', 'insufficient_gas', { txId: 'tx_other', payments: 2, index: 0 });
+    await attempt(await intent('retrying'), 5, 'failed', 'insufficient_gas', { txId: 'tx_other', payments: 2, index: 1 });
+    expect(await allocate(5)).toBe(6);
   });
 
   it('a nonce refused for good under a payment waiting in manual review goes to the next payout: no gap stalls it', async () => {

@@ -21,10 +21,12 @@ const NONCE_RELEASING_STATUSES: readonly PaymentStatus[] = [...TERMINAL_STATUSES
  * 1. The frontier is the chain's pending count (eth_getTransactionCount 'pending'), or one past the highest nonce our
  *    attempts still hold when that is higher. An attempt holds its nonce while it is live (signed or broadcast, its
  *    bytes may land: a cancel on chain included), and while it was refused but its own intent is still being executed
- *    (its retry re-signs on that nonce), unless the refusal was a nonce conflict.
+ *    (its retry re-signs on that nonce), unless the refusal was a nonce conflict. The intent asking counts as the
+ *    owner of every attempt of a transaction it shared (an on-chain batch): whichever payment of a refused batch is
+ *    signed again first takes its nonce back, and no gap is left for the others to wait behind.
  * 2. Below the frontier, a nonce the node does not have (at or above the pending count) is reused, lowest first,
  *    when every attempt on it was refused for good: failed, its intent finished or in manual review (or the intent
- *    asking: its retry), the nonce not taken by another transaction (nonce_conflict), and not failed by an operator
+ *    asking, or one that shared a transaction with it: its retry), the nonce not taken by another transaction (nonce_conflict), and not failed by an operator
  *    (operator_failed), whose transaction may still sit in some mempool. Otherwise that gap would block every later
  *    transfer.
  * 3. Otherwise the frontier itself.
@@ -40,14 +42,16 @@ export async function allocateNonce(db: Queryable, chain: Chain, address: string
     [account, chainPendingCount, chain],
   );
   const { rows } = await db.query<{ frontier: string; reusable: string | null }>(
-    `WITH uses AS (
+    `WITH own AS (
+       SELECT COALESCE(array_agg(tx_id), '{}') AS txs FROM payment_attempts WHERE payment_intent_id = $4
+     ), uses AS (
        SELECT (a.chain_meta->>'nonce')::bigint AS nonce,
               bool_or(a.status IN ('signed', 'broadcasted')
                       OR (a.status = 'failed' AND a.failure_reason IS DISTINCT FROM 'nonce_conflict'
-                          AND NOT i.status = ANY($2::text[]) AND i.id <> $4)) AS held,
-              bool_and(a.status = 'failed' AND (i.status = ANY($2::text[]) OR i.id = $4)
+                          AND NOT i.status = ANY($2::text[]) AND NOT a.tx_id = ANY(own.txs))) AS held,
+              bool_and(a.status = 'failed' AND (i.status = ANY($2::text[]) OR a.tx_id = ANY(own.txs))
                        AND COALESCE(a.failure_reason, '') NOT IN ('nonce_conflict', 'operator_failed')) AS reusable
-         FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id
+         FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id, own
         WHERE a.chain = $3 AND a.chain_meta ? 'nonce' AND (a.chain_meta->>'nonce')::bigint >= $1::bigint
         GROUP BY 1
      ), frontier AS (
