@@ -137,6 +137,23 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
 
+  /**
+   * What a signature needs from the chain, read at once within one deadline: the token checked, the chain id, the fee
+   * market, the pending nonce count, and the transaction's own reads (`ownReads`: its gas, and what else it needs).
+   * The caller holds no lock while this runs; the nonce is allocated afterwards, under the nonce lock.
+   */
+  async function readForSigning<T>(operation: string, ownReads: () => Promise<T>) {
+    try {
+      const [, id, market, pendingCount, gas] = await within(() =>
+        Promise.all([tokenVerified(), chainId(), readFeeMarket(rpc), rpc.getTransactionCount({ address: from, blockTag: 'pending' }), ownReads()]),
+      );
+      return { id, market, pendingCount, gas };
+    } catch (error) {
+      if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
+      throw toChainError(error, { operation, outcome: 'rejected' });
+    }
+  }
+
   const transferGasInput = (request: TransferRequest, data: Hex) => ({
     rpc,
     from,
@@ -152,22 +169,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const data = transferData(request);
     // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
     //    nonce lock, from the pending count read here.
-    let prepared: [void, number, FeeMarket, bigint, number];
-    try {
-      prepared = await within(() =>
-        Promise.all([
-          tokenVerified(),
-          chainId(),
-          readFeeMarket(rpc),
-          estimateTransferGas(transferGasInput(request, data)),
-          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
-        ]),
-      );
-    } catch (error) {
-      if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
-      throw toChainError(error, { operation: 'preparing the transfer', outcome: 'rejected' });
-    }
-    const [, id, market, gas, pendingCount] = prepared;
+    const { id, market, pendingCount, gas } = await readForSigning('preparing the transfer', () => estimateTransferGas(transferGasInput(request, data)));
     const fees = marketFees(market);
     return {
       pendingNonce: pendingCount,
@@ -219,23 +221,10 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const payouts = requests.map((r) => ({ to: getAddress(r.to.toLowerCase()), amountMicros: r.amountMicros }));
     const total = payouts.reduce((sum, p) => sum + p.amountMicros, 0n);
     const data = encodeBatch(token, payouts);
-    let read: [void, number, FeeMarket, bigint, bigint | 'reverted', number];
-    try {
-      read = await within(() =>
-        Promise.all([
-          tokenVerified(),
-          chainId(),
-          readFeeMarket(rpc),
-          readAllowance(rpc, token, from, batchContract),
-          estimateBatchGas(rpc, from, batchContract, data),
-          rpc.getTransactionCount({ address: from, blockTag: 'pending' }),
-        ]),
-      );
-    } catch (error) {
-      if (error instanceof ConfigError) throw new ChainError('internal_error', 'rejected', error.message, { cause: error });
-      throw toChainError(error, { operation: 'preparing a batch', outcome: 'rejected' });
-    }
-    const [, id, market, allowance, gas, pendingCount] = read;
+    const contract = batchContract;
+    const { id, market, pendingCount, gas: [allowance, gas] } = await readForSigning('preparing a batch', () =>
+      Promise.all([readAllowance(rpc, token, from, contract), estimateBatchGas(rpc, from, contract, data)]),
+    );
     if (allowance < total) {
       log?.warn({ contract: batchContract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
       return preparedEach(requests, prepareTransfer);
