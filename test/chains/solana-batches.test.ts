@@ -6,6 +6,7 @@ import { createSolanaRpc, getBase64Encoder, type Address, type Base64EncodedWire
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOLANA_BATCH_TRANSFERS_MAX, SOLANA_TRANSACTION_BYTES_MAX } from '../../src/bounds.js';
+import { transactionsOf as placesOf } from '../../src/core/lifecycle/sign-attempts.js';
 import { createSolanaAdapter } from '../../src/chains/solana/adapter.js';
 import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
 import { decodeMeta, encodeMeta } from '../../src/chains/solana/meta.js';
@@ -60,12 +61,10 @@ function payouts(recipients: readonly string[], amountOf = (k: number) => 1_000_
   });
 }
 
-/** The distinct transactions of an answer, in order, and for each the places it pays. */
+/** The distinct transactions of an answer, in order, and for each the places it pays (as signing groups them). */
 function transactionsOf(answers: readonly (PreparedTransfer | ChainError)[]): Map<PreparedTransfer, number[]> {
-  const transactions = new Map<PreparedTransfer, number[]>();
-  answers.forEach((a, k) => {
-    if (!(a instanceof ChainError)) transactions.set(a, [...(transactions.get(a) ?? []), k]);
-  });
+  const transactions = placesOf(answers as PreparedTransfer[]);
+  for (const answer of transactions.keys()) if (answer instanceof ChainError) transactions.delete(answer);
   return transactions;
 }
 

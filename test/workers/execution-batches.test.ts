@@ -4,7 +4,11 @@
 // (claim.ts) claims its payments in one transaction and answers every run as a claim alone would.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PreparedTransfer } from '../../src/chains/port.js';
 import { claimRuns } from '../../src/core/execution/claim.js';
+import { signTransfers } from '../../src/core/execution/sign.js';
+import { transferRequestOf } from '../../src/core/lifecycle/sign-attempts.js';
+import { findIntent } from '../../src/db/queries/intents.js';
 import { lockForRecheck } from '../../src/core/execution/recheck.js';
 import { CHANGED } from '../../src/core/lifecycle/changed.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
@@ -85,6 +89,37 @@ describe('a signature batch', () => {
       ]),
     );
     expect(answers).toEqual([CHANGED, CHANGED]);
+  });
+});
+
+describe('the signature of an on-chain batch', () => {
+  it('signs a transaction for all of its payments or for none: one moved, the others are not signed either', async () => {
+    const deps = { ...t.ctx, log: pino({ level: 'silent' }) };
+    const sign = async (owners: { id: string; runId: string }[]) => {
+      const intents = await Promise.all(owners.map(async ({ id }) => (await findIntent(t.db.pool, id))!));
+      const prepared = await t.ctx.adapters.solana!.prepareTransfers(intents.map(transferRequestOf));
+      expect(new Set(prepared).size).toBe(1); // one transaction pays them all
+      return signTransfers(
+        deps,
+        owners.map(({ id, runId }, k) => ({ run: { job: { payment_intent_id: id, attempt: 1 }, runId }, intent: intents[k]!, prepared: prepared[k] as PreparedTransfer })),
+      );
+    };
+    const [a, b] = [await executing('run-a'), await executing('run-b')];
+    // b's run was presumed dead and another took its lease over: b is no longer as its run left it.
+    const moved = await sign([
+      { id: a, runId: 'run-a' },
+      { id: b, runId: 'run-presumed-dead' },
+    ]);
+    expect(moved.map((o) => (o.ok ? o.value : o.error))).toEqual([CHANGED, CHANGED]);
+    expect((await t.db.pool.query('SELECT COUNT(*)::int AS n FROM payment_attempts WHERE payment_intent_id = ANY($1)', [[a, b]])).rows[0].n).toBe(0);
+
+    const signed = await sign([
+      { id: a, runId: 'run-a' },
+      { id: b, runId: 'run-b' },
+    ]);
+    const txIds = signed.map((o) => (o.ok && o.value !== CHANGED ? o.value.transfer.txId : null));
+    expect(txIds[0]).not.toBeNull();
+    expect(txIds[1]).toBe(txIds[0]);
   });
 });
 

@@ -46,9 +46,8 @@ export async function prepareTransfers(deps: ExecutionDeps, intents: readonly Pa
       else outcomes[ks[0]!] = error instanceof ChainError ? { ok: true, value: error } : { ok: false, error };
     }
   };
-  const byChain = new Map<string, number[]>();
-  intents.forEach((intent, k) => byChain.set(intent.selected_chain, [...(byChain.get(intent.selected_chain) ?? []), k]));
-  await Promise.all([...byChain.values()].map(prepare));
+  const chains = [...new Set(intents.map((intent) => intent.selected_chain))];
+  await Promise.all(chains.map((chain) => prepare(intents.flatMap((intent, k) => (intent.selected_chain === chain ? [k] : [])))));
   return outcomes;
 }
 

@@ -13,7 +13,7 @@ import { isAsLeft } from '../../domain/execution.js';
 import { movements } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../ledger/store.js';
 import { CHANGED } from '../lifecycle/changed.js';
-import { signAttempts } from '../lifecycle/sign-attempts.js';
+import { signAttempts, transactionsOf } from '../lifecycle/sign-attempts.js';
 import { lockForRecheck } from './recheck.js';
 import type { ExecutionDeps, ExecutionRun } from './run.js';
 
@@ -36,28 +36,21 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
     Object.entries(deps.adapters).map(async ([chain, adapter]) => {
       // The unit of a signature transaction, and of its retry alone after a failure: one chain transaction with the
       // payments it pays, never a part of them.
-      const transactions = new Map<PreparedTransfer, { item: ToSign; k: number }[]>();
-      items.forEach((item, k) => {
-        if (item.intent.selected_chain === chain) transactions.set(item.prepared, [...(transactions.get(item.prepared) ?? []), { item, k }]);
-      });
-      const groups = [...transactions.values()];
+      const ofChain = items.flatMap((item, k) => (item.intent.selected_chain === chain ? [{ item, k }] : []));
+      const groups = [...transactionsOf(ofChain.map((c) => c.item.prepared)).values()].map((places) => places.map((j) => ofChain[j]!));
       const signed = await withBatchTransaction(
         deps.pool,
         groups,
         async (tx, batch) => {
           const now = deps.clock.now();
-          const members = batch.flat();
           // 1. Each payment under its lock, as its run left it: still broadcasting under its lease, nothing signed yet.
-          const locked = await lockForRecheck(tx, members.map((m) => m.item.run), { lockAttempts: false });
-          const asLeft = members.map((_, j) => locked[j]!.intent !== null && isAsLeft(locked[j]!.facts, null));
-          const ready: { g: number; i: number; intent: PaymentIntentRow; prepared: PreparedTransfer }[] = [];
-          let j = 0;
-          batch.forEach((group, g) => {
-            const all = group.every((_, i) => asLeft[j + i]);
-            group.forEach(({ item }, i) => {
-              if (all) ready.push({ g, i, intent: locked[j + i]!.intent!, prepared: item.prepared });
-            });
-            j += group.length;
+          //    A transaction is signed only when every payment it pays is.
+          const locked = await lockForRecheck(tx, batch.flat().map((m) => m.item.run), { lockAttempts: false });
+          let offset = 0;
+          const ready = batch.flatMap((group, g) => {
+            const ofGroup = locked.slice(offset, (offset += group.length));
+            if (!ofGroup.every(({ intent, facts }) => intent !== null && isAsLeft(facts, null))) return [];
+            return group.map(({ item }, i) => ({ g, i, intent: ofGroup[i]!.intent!, prepared: item.prepared }));
           });
           // 2. One debit per intent, at its first signed transfer (later attempts move the same funds), in one posting.
           const debited = await intentsWithDebit(tx, ready.map((r) => r.intent.id));

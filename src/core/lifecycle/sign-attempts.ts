@@ -21,6 +21,20 @@ export async function signPrepared(tx: Queryable, adapter: ChainAdapter, prepare
   return prepared.sign(tx, nonce);
 }
 
+/**
+ * The transactions among prepared items, each with the places of the items it pays, in order of first appearance: an
+ * adapter answers one object at every place of an on-chain batch it prepared (ChainAdapter.prepareTransfers).
+ */
+export function transactionsOf(prepared: readonly PreparedTransfer[]): Map<PreparedTransfer, number[]> {
+  const places = new Map<PreparedTransfer, number[]>();
+  prepared.forEach((p, k) => {
+    const paid = places.get(p);
+    if (paid) paid.push(k);
+    else places.set(p, [k]);
+  });
+  return places;
+}
+
 export interface AttemptToSign {
   intent: PaymentIntentRow;
   prepared: PreparedTransfer;
@@ -36,8 +50,7 @@ export interface AttemptToSign {
  * reads them); the others are written together in one INSERT.
  */
 export async function signAttempts(tx: Queryable, adapter: ChainAdapter, items: readonly AttemptToSign[], at: Date): Promise<NewAttempt[]> {
-  const transactions = new Map<PreparedTransfer, number[]>();
-  items.forEach((item, k) => transactions.set(item.prepared, [...(transactions.get(item.prepared) ?? []), k]));
+  const transactions = transactionsOf(items.map((item) => item.prepared));
   const prepared = [...transactions.keys()];
   const unnumbered = (p: PreparedTransfer) => p.pendingNonce === undefined;
   const signedAll = adapter.signAll && prepared.every(unnumbered) ? await adapter.signAll(tx, prepared) : null;
