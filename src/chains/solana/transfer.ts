@@ -117,26 +117,36 @@ function buildMessage(ctx: TransferContext, lifetime: Lifetime, payouts: readonl
   return { message, layout, computeUnitLimit };
 }
 
-/** Whether one transaction can pay `payouts`: the one place the packet, compute and batch bounds are applied. */
-function fits(ctx: TransferContext, lifetime: Lifetime, payouts: readonly Payout[]): boolean {
-  if (payouts.length > SOLANA_BATCH_TRANSFERS_MAX) return false;
-  if (computeUnitLimitOf(payouts) > SOLANA_TRANSACTION_COMPUTE_UNITS_MAX) return false;
+type Built = ReturnType<typeof buildMessage>;
+
+/**
+ * The transaction paying `payouts`, built, when one transaction can pay them: the one place the packet, compute and
+ * batch bounds are applied; null otherwise.
+ */
+function builtIfFits(ctx: TransferContext, lifetime: Lifetime, payouts: readonly Payout[]): Built | null {
+  if (payouts.length > SOLANA_BATCH_TRANSFERS_MAX) return null;
+  if (computeUnitLimitOf(payouts) > SOLANA_TRANSACTION_COMPUTE_UNITS_MAX) return null;
+  const built = buildMessage(ctx, lifetime, payouts);
   // The compiled size, signature included: what the wire carries.
-  return getTransactionMessageSize(buildMessage(ctx, lifetime, payouts).message) <= SOLANA_TRANSACTION_BYTES_MAX;
+  return getTransactionMessageSize(built.message) <= SOLANA_TRANSACTION_BYTES_MAX ? built : null;
 }
 
-/** Payouts in order, cut where the next one would not fit. A transaction takes at least one (a payout of its own fits). */
-function groupsOf(ctx: TransferContext, lifetime: Lifetime, payouts: readonly Payout[]): Payout[][] {
-  const groups: Payout[][] = [];
-  let current: Payout[] = [];
+/**
+ * Payouts in order, cut where the next one would not fit, each group with its transaction built. A transaction takes
+ * at least one payout (a payout of its own fits).
+ */
+function groupsOf(ctx: TransferContext, lifetime: Lifetime, payouts: readonly Payout[]): { group: Payout[]; built: Built }[] {
+  const groups: { group: Payout[]; built: Built }[] = [];
+  let current: { group: Payout[]; built: Built } | null = null;
   for (const payout of payouts) {
-    if (current.length > 0 && !fits(ctx, lifetime, [...current, payout])) {
-      groups.push(current);
-      current = [];
+    const grown: Built | null = current ? builtIfFits(ctx, lifetime, [...current.group, payout]) : null;
+    if (current && grown) current = { group: [...current.group, payout], built: grown };
+    else {
+      if (current) groups.push(current);
+      current = { group: [payout], built: buildMessage(ctx, lifetime, [payout]) };
     }
-    current.push(payout);
   }
-  if (current.length > 0) groups.push(current);
+  if (current) groups.push(current);
   return groups;
 }
 
@@ -164,8 +174,8 @@ export async function prepareUsdcTransfers(
 
   // 3. Build: as many payouts per transaction as fit, in order.
   const answers = new Map<Payout, PreparedUsdcTransaction>();
-  for (const group of groupsOf(ctx, lifetime, payouts)) {
-    const { message, layout, computeUnitLimit } = buildMessage(ctx, lifetime, group);
+  for (const { group, built } of groupsOf(ctx, lifetime, payouts)) {
+    const { message, layout, computeUnitLimit } = built;
     const meta = encodeMeta({
       blockhash: latest.value.blockhash,
       lastValidBlockHeight: latest.value.lastValidBlockHeight,
