@@ -205,7 +205,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     });
     for (let i = 0; i < valid.length; i += EVM_BATCH_TRANSFERS_MAX) {
       const ks = valid.slice(i, i + EVM_BATCH_TRANSFERS_MAX);
-      const batched = await prepareBatch(ks.map((k) => requests[k]!));
+      const batched = await prepareBatch(batchContract, ks.map((k) => requests[k]!));
       ks.forEach((k, j) => (answers[k] = batched[j]!));
     }
     return answers;
@@ -216,17 +216,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
    * alone (the estimate of its own transfer), so that the payout the token refuses (a blacklisted recipient) fails
    * alone with its reason and the others go out together; a batch that still reverts goes out one by one.
    */
-  async function prepareBatch(requests: readonly TransferRequest[], isolated = false): Promise<(PreparedTransfer | ChainError)[]> {
-    if (requests.length < 2 || batchContract === null) return preparedEach(requests, prepareTransfer);
+  async function prepareBatch(contract: Address, requests: readonly TransferRequest[], isolated = false): Promise<(PreparedTransfer | ChainError)[]> {
+    if (requests.length < 2) return preparedEach(requests, prepareTransfer);
     const payouts = requests.map((r) => ({ to: getAddress(r.to.toLowerCase()), amountMicros: r.amountMicros }));
     const total = payouts.reduce((sum, p) => sum + p.amountMicros, 0n);
     const data = encodeBatch(token, payouts);
-    const contract = batchContract;
     const { id, market, pendingCount, gas: [allowance, gas] } = await readForSigning('preparing a batch', () =>
       Promise.all([readAllowance(rpc, token, from, contract), estimateBatchGas(rpc, from, contract, data)]),
     );
     if (allowance < total) {
-      log?.warn({ contract: batchContract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
+      log?.warn({ contract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
       return preparedEach(requests, prepareTransfer);
     }
     if (gas === 'reverted') {
@@ -245,7 +244,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         throw error;
       });
       const rest = requests.flatMap((request, k) => (answers[k] === null ? [{ request, k }] : []));
-      const prepared = await prepareBatch(rest.map((r) => r.request), true);
+      const prepared = await prepareBatch(contract, rest.map((r) => r.request), true);
       rest.forEach(({ k }, j) => (answers[k] = prepared[j]!));
       return answers as (PreparedTransfer | ChainError)[];
     }
@@ -256,7 +255,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
-        const signed = await signTransaction(account, { chainId: id, nonce, to: batchContract, data, gas, ...fees });
+        const signed = await signTransaction(account, { chainId: id, nonce, to: contract, data, gas, ...fees });
         log?.debug({ txId: signed.txId, nonce, payouts: requests.length, paymentIntentIds: requests.map((r) => r.paymentIntentId) }, 'ethereum batch signed');
         return signed;
       },
