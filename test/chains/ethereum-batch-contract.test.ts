@@ -159,7 +159,7 @@ describe('batch-transfer contract', () => {
     expect(await balanceOf(treasury.address)).toBe(treasuryBefore);
   });
 
-  it('prints the gas per payment of single transfers and of batches (docs/performance.md)', async () => {
+  it('costs less gas per payment in a batch than alone, less the bigger the batch (figures printed for docs/performance.md)', async () => {
     const rows: { what: string; payments: number; gasPerPayment: bigint }[] = [];
     const single = async (to: Address) => {
       const hash = await walletOf(treasury).writeContract({ address: devnet.usdcAddress, abi: TEST_USDC_ABI, functionName: 'transfer', args: [to, USDC_MICROS], chain: null });
@@ -188,5 +188,15 @@ describe('batch-transfer contract', () => {
       return `${what.padEnd(26)} ${String(payments).padStart(4)} payments  ${String(gasPerPayment).padStart(7)} gas/payment  ${ratio.toFixed(3)} x single`;
     });
     console.log(`gas per payment on the devnet (anvil, TestUSDC):\n${lines.join('\n')}`);
+    // Gas is the protocol's, not the machine's: these hold on any host. Inside one transaction each further payment
+    // saves the base cost and the cold accesses of the token and the treasury's balance.
+    for (const what of ['batch, new holders', 'batch, existing holders']) {
+      const single = what.includes('new') ? singleNew : singleExisting;
+      const perPayment = rows.filter((r) => r.what === what).map((r) => r.gasPerPayment);
+      expect(perPayment.every((gas) => gas < single), what).toBe(true);
+      expect([...perPayment].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)), what).toEqual(perPayment);
+    }
+    // The issue's target for existing holders, met from 50 payments a batch on.
+    expect(rows.find((r) => r.what === 'batch, existing holders' && r.payments === 50)!.gasPerPayment * 100n).toBeLessThanOrEqual(singleExisting * 35n);
   });
 });
