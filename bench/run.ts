@@ -8,6 +8,7 @@
 //   BENCH_ONLY=screening        run only the screening phase (quotes with and without a 10,000-address list)
 //   BENCH_ONLY=throughput       run only the baselines and the service's throughput phase (quotes, creations, sustained)
 //   BENCH_ONLY=onchain          run only the on-chain batch phase (a payroll on the devnet, batched and not)
+//   BENCH_ONLY=api              run only the reservation baseline and the creations with no worker (`stableroute api`)
 //   BENCH_ONCHAIN_PAYMENTS=1000 payments of that payroll, half on each chain (one POST /payout_batches: at most 1,000)
 //   BENCH_BIN=<path>            the `stableroute` command to measure (another checkout's bin/stableroute.js: an A/B)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -351,7 +352,7 @@ function throughputLines(
   hello: LoadResult,
   service: Awaited<ReturnType<typeof throughput>>,
 ): void {
-  line('one-row reservation transaction', `${reservation.tps} tps (${reservation.tool})`, 'baseline');
+  reservationLine(reservation);
   line('fastify hello-world', describe(hello), 'baseline');
   line('POST /quotes', describe(service.quotes), `${ratio(service.quotes.perSecond, hello.perSecond)} hello-world (target >= 0.25x)`);
   line('POST /payment_intents (one chain)', describe(service.intents), `${ratio(service.intents.perSecond, reservation.tps)} reservation (target >= 2x)`);
@@ -370,6 +371,19 @@ function throughputLines(
   line('reserved -> broadcasted (job path, all runs)', `p50 ${service.sustained.createdToBroadcastMs.p50} ms p99 ${service.sustained.createdToBroadcastMs.p99} ms`);
   line('service RSS under load', `${service.rssMiB} MiB`, 'target < 250 MB');
   line('ledger verify after the run', service.ledgerOk ? 'clean' : 'DIFFERENCES');
+}
+
+function reservationLine(reservation: Awaited<ReturnType<typeof reservationBaseline>>): void {
+  line('one-row reservation transaction', `${reservation.tps} tps (${reservation.tool})`, 'baseline');
+}
+
+/** Creations with no worker at all, against the same run's reservation baseline. */
+function apiOnlyLines(api: Awaited<ReturnType<typeof apiOnly>>, reservation: Awaited<ReturnType<typeof reservationBaseline>>): void {
+  line('POST /payment_intents, api only (no workers)', describe(api.intents), `${ratio(api.intents.perSecond, reservation.tps)} reservation`);
+  if (api.cpuPerCreation) {
+    const c = api.cpuPerCreation;
+    cpuLine('CPU per creation, api only', c, 'load', `${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`);
+  }
 }
 
 /** The on-chain phase: per chain, batched against one transaction each, with the ratio of the cost per payment. */
@@ -428,6 +442,13 @@ async function main(): Promise<void> {
     }
     const baseDb = await createBenchDatabase(serverUrl);
     const reservation = await reservationBaseline(baseDb.url, CONCURRENCY, SECONDS).finally(() => baseDb.drop());
+    if (ONLY === 'api') {
+      const api = await apiOnly(serverUrl);
+      console.log('');
+      reservationLine(reservation);
+      apiOnlyLines(api, reservation);
+      return;
+    }
     const hello = await helloWorldBaseline(CONCURRENCY, SECONDS);
     const service = await throughput(serverUrl, reservation.tps);
     if (ONLY === 'throughput') {
@@ -444,11 +465,7 @@ async function main(): Promise<void> {
 
     console.log('');
     throughputLines(reservation, hello, service);
-    line('POST /payment_intents, api only (no workers)', describe(api.intents), `${ratio(api.intents.perSecond, reservation.tps)} reservation`);
-    if (api.cpuPerCreation) {
-      const c = api.cpuPerCreation;
-      cpuLine('CPU per creation, api only', c, 'load', `${c.ceilingPerSecond} creations/s = ${ratio(c.ceilingPerSecond, reservation.tps)} reservation, with no worker`);
-    }
+    apiOnlyLines(api, reservation);
     line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
     screeningLines(screening);
     line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');

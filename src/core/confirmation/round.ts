@@ -90,6 +90,8 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
   }
 }
 
+const LOGGED = new Set<Applied['action']>(['fail', 'cancelled', 'manual_review', 'resend']);
+
 /** What a committed verdict leaves to do: count it, time a settlement, log, and re-send bytes the node forgot. */
 async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied: Applied, summary: ConfirmationSummary): Promise<void> {
   const { action } = applied;
@@ -99,6 +101,8 @@ async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied
   if (action === 'fail' || action === 'cancelled') summary.failed++;
   if (action === 'manual_review') summary.manualReview++;
   if (applied.settlement) observeSettlement(deps, attempt.chain, applied.settlement);
+  // Only what is logged gets a child logger: pino serialises its bindings on creation, and a plain settlement logs nothing.
+  if (!applied.settledBy && !LOGGED.has(action)) return;
   const log = deps.log.child({ payment_intent_id: attempt.payment_intent_id, attempt_id: attempt.id, tx_id: attempt.tx_id });
   if (applied.settledBy) log.info({ settled_by: applied.settledBy }, 'confirmation: settled by the replaced transaction');
   if (action === 'fail') log.warn({ reason: applied.reason }, 'confirmation: failed');
