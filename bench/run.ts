@@ -387,16 +387,19 @@ function apiOnlyLines(api: Awaited<ReturnType<typeof apiOnly>>, reservation: Awa
 }
 
 /** The on-chain phase: per chain, batched against one transaction each, with the ratio of the cost per payment. */
-function onchainLines([batched, single]: OnchainRun[]): void {
-  const eb = batched!.ethereum;
-  const es = single!.ethereum;
-  const txs = (f: typeof eb) => `${f.settled}/${f.payments} settled in ${f.transactions} transactions`;
-  line('ethereum payroll, batched', `${txs(eb)}, at most ${eb.paymentsPerBlockMax} in a block`, `${eb.gasPerPayment} gas a payment`);
-  line('ethereum payroll, one transaction each', `${txs(es)}, at most ${es.paymentsPerBlockMax} in a block`, `${es.gasPerPayment} gas a payment`);
-  if (es.gasPerPayment) line('ethereum gas per payment, batched', ratio(eb.gasPerPayment!, es.gasPerPayment), 'of one transaction each (target <= 0.35x)');
-  const sb = batched!.solana;
-  line('solana payroll, batched', txs(sb), `${sb.lamportsFeePerPayment} lamports fee a payment (5000+ alone; target <= 0.1x)`);
-  line('payroll request -> every payment settled', `batched ${batched!.seconds} s, Ethereum one each ${single!.seconds} s`);
+function onchainLines(runs: OnchainRun[]): void {
+  for (let r = 0; r < runs.length; r += 2) {
+    const [batched, single] = [runs[r]!, runs[r + 1]!];
+    const to = `to ${batched.holders} holders`;
+    const [eb, es, sb] = [batched.ethereum, single.ethereum, batched.solana];
+    const txs = (f: typeof eb) => `${f.settled}/${f.payments} settled in ${f.transactions} transactions`;
+    line(`ethereum payroll ${to}, batched`, `${txs(eb)}, at most ${eb.paymentsPerBlockMax} in a block`, `${eb.gasPerPayment} gas a payment`);
+    line(`ethereum payroll ${to}, one each`, `${txs(es)}, at most ${es.paymentsPerBlockMax} in a block`, `${es.gasPerPayment} gas a payment`);
+    if (es.gasPerPayment) line(`ethereum gas per payment ${to}`, ratio(eb.gasPerPayment!, es.gasPerPayment), 'batched, of one transaction each (target <= 0.35x to existing)');
+    line(`solana payroll ${to}, batched`, txs(sb), `${sb.lamportsFeePerPayment} lamports fee a payment (5000+ alone; target <= 0.1x)`);
+    const clean = (run: OnchainRun) => (run.ledgerClean && run.reconcileClean ? 'clean' : `ledger ${run.ledgerClean ? 'clean' : 'DIFFERENCES'}, reconcile ${run.reconcileClean ? 'clean' : 'DIFFERENCES'}`);
+    line(`payroll ${to}, request -> all settled`, `batched ${batched.seconds} s, Ethereum one each ${single.seconds} s`, `ledger verify and reconcile: ${clean(batched)}, ${clean(single)}`);
+  }
 }
 
 function describe(r: LoadResult): string {

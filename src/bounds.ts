@@ -7,8 +7,19 @@
 
 /** Execution pollers per worker process: while one batch waits on the chain, the other's transactions run. */
 export const EXECUTION_POLLERS = 2;
-/** Jobs one poll fetches; the fetched batch is the unit every execution step runs on (claim, sign, record). */
-export const EXECUTION_BATCH_JOBS_MAX = 16;
+/**
+ * Jobs one execution batch gathers at most: the unit every execution step runs on (claim, sign, record), and the
+ * batching window of on-chain batches (issue 28), since a chain pays its payments of one batch in as few transactions
+ * as it can (SIMULATED_, SOLANA_ and EVM_BATCH_TRANSFERS_MAX bound each one). A backlog fills it in one fetch.
+ */
+export const EXECUTION_BATCH_JOBS_MAX = 128;
+/**
+ * Milliseconds a poll that found jobs, but fewer than EXECUTION_BATCH_JOBS_MAX, keeps gathering the payments that come
+ * due before it runs them: the wait of the batching window. A lone payment goes out this much later.
+ */
+export const EXECUTION_WINDOW_MS = 50;
+/** Milliseconds between two looks at the queue inside the window. */
+export const EXECUTION_WINDOW_POLL_MS = 10;
 /** Seconds an idle poller waits before asking for jobs again; a full batch fetches again at once (decision 144). */
 export const EXECUTION_IDLE_POLL_SECONDS = 0.5;
 /** Expired leases one recovery sweep takes over and resumes as one batch; the rest wait for the next sweep. */
@@ -100,9 +111,9 @@ export const SOLANA_SCAN_MARKS_MAX = 100;
 /**
  * Payouts one Solana transaction pays at most (an on-chain batch, issue 28). Below what a packet holds (about 19
  * transfers to existing token accounts): a transaction fails as a whole, so a cap also bounds how many payouts one bad
- * transfer takes down with it, and it matches the execution batch (EXECUTION_BATCH_JOBS_MAX).
+ * transfer takes down with it.
  */
-export const SOLANA_BATCH_TRANSFERS_MAX = EXECUTION_BATCH_JOBS_MAX;
+export const SOLANA_BATCH_TRANSFERS_MAX = 16;
 /**
  * Bytes of a serialized legacy or v0 Solana transaction, signatures included: the IPv6 minimum MTU (1280) less the
  * IPv6 (40) and fragment (8) headers, so that a transaction travels in one UDP packet. Validators refuse anything bigger.
@@ -123,8 +134,7 @@ export const SIMULATED_BATCH_TRANSFERS_MAX = 16;
 export const SIMULATED_BATCH_TRANSFER_FEE_PERCENT = 30n;
 /**
  * Payouts one EVM transaction pays at most through the batch-transfer contract (NAME_BATCH_CONTRACT): about 30k gas
- * each to a new holder, so a full batch stays near 3M gas, far inside a block. An execution batch holds at most
- * EXECUTION_BATCH_JOBS_MAX payments, which bounds it first.
+ * each to a new holder, so a full batch stays near 3M gas, far inside a block.
  */
 export const EVM_BATCH_TRANSFERS_MAX = 100;
 /** Transfers in flight asked about per getStatuses call of a reconciliation (adapters split further as needed). */

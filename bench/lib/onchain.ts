@@ -2,7 +2,8 @@
 // blocks) and half on Solana, paid by `stableroute serve` once with batching (Ethereum through the devnet's
 // batch-transfer contract, approved by the treasury) and once with Ethereum paying one transaction each. For each
 // chain: the transactions, what a payment cost (its share of its transaction's fee, read from the attempts), the most
-// payments one Ethereum block held, and the time from the request to every payment settled.
+// payments one Ethereum block held, and the time from the request to every payment settled. Each payroll runs twice:
+// to new holders (fresh recipients: new balances, new token accounts), then again to the same recipients, now holders.
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import pg from 'pg';
@@ -11,7 +12,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
 import { startBenchDevnet } from './devnet.js';
 import { round, send } from './load.js';
-import { createBenchDatabase, startService } from './service.js';
+import { PAYOUT_BATCH_ITEMS_MAX } from '../../src/bounds.js';
+import { createBenchDatabase, runCli, startService } from './service.js';
 
 const KEY = { 'x-api-key': 'bench' };
 /** How long a payroll may take to settle before the run fails. */
@@ -34,13 +36,21 @@ export interface ChainFigures {
 
 export interface OnchainRun {
   batching: boolean;
-  /** From the payout batch request to its last payment settled. */
+  /** Whether the recipients already held the token (the same payroll paid a second time). */
+  holders: 'new' | 'existing';
+  /** From the payout batch requests to their last payment settled. */
   seconds: number;
+  /** `stableroute ledger verify` and `stableroute reconcile` after the run: exit 0 each. */
+  ledgerClean: boolean;
+  reconcileClean: boolean;
   ethereum: ChainFigures;
   solana: ChainFigures;
 }
 
-/** `payments` payouts (half each chain) to fresh recipients, with batching and then without it on Ethereum. */
+/**
+ * `payments` payouts (half each chain) to fresh recipients, with batching and then without it on Ethereum (to other
+ * fresh recipients), and both again to the same recipients, now existing holders: [batched, single] new, then existing.
+ */
 export async function onchainPhase(serverUrl: string, payments: number): Promise<OnchainRun[]> {
   const devnet = await startBenchDevnet();
   try {
@@ -48,12 +58,26 @@ export async function onchainPhase(serverUrl: string, payments: number): Promise
     const contract = env.ETHEREUM_BATCH_CONTRACT;
     if (!contract) throw new Error('stableroute devnet printed no ETHEREUM_BATCH_CONTRACT');
     await approve(env.ETHEREUM_RPC_URL!, env.ETHEREUM_TREASURY_KEY! as Hex, env.ETHEREUM_USDC_ADDRESS! as Address, contract as Address);
-    const batched = await payroll(serverUrl, env, payments, true);
-    const single = await payroll(serverUrl, { ...env, ETHEREUM_BATCH_CONTRACT: '' }, payments, false);
-    return [batched, single];
+    const single = { ...env, ETHEREUM_BATCH_CONTRACT: '' };
+    const [toBatch, toSingle] = [recipients(payments), recipients(payments)];
+    const runs: OnchainRun[] = [];
+    for (const holders of ['new', 'existing'] as const) {
+      runs.push(await payroll(serverUrl, env, toBatch, true, holders));
+      runs.push(await payroll(serverUrl, single, toSingle, false, holders));
+    }
+    return runs;
   } finally {
     await devnet.stop();
   }
+}
+
+type Destination = { ethereum_address: string } | { solana_address: string };
+
+/** `payments` fresh recipients, every other one on each chain. */
+function recipients(payments: number): Destination[] {
+  return Array.from({ length: payments }, (_, i) =>
+    i % 2 === 0 ? { ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) } : { solana_address: getBase58Decoder().decode(randomBytes(32)) },
+  );
 }
 
 /** The treasury's standing approval to the batch contract, as an operator gives it once. */
@@ -66,7 +90,7 @@ async function approve(rpcUrl: string, treasuryKey: Hex, usdc: Address, contract
   await reader.waitForTransactionReceipt({ hash, pollingInterval: 100 });
 }
 
-async function payroll(serverUrl: string, env: Record<string, string>, payments: number, batching: boolean): Promise<OnchainRun> {
+async function payroll(serverUrl: string, env: Record<string, string>, to: readonly Destination[], batching: boolean, holders: OnchainRun['holders']): Promise<OnchainRun> {
   const db = await createBenchDatabase(serverUrl);
   const service = await startService('serve', { ...env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' }).catch(async (error: unknown) => {
     await db.drop();
@@ -75,18 +99,16 @@ async function payroll(serverUrl: string, env: Record<string, string>, payments:
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   try {
     const tag = randomBytes(4).toString('hex');
-    const items = Array.from({ length: payments }, (_, i) => ({
-      idempotency_key: `payroll-${tag}-${i}`,
-      amount_usd: (100 + (i % 100)) / 100,
-      priority: 'fast',
-      destination:
-        i % 2 === 0
-          ? { ethereum_address: getAddress(`0x${randomBytes(20).toString('hex')}`) }
-          : { solana_address: getBase58Decoder().decode(randomBytes(32)) },
-    }));
+    const items = to.map((destination, i) => ({ idempotency_key: `payroll-${tag}-${i}`, amount_usd: (100 + (i % 100)) / 100, priority: 'fast', destination }));
     const started = performance.now();
-    const res = await send('POST', `${service.url}/payout_batches`, { idempotency_key: `payroll-${tag}`, items }, KEY);
-    if (res.status !== 201) throw new Error(`payout batch refused: ${res.status} ${res.body.slice(0, 500)}`);
+    // As many payout batches as the items need (PAYOUT_BATCH_ITEMS_MAX each), sent at once.
+    await Promise.all(
+      Array.from({ length: Math.ceil(items.length / PAYOUT_BATCH_ITEMS_MAX) }, async (_, b) => {
+        const part = items.slice(b * PAYOUT_BATCH_ITEMS_MAX, (b + 1) * PAYOUT_BATCH_ITEMS_MAX);
+        const res = await send('POST', `${service.url}/payout_batches`, { idempotency_key: `payroll-${tag}-${b}`, items: part }, KEY);
+        if (res.status !== 201) throw new Error(`payout batch refused: ${res.status} ${res.body.slice(0, 500)}`);
+      }),
+    );
     const deadline = Date.now() + SETTLE_LIMIT_MS;
     for (;;) {
       const { rows } = await pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE status <> ALL($1)', [TERMINAL_STATUSES]);
@@ -95,7 +117,10 @@ async function payroll(serverUrl: string, env: Record<string, string>, payments:
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const seconds = round((performance.now() - started) / 1000, 1);
-    return { batching, seconds, ethereum: await figures(pool, 'ethereum', env.ETHEREUM_RPC_URL!), solana: await figures(pool, 'solana', null, env.SOLANA_RPC_URL!) };
+    const cli = { ...env, DATABASE_URL: db.url };
+    const [ledger, reconcile] = [await runCli(['ledger', 'verify'], cli), await runCli(['reconcile'], cli)];
+    if (reconcile.code !== 0) console.error(`reconcile after the payroll:\n${reconcile.output}`);
+    return { batching, holders, seconds, ledgerClean: ledger.code === 0, reconcileClean: reconcile.code === 0, ethereum: await figures(pool, 'ethereum', env.ETHEREUM_RPC_URL!), solana: await figures(pool, 'solana', null, env.SOLANA_RPC_URL!) };
   } finally {
     await pool.end();
     await service.stop();

@@ -97,6 +97,19 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
   throw new Error(`service not ready within 60 s: ${output()}`);
 }
 
+/** Runs `stableroute <args>` with `env` to its end: its exit code and what it printed. */
+export async function runCli(args: readonly string[], env: Record<string, string>): Promise<{ code: number; output: string }> {
+  const child = spawn(process.execPath, [process.env.BENCH_BIN ?? BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+  return { code, output };
+}
+
 /** Starts `stableroute <role>` with `env` on a free port and waits for /health. */
 export async function startService(role: 'serve' | 'api', env: Record<string, string>): Promise<Service> {
   const port = await freePort();

@@ -10,6 +10,8 @@ export type ConfirmationAction =
   | { kind: 'settle'; feeNative: bigint }
   | { kind: 'cancelled'; feeNative: bigint } // an operator's cancel on chain is final: the transfer can never land
   | { kind: 'fail'; reason: FailureReason; feeNative: bigint; detail: string }
+  /** An on-chain batch that can never land: not one payment's failure, so each of its payments is tried again alone. */
+  | { kind: 'retry_alone'; reason: FailureReason; feeNative: bigint; detail: string }
   | { kind: 'pending_confirmation' } // included, not final yet
   | { kind: 'manual_review' } // unconfirmed past the stuck threshold
   | { kind: 'resend' } // the node does not know the transaction: send the same bytes again
@@ -19,6 +21,8 @@ export interface ConfirmationInput {
   intentStatus: PaymentStatus;
   /** What the attempt's transaction is for: a final cancel fails the payment, a final transfer settles it. */
   purpose: AttemptPurpose;
+  /** Payments the attempt's transaction pays: more than one for an on-chain batch. */
+  txPayments: number;
   verdict: TransferVerdict;
   broadcastAt: Date;
   now: Date;
@@ -30,8 +34,10 @@ export function decideConfirmation(input: ConfirmationInput): ConfirmationAction
   switch (verdict.kind) {
     case 'final':
       return input.purpose === 'cancel' ? { kind: 'cancelled', feeNative: verdict.feeNative } : { kind: 'settle', feeNative: verdict.feeNative };
-    case 'cannot_land':
-      return { kind: 'fail', reason: verdict.reason, feeNative: verdict.feeNative, detail: verdict.detail };
+    case 'cannot_land': {
+      const failure = { reason: verdict.reason, feeNative: verdict.feeNative, detail: verdict.detail };
+      return input.txPayments > 1 ? { kind: 'retry_alone', ...failure } : { kind: 'fail', ...failure };
+    }
     case 'included':
     case 'pending':
     case 'unknown': {

@@ -108,6 +108,8 @@ export interface SendResult {
   attemptId: string | null;
   /** null: sent. */
   error: { reason: FailureReason; outcome: 'rejected' | 'unknown' } | null;
+  /** Payments the sent transaction pays: more than one for an on-chain batch. */
+  txPayments: number;
 }
 
 export type SendRecord =
@@ -115,12 +117,12 @@ export type SendRecord =
   | { kind: 'none' }
   | { kind: 'broadcasted' }
   /** The failure is recorded on the attempt (or as a refusal to sign), and the payment is retried, watched or failed. */
-  | { kind: 'failed'; write: 'sign_refusal' | 'attempt_failed' | 'send_error'; then: 'retry' | 'watch' | 'fail' };
+  | { kind: 'failed'; write: 'sign_refusal' | 'attempt_failed' | 'send_error'; then: 'retry' | 'retry_alone' | 'watch' | 'fail' };
 
 /**
  * What the run's send means under the payment's lock. A rejection means these bytes can never land, so the attempt is
  * over; an unknown outcome keeps it live so the next run asks the chain and re-sends the same bytes. Then the payment is
- * retried, or, out of attempts, watched (the last bytes may still land: never release funds that might be paid out) or
+ * retried (alone, when a batch was refused), or, out of attempts, watched (the last bytes may still land: never release funds that might be paid out) or
  * failed.
  */
 export function recordOfSend(facts: RecheckFacts, send: SendResult, jobAttempt: number, attemptsMax: number): SendRecord {
@@ -130,6 +132,9 @@ export function recordOfSend(facts: RecheckFacts, send: SendResult, jobAttempt: 
   const { error } = send;
   if (error === null) return send.attemptId === null ? { kind: 'none' } : { kind: 'broadcasted' };
   const write = send.attemptId === null ? 'sign_refusal' : error.outcome === 'rejected' ? 'attempt_failed' : 'send_error';
+  // An on-chain batch refused whole is not one payment's failure: each of its payments is tried again, alone, whatever
+  // its budget (a payment prepared alone is never in a batch again, so this happens to it once at most).
+  if (write === 'attempt_failed' && send.txPayments > 1) return { kind: 'failed', write, then: 'retry_alone' };
   if (jobAttempt < attemptsMax) return { kind: 'failed', write, then: 'retry' };
   return { kind: 'failed', write, then: error.outcome === 'unknown' && send.attemptId !== null ? 'watch' : 'fail' };
 }

@@ -29,8 +29,9 @@ const TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled', 'manual_review'],
   broadcasting: ['broadcasted', 'retrying', 'failed', 'manual_review'],
   retrying: ['broadcasting', 'failed', 'manual_review', 'cancelled'],
-  broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review'],
-  pending_confirmation: ['settled', 'failed', 'manual_review'],
+  // retrying: the on-chain batch that paid it can never land, and each of its payments is tried again alone.
+  broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review', 'retrying'],
+  pending_confirmation: ['settled', 'failed', 'manual_review', 'retrying'],
   // An operator resolves manual review: settled after an outside check, failed with funds released, a fee-bumped
   // replacement that is watched again, or (nothing on chain) one more execution attempt.
   manual_review: ['settled', 'failed', 'broadcasted', 'retrying'],

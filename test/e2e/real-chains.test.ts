@@ -240,6 +240,64 @@ describe('real chains', () => {
     expect(await balance(frozen)).toBe(0n);
   });
 
+  it('Ethereum: a batch that reverts on chain is retried alone: the others settle, the recipient frozen meanwhile fails alone', async () => {
+    const recipients = Array.from({ length: 3 }, () => privateKeyToAccount(generatePrivateKey()).address);
+    const late = privateKeyToAccount(generatePrivateKey()).address;
+    const ids: string[] = [];
+    for (const [i, to] of [...recipients, late].entries()) ids.push(await pay(2 + i / 100, { ethereum_address: to }, `eth-revert-${i}`));
+    const frozenLate = ids[3]!;
+    // Prepared together while every recipient is fine; frozen between the signature and the send, so the batch is
+    // mined and reverts (as when Circle freezes an address while a payroll is on its way).
+    const real = t.ctx.adapters.ethereum!;
+    let frozen = false;
+    const ethereum = {
+      ...real,
+      broadcast: async (signed: Parameters<typeof real.broadcast>[0]) => {
+        if (!frozen) await blacklistEthereumAddress({ rpcUrl: eth.rpcUrl, usdcAddress: eth.usdcAddress }, late);
+        frozen = true;
+        return real.broadcast(signed);
+      },
+    };
+    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+    expect(jobs).toHaveLength(4);
+    const outcomes = await executeBatch({ ...t.ctx, adapters: { ...t.ctx.adapters, ethereum }, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+    for (const [k, outcome] of outcomes.entries()) {
+      expect(outcome.ok).toBe(true);
+      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+    }
+    const attempts = async () =>
+      (
+        await t.db.pool.query<{ payment_intent_id: string; tx_id: string; status: string; tx_payments: number; fee: string | null }>(
+          'SELECT payment_intent_id, tx_id, status, tx_payments, actual_fee_native::text AS fee FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY created_at, tx_payment_index',
+          [ids],
+        )
+      ).rows;
+    const [batch] = await attempts();
+    const client = createPublicClient({ transport: http(eth.rpcUrl) });
+    await mineBlocks(eth.rpcUrl, 2);
+    const reverted = await client.getTransactionReceipt({ hash: batch!.tx_id as `0x${string}` });
+    expect(reverted.status).toBe('reverted');
+
+    // The confirmation worker fails the batch's attempts, books their shares of its gas, and retries each payment alone.
+    await confirm(t);
+    for (const id of ids) expect((await read(id)).status).toBe('retrying');
+    const split = await attempts();
+    expect(split.map((a) => [a.tx_id, a.status, a.tx_payments])).toEqual(ids.map(() => [batch!.tx_id, 'failed', 4]));
+    expect(split.reduce((sum, a) => sum + BigInt(a.fee!), 0n)).toBe(reverted.gasUsed * reverted.effectiveGasPrice);
+
+    await drainExecution(t, 1000, { together: true });
+    for (const id of ids.slice(0, 3)) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    expect((await read(frozenLate)).status).toBe('failed');
+    const { rows: failed } = await t.db.pool.query("SELECT payload FROM webhook_events WHERE event_type = 'payment.failed' AND payment_intent_id = ANY($1)", [ids]);
+    expect(failed.map((e) => e.payload.failure_reason)).toEqual(['reverted']);
+    const retried = (await attempts()).filter((a) => a.tx_id !== batch!.tx_id);
+    expect(retried.map((a) => [a.payment_intent_id, a.status, a.tx_payments]).sort()).toEqual(ids.slice(0, 3).map((id) => [id, 'confirmed', 1]).sort());
+    expect(new Set(retried.map((a) => a.tx_id)).size).toBe(3);
+    const balance = (owner: Address) => client.readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    for (const [i, to] of recipients.entries()) expect(await balance(to)).toBe(2_000_000n + BigInt(i) * 10_000n);
+    expect(await balance(late)).toBe(0n);
+  });
+
   it('reconciliation shows zero difference and the ledger verifies', async () => {
     const report = await reconcile(t.db.pool, t.ctx.adapters);
     for (const row of report) {

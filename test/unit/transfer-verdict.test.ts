@@ -97,12 +97,26 @@ describe('decideConfirmation', () => {
     ['in manual review, unreachable waits', v(null), 'manual_review', late, { kind: 'wait' }],
   ];
   it.each(cases)('%s', (_name, verdict, intentStatus, now, action) => {
-    expect(decideConfirmation({ verdict, intentStatus, purpose: 'transfer', broadcastAt, now, stuckAfterSeconds: 600 })).toEqual(action);
+    expect(decideConfirmation({ verdict, intentStatus, purpose: 'transfer', txPayments: 1, broadcastAt, now, stuckAfterSeconds: 600 })).toEqual(action);
+  });
+
+  it('an on-chain batch that cannot land retries each of its payments alone instead of failing them', () => {
+    const input = { intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, broadcastAt, now: fresh, stuckAfterSeconds: 600 };
+    expect(decideConfirmation({ ...input, verdict: v(reverted), txPayments: 5 })).toEqual({
+      kind: 'retry_alone',
+      reason: 'reverted',
+      feeNative: 21_000n,
+      detail: 'execution reverted',
+    });
+    expect(decideConfirmation({ ...input, verdict: v({ state: 'expired' }), txPayments: 2 }).kind).toBe('retry_alone');
+    // Settling, waiting and escalating are the same for a batch as for one payment.
+    expect(decideConfirmation({ ...input, verdict: v({ state: 'final', feeNative: 9n }), txPayments: 5 }).kind).toBe('settle');
+    expect(decideConfirmation({ ...input, verdict: v({ state: 'pending' }), txPayments: 5, now: late }).kind).toBe('manual_review');
   });
 
   it('the stuck threshold is "more than" STUCK_AFTER_SECONDS', () => {
     const exactly = new Date(broadcastAt.getTime() + 600_000);
-    const input = { verdict: v({ state: 'pending' }), intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, broadcastAt, stuckAfterSeconds: 600 };
+    const input = { verdict: v({ state: 'pending' }), intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, txPayments: 1, broadcastAt, stuckAfterSeconds: 600 };
     expect(decideConfirmation({ ...input, now: exactly }).kind).toBe('wait');
     expect(decideConfirmation({ ...input, now: new Date(exactly.getTime() + 1) }).kind).toBe('manual_review');
   });
@@ -112,7 +126,7 @@ describe('decideConfirmation of a cancel on chain', () => {
   const at = new Date('2026-03-01T12:00:00.000Z');
   const v = (status: TxStatus | null) => transferVerdict(status, { chain: 'ethereum' });
   const decide = (verdict: TransferVerdict) =>
-    decideConfirmation({ verdict, intentStatus: 'manual_review', purpose: 'cancel', broadcastAt: at, now: at, stuckAfterSeconds: 600 });
+    decideConfirmation({ verdict, intentStatus: 'manual_review', purpose: 'cancel', txPayments: 1, broadcastAt: at, now: at, stuckAfterSeconds: 600 });
 
   it('final fails the payment with the cancel\'s fee, never settles it', () => {
     expect(decide(v({ state: 'final', feeNative: 21_000n }))).toEqual({ kind: 'cancelled', feeNative: 21_000n });

@@ -16,8 +16,9 @@ const ALLOWED: Record<PaymentStatus, PaymentStatus[]> = {
   route_selected: ['broadcasting', 'broadcasted', 'failed', 'cancelled', 'manual_review'],
   broadcasting: ['broadcasted', 'retrying', 'failed', 'manual_review'],
   retrying: ['broadcasting', 'failed', 'manual_review', 'cancelled'],
-  broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review'],
-  pending_confirmation: ['settled', 'failed', 'manual_review'],
+  // An on-chain batch that can never land: each of its payments is tried again alone (decision 176).
+  broadcasted: ['pending_confirmation', 'settled', 'failed', 'manual_review', 'retrying'],
+  pending_confirmation: ['settled', 'failed', 'manual_review', 'retrying'],
   manual_review: ['settled', 'failed', 'broadcasted', 'retrying'],
   settled: [],
   failed: [],

@@ -42,7 +42,7 @@ function orBlocked<T>(work: Promise<T>, ms: number): Promise<T | 'blocked'> {
 }
 
 describe('decideConfirmation', () => {
-  const base = { intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, broadcastAt: new Date(0), now: new Date(1_000), stuckAfterSeconds: 600 };
+  const base = { intentStatus: 'broadcasted' as const, purpose: 'transfer' as const, txPayments: 1, broadcastAt: new Date(0), now: new Date(1_000), stuckAfterSeconds: 600 };
   const expired: TxStatus = { state: 'expired' };
 
   it('names a transfer that can no longer land in its chain own terms', () => {

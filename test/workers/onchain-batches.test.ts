@@ -7,12 +7,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SIMULATED_BATCH_TRANSFERS_MAX } from '../../src/bounds.js';
 import { executeBatch } from '../../src/core/execution/execute.js';
 import { runOf } from '../../src/core/execution/run.js';
-import type { ChainAdapter } from '../../src/chains/port.js';
+import { ChainError, type ChainAdapter } from '../../src/chains/port.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
-import { confirm } from '../helpers/workers.js';
+import { confirm, drainExecution } from '../helpers/workers.js';
 
 const quiet = pino({ level: 'silent' });
 let t: TestContext;
@@ -151,5 +151,46 @@ describe('on-chain batches on the simulated chain', () => {
     expect(attempts.map((a) => a.tx_payments)).toEqual([2, 2]);
     const payouts = await t.db.pool.query<{ ref: string }>('SELECT ref FROM sim_payouts');
     expect(payouts.rows.map((p) => p.ref).sort()).toEqual([ids[0], ids[2]].sort());
+  });
+
+  it('a batch the node refuses because of one payment is split: each is retried alone, the guilty one fails alone', async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '1000' });
+    const ids = [await createPayment(t.app, 1), await createPayment(t.app, 2), await createPayment(t.app, 3)];
+    const guilty = ids[1]!;
+    // A node that refuses any transaction paying the guilty payment (a recipient the token refuses, say).
+    const real = t.ctx.adapters.solana!;
+    const refusing: ChainAdapter = {
+      ...real,
+      broadcast: async (signed) => {
+        const paid = (JSON.parse(signed.rawTx) as { transfers: { ref: string }[] }).transfers.map((p) => p.ref);
+        if (paid.includes(guilty)) throw new ChainError('reverted', 'rejected', 'simulated node rejected the transaction: reverted', { details: `pays ${guilty}` });
+        return real.broadcast(signed);
+      },
+    };
+    const adapters = { ...t.ctx.adapters, solana: refusing };
+    await executeQueued(adapters);
+    // The three went out together and were refused together: each is retrying, none failed for it.
+    const first = await attemptsOf(ids);
+    expect(first.map((a) => [a.status, a.tx_payments])).toEqual([['failed', 3], ['failed', 3], ['failed', 3]]);
+    for (const id of ids) expect((await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json().status).toBe('retrying');
+
+    // Their next runs prepare each alone, even in one batch: the two others go out, each in a transaction of its own.
+    await drainExecution({ ...t, ctx: { ...t.ctx, adapters } }, 1000, { together: true });
+    t.clock.advance(1_200_000);
+    await confirm(t);
+    const status = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json().status;
+    expect(await status(ids[0]!)).toBe('settled');
+    expect(await status(ids[2]!)).toBe('settled');
+    expect(await status(guilty)).toBe('failed');
+    const { rows: failed } = await t.db.pool.query("SELECT payload FROM webhook_events WHERE event_type = 'payment.failed' AND payment_intent_id = ANY($1)", [ids]);
+    expect(failed.map((e) => e.payload.failure_reason)).toEqual(['reverted']);
+    const settled = (await attemptsOf([ids[0]!, ids[2]!])).filter((a) => a.status === 'confirmed');
+    expect(settled.map((a) => a.tx_payments)).toEqual([1, 1]);
+    expect(new Set(settled.map((a) => a.tx_id)).size).toBe(2);
+    // Each paid once.
+    const payouts = await t.db.pool.query<{ ref: string }>('SELECT ref FROM sim_payouts');
+    expect(payouts.rows.map((p) => p.ref).sort()).toEqual([ids[0], ids[2]].sort());
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+    for (const report of await reconcile(t.db.pool, t.ctx.adapters)) expect(report.status, JSON.stringify(report)).toBe('ok');
   });
 });

@@ -14,7 +14,7 @@ import type { LifecycleDeps } from '../context.js';
 import { askAboutAttempts, askAboutSiblings } from './chain-calls.js';
 import { applyVerdicts, decide, type Applied, type Verdict } from './verdicts.js';
 
-export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log'> & {
+export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log' | 'boss'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds' | 'chains'>;
   /** Settlement timings are observed here, once the settlement has committed. */
   metrics?: Pick<Metrics, 'creationToSettlement' | 'finalityToSettlement'>;
@@ -90,7 +90,7 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
   }
 }
 
-const LOGGED = new Set<Applied['action']>(['fail', 'cancelled', 'manual_review', 'resend']);
+const LOGGED = new Set<Applied['action']>(['fail', 'retry_alone', 'cancelled', 'manual_review', 'resend']);
 
 /** What a committed verdict leaves to do: count it, time a settlement, log, and re-send bytes the node forgot. */
 async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied: Applied, summary: ConfirmationSummary): Promise<void> {
@@ -106,6 +106,7 @@ async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied
   const log = deps.log.child({ payment_intent_id: attempt.payment_intent_id, attempt_id: attempt.id, tx_id: attempt.tx_id });
   if (applied.settledBy) log.info({ settled_by: applied.settledBy }, 'confirmation: settled by the replaced transaction');
   if (action === 'fail') log.warn({ reason: applied.reason }, 'confirmation: failed');
+  if (action === 'retry_alone') log.warn({ reason: applied.reason }, 'confirmation: its on-chain batch cannot land; retried alone');
   if (action === 'cancelled') log.warn('confirmation: the cancel on chain is final; failed, funds released');
   if (action === 'manual_review') log.warn('confirmation: stuck, moved to manual review');
   if (action === 'resend') {

@@ -14,7 +14,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { TransferVerdict } from '../../domain/transfer-verdict.js';
 import { postMany } from '../../ledger/store.js';
 import { moveAndTell } from '../lifecycle/events.js';
-import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
+import { failByCancel, failOnChain, postFee, retryAlone, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
 import type { Sibling } from './chain-calls.js';
 import type { ConfirmationDeps } from './round.js';
 
@@ -38,7 +38,15 @@ export interface Applied {
 /** What the chain's verdict means for an attempt of an intent in `intentStatus` (decideConfirmation, pure). */
 export function decide(deps: ConfirmationDeps, intentStatus: PaymentStatus, attempt: AttemptRow, verdict: TransferVerdict, now: Date): ConfirmationAction {
   const broadcastAt = attempt.broadcast_at ?? attempt.created_at;
-  return decideConfirmation({ intentStatus, purpose: attempt.purpose, verdict, broadcastAt, now, stuckAfterSeconds: deps.config.stuckAfterSeconds });
+  return decideConfirmation({
+    intentStatus,
+    purpose: attempt.purpose,
+    txPayments: attempt.tx_payments,
+    verdict,
+    broadcastAt,
+    now,
+    stuckAfterSeconds: deps.config.stuckAfterSeconds,
+  });
 }
 
 export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verdict[]): Promise<ItemOutcome<Applied>[]> {
@@ -94,6 +102,7 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
             answers.push({ action: decided.kind });
             break;
           case 'fail':
+          case 'retry_alone':
             // A fee-bumped replacement shares its nonce with the attempt it replaced: if this one failed because the
             // other landed, the payment happened through the other.
             if (sibling === 'pending') answers.push({ action: 'wait' });
@@ -103,6 +112,9 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
               await markConfirmed(tx, [{ attemptId: sibling.attempt.id, feeNative: sibling.feeNative }], now);
               await settleIntent(tx, deps.config.chains, intent, sibling.attempt, sibling.feeNative, now);
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
+            } else if (decided.kind === 'retry_alone') {
+              await retryAlone(tx, deps.boss, deps.config.chains, intent, attempt.id, decided, now);
+              answers.push({ action: 'retry_alone', reason: decided.reason });
             } else {
               await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now);
               answers.push({ action: 'fail', reason: decided.reason });

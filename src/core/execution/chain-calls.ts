@@ -28,14 +28,18 @@ export function askAboutLiveTransfers(
 
 /**
  * The new transfers of the intents, prepared by their chains (chain reads: fees, the nonce to use), one call per chain
- * for all of its intents. The answer is per intent: the transaction that pays it (one object shared by the intents an
+ * for all of its intents, except those that go alone (`alone`: a call each). The answer is per intent: the transaction that pays it (one object shared by the intents an
  * on-chain batch pays), or the ChainError of an intent its chain refuses to even build. A call for several intents that
  * throws is made again for each alone, at once, so a failure stays its own intent's: a ChainError then answers it, and
  * anything else (a bug, a node out of reach) fails its run, which is retried. After a refusal the nonce allocation hands
  * the intent its own refused nonce back while no other transfer took it, so no later transfer waits behind a gap; after
  * a nonce conflict it is someone else's, and a fresh one is taken.
  */
-export async function prepareTransfers(deps: ExecutionDeps, intents: readonly PaymentIntentRow[]): Promise<ItemOutcome<PreparedTransfer | ChainError>[]> {
+export async function prepareTransfers(
+  deps: ExecutionDeps,
+  items: readonly { intent: PaymentIntentRow; alone: boolean }[],
+): Promise<ItemOutcome<PreparedTransfer | ChainError>[]> {
+  const intents = items.map((item) => item.intent);
   const outcomes: ItemOutcome<PreparedTransfer | ChainError>[] = new Array(intents.length);
   const prepare = async (ks: readonly number[]): Promise<void> => {
     try {
@@ -46,8 +50,15 @@ export async function prepareTransfers(deps: ExecutionDeps, intents: readonly Pa
       else outcomes[ks[0]!] = error instanceof ChainError ? { ok: true, value: error } : { ok: false, error };
     }
   };
-  const chains = [...new Set(intents.map((intent) => intent.selected_chain))];
-  await Promise.all(chains.map((chain) => prepare(intents.flatMap((intent, k) => (intent.selected_chain === chain ? [k] : [])))));
+  // One call per chain, and one of its own for each payment that goes alone (an on-chain batch that paid it failed).
+  const calls = new Map<string, number[]>();
+  items.forEach(({ intent, alone }, k) => {
+    const key = alone ? `alone:${k}` : intent.selected_chain;
+    const call = calls.get(key);
+    if (call) call.push(k);
+    else calls.set(key, [k]);
+  });
+  await Promise.all([...calls.values()].map((ks) => prepare(ks)));
   return outcomes;
 }
 

@@ -128,7 +128,7 @@ async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Prom
   });
 
   const prepared: (ToSign & { k: number })[] = [];
-  (await prepareTransfers(deps, claimed.map((c) => c.intent))).forEach((outcome, j) => {
+  (await prepareTransfers(deps, claimed.map((c) => ({ intent: c.intent, alone: runs[c.k]!.job.alone === true })))).forEach((outcome, j) => {
     const { k, intent } = claimed[j]!;
     if (!outcome.ok) steps[k] = { kind: 'failed', error: outcome.error };
     else if (outcome.value instanceof ChainError) steps[k] = { kind: 'unsigned', error: outcome.value };

@@ -33,10 +33,10 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
       const now = deps.clock.now();
       const broadcast: string[] = [];
       const moves: Move[] = [];
-      const failures: { outcome: SendOutcome & { error: ChainError }; intent: PaymentIntentRow; then: 'retry' | 'fail' }[] = [];
+      const failures: { outcome: SendOutcome & { error: ChainError }; intent: PaymentIntentRow; then: 'retry' | 'retry_alone' | 'fail' }[] = [];
       for (const [k, outcome] of batch.entries()) {
         const { intent, facts, live } = locked[k]!;
-        const record = recordOfSend(facts, outcome, outcome.run.job.attempt, EXECUTION_ATTEMPTS_MAX);
+        const record = recordOfSend(facts, { ...outcome, txPayments: live?.tx_payments ?? 1 }, outcome.run.job.attempt, EXECUTION_ATTEMPTS_MAX);
         if (record.kind === 'none' || !intent) continue;
         if (record.kind === 'broadcasted') {
           broadcast.push(outcome.attemptId!);
@@ -54,18 +54,22 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
           // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
           broadcast.push(outcome.attemptId!);
           moves.push({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: live?.tx_id ?? '' }, reason: error.reason });
-        } else if (record.then === 'retry') {
+        } else if (record.then === 'retry' || record.then === 'retry_alone') {
           moves.push({ intent, to: 'retrying', reason: error.reason });
-          failures.push({ outcome: { ...outcome, error }, intent, then: 'retry' });
+          failures.push({ outcome: { ...outcome, error }, intent, then: record.then });
         } else failures.push({ outcome: { ...outcome, error }, intent, then: 'fail' });
       }
       await markBroadcasted(tx, broadcast, now);
       await moveAndTell(tx, moves, now);
       for (const { outcome, intent, then } of failures) {
         const { job } = outcome.run;
-        if (then === 'retry') {
+        if (then === 'retry_alone') {
+          // At once: the batch was refused, not this payment, which goes out in a transaction of its own.
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1, alone: true }, 0);
+        } else if (then === 'retry') {
           const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
+          // A payment once sent alone stays alone: its batch failed, and it is never the reason for another's failure.
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1, ...(job.alone ? { alone: true } : {}) }, delaySeconds);
         } else {
           await failIntent(tx, intent, outcome.error.reason, now);
           await setAside(deps.boss, tx, { ...job, reason: outcome.error.reason });

@@ -1,7 +1,8 @@
 // The signatures of a batch, one transaction per chain. Every signature of a chain takes its nonce (the simulated
 // chain's sequence, Ethereum's chain_nonces row) under a lock held to the commit, so the batch's payments of one chain
-// are re-checked under their locks, their debits posted, and only then signed, last, so the nonce stays locked only
-// for the signatures and the one commit (decision 137). A transaction that throws is rolled back whole (nothing was
+// are re-checked under their locks, then signed, and their debits posted last: the nonce stays locked only for the
+// signatures, one posting and the commit (decision 137), and the ledger rows the API's reservations share only for
+// the posting and the commit. A transaction that throws is rolled back whole (nothing was
 // sent: bytes leave only after their attempt commits) and its transactions are signed again one by one, so a failure
 // stays its own transaction's (an on-chain batch's payments are signed together or not at all).
 import type { PreparedTransfer } from '../../chains/port.js';
@@ -52,7 +53,10 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
             if (!ofGroup.every(({ intent, facts }) => intent !== null && isAsLeft(facts, null))) return [];
             return group.map(({ item }, i) => ({ g, i, intent: ofGroup[i]!.intent!, prepared: item.prepared }));
           });
-          // 2. One debit per intent, at its first signed transfer (later attempts move the same funds), in one posting.
+          // 2. The signatures: the chain's nonce stays locked from the first of them to the commit.
+          const attempts = await signAttempts(tx, adapter, ready, now);
+          // 3. One debit per intent, at its first signed transfer (later attempts move the same funds), in one posting,
+          //    last: the ledger's rows are the ones the API's reservations lock too, held from here to the commit only.
           const debited = await intentsWithDebit(tx, ready.map((r) => r.intent.id));
           await postMany(
             tx,
@@ -60,8 +64,6 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
               .filter((r) => !debited.has(r.intent.id))
               .map((r) => ({ movement: movements.debit(chain, r.intent.amount_micros), context: { paymentIntentId: r.intent.id, at: now } })),
           );
-          // 3. The signatures last: the chain's nonce stays locked from the first of them to the commit.
-          const attempts = await signAttempts(tx, adapter, ready, now);
           const answers: (Signed | typeof CHANGED)[][] = batch.map((group) => group.map(() => CHANGED));
           ready.forEach((r, n) => (answers[r.g]![r.i] = { intent: r.intent, attemptId: attempts[n]!.id, transfer: attempts[n]!.signed }));
           return answers;

@@ -1,10 +1,12 @@
 // Final outcomes of a payment intent, shared by execution, confirmation, abandoned jobs and operator actions. Each
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
+import type PgBoss from 'pg-boss';
 import type { Queryable } from '../../db/pool.js';
 import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { countTransitions, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
 import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../domain/chain.js';
+import { enqueueExecutions } from '../../jobs/queue.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { movements, type Movement } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany, type PostingContext } from '../../ledger/store.js';
@@ -49,6 +51,29 @@ export async function failOnChain(
   await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
   await postFee(tx, currencies, intent, verdict.feeNative, at);
   await failIntent(tx, intent, verdict.reason, at);
+}
+
+/**
+ * The on-chain batch that paid the intent can never land (mined and reverted, or provably unable to land): the attempt
+ * fails and its share of the fee is booked, as for a failure, but the payment does not fail for it. It goes back to
+ * retrying, and its next execution prepares it in a transaction of its own, now, so a payment the chain refuses fails
+ * alone and the others go out. Its funds stay in flight: the next transfer moves the same ones.
+ */
+export async function retryAlone(
+  tx: Queryable,
+  boss: PgBoss,
+  currencies: NativeCurrencies,
+  intent: PaymentIntentRow,
+  attemptId: string,
+  verdict: { reason: FailureReason; detail: string; feeNative: bigint },
+  at: Date,
+): Promise<void> {
+  await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
+  await postFee(tx, currencies, intent, verdict.feeNative, at);
+  await moveAndTell(tx, [{ intent, to: 'retrying', reason: verdict.reason }], at);
+  // The attempt number follows the intent's history (src/domain/execution.ts): one more than its moves to retrying.
+  const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+  await enqueueExecutions(boss, tx, [{ payment_intent_id: intent.id, attempt, alone: true }]);
 }
 
 /**
