@@ -107,10 +107,11 @@ export interface ChainAdapter {
    */
   prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]>;
   /**
-   * Prepares a replacement of a stuck transfer with a higher fee and the same nonce, where the chain allows it. Its
-   * `sign` takes no nonce: the stuck one is reused.
+   * Prepares a replacement of a stuck transaction with a higher fee and the same nonce, where the chain allows it:
+   * `requests` are every payment the stuck transaction pays, in its order (one, or an on-chain batch's), and the
+   * replacement pays exactly those. Its `sign` takes no nonce: the stuck one is reused.
    */
-  prepareReplacement?(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer>;
+  prepareReplacement?(requests: readonly TransferRequest[], stuck: SignedTransfer): Promise<PreparedTransfer>;
   /**
    * Prepares a cancel on chain of a stuck transfer, where the chain allows it: a transaction on the stuck one's nonce
    * that moves nothing (Ethereum: zero ETH from the treasury to itself), with fees high enough to replace what is

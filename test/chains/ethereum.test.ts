@@ -661,7 +661,7 @@ describe('ethereum adapter: node unreachable', () => {
     const calls: [string, () => Promise<unknown>][] = [
       ['getStatuses', () => statusOf(silent, signed)],
       ['prepareTransfers', () => prepareOne(silent, transfer(freshAddress(), 1n))],
-      ['prepareReplacement', () => silent.prepareReplacement!(request, signed)],
+      ['prepareReplacement', () => silent.prepareReplacement!([request], signed)],
       ['estimateFee', () => silent.estimateFee()],
       ['treasuryUsdcBalance', () => silent.treasuryUsdcBalance()],
       ['treasuryNativeBalance', () => silent.treasuryNativeBalance()],

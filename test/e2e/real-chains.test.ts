@@ -212,13 +212,11 @@ describe('real chains', () => {
       await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
     }
     await drainExecution(t);
-    // One of them stuck in review (as the stuck timer would leave it): its transaction pays the others too, so neither
-    // a fee-bumped replacement nor a cancel on chain is made for it alone; the chain still settles it.
+    // One of them stuck in review (as the stuck timer would leave it): its transaction pays the others too, so no
+    // cancel on chain is made for it alone; the chain still settles it.
     await t.db.pool.query("UPDATE payment_intents SET status = 'manual_review' WHERE id = $1", [ids[0]]);
-    for (const resolution of ['replace', 'cancel_on_chain'] as const) {
-      const refusal = await resolveManualReview(t.ctx, ids[0]!, resolution, { audit: testAudit() }).then(() => null, (error: unknown) => error);
-      expect(refusal).toMatchObject({ code: 'INVALID_STATE', message: expect.stringMatching(/pays 4 payments in one on-chain batch/) });
-    }
+    const refusal = await resolveManualReview(t.ctx, ids[0]!, 'cancel_on_chain', { audit: testAudit() }).then(() => null, (error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'INVALID_STATE', message: expect.stringMatching(/pays 4 payments in one on-chain batch; it cannot be cancelled/) });
     for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
     expect((await read(refused)).status).toBe('failed');
     const { rows: failed } = await t.db.pool.query("SELECT payload FROM webhook_events WHERE event_type = 'payment.failed' AND payment_intent_id = $1", [refused]);
@@ -238,6 +236,52 @@ describe('real chains', () => {
     const balance = (owner: Address) => client.readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [owner] });
     for (const [i, to] of recipients.entries()) expect(await balance(to)).toBe(3_000_000n + BigInt(i) * 10_000n);
     expect(await balance(frozen)).toBe(0n);
+  });
+
+  it('Ethereum: a stuck on-chain batch is replaced for every payment it pays: each watched again, each paid once', async () => {
+    const recipients = Array.from({ length: 3 }, () => privateKeyToAccount(generatePrivateKey()).address);
+    const ids: string[] = [];
+    const client = createPublicClient({ transport: http(eth.rpcUrl) });
+    const attempts = async () =>
+      (
+        await t.db.pool.query<{ payment_intent_id: string; tx_id: string; status: string; tx_payments: number; tx_payment_index: number }>(
+          'SELECT payment_intent_id, tx_id, status, tx_payments, tx_payment_index FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY created_at, tx_payment_index',
+          [ids],
+        )
+      ).rows;
+    await setAutomine(eth.rpcUrl, false);
+    try {
+      for (const [i, to] of recipients.entries()) ids.push(await pay(6 + i / 100, { ethereum_address: to }, `eth-stuck-batch-${i}`));
+      const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+      expect(jobs).toHaveLength(3);
+      const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+      for (const [k, outcome] of outcomes.entries()) {
+        expect(outcome.ok).toBe(true);
+        await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+      }
+      const [stuck] = await attempts();
+      expect((await attempts()).map((a) => [a.tx_id, a.tx_payments])).toEqual(ids.map(() => [stuck!.tx_id, 3]));
+      t.clock.advance(601_000);
+      await confirm(t);
+      for (const id of ids) expect((await read(id)).status).toBe('manual_review');
+
+      // Resolved from one payment's page: the replacement pays the three, each back to broadcasted with its attempt.
+      const replaced = await resolveManualReview(t.ctx, ids[1]!, 'replace', { audit: testAudit() });
+      expect(replaced.status).toBe('broadcasted');
+      expect(replaced.tx_id).not.toBe(stuck!.tx_id);
+      for (const id of ids) expect((await read(id)).status).toBe('broadcasted');
+      const after = await attempts();
+      expect(after.filter((a) => a.tx_id === stuck!.tx_id).map((a) => a.status)).toEqual(['replaced', 'replaced', 'replaced']);
+      // Each payment at its place in the stuck transaction: the replacement is rebuilt from its bytes.
+      const place = (tx: string) => after.filter((a) => a.tx_id === tx).map((a) => [a.payment_intent_id, a.tx_payments, a.tx_payment_index]);
+      expect(place(replaced.tx_id!)).toEqual(place(stuck!.tx_id));
+      expect(after.filter((a) => a.tx_id === replaced.tx_id).map((a) => a.status)).toEqual(['broadcasted', 'broadcasted', 'broadcasted']);
+    } finally {
+      await setAutomine(eth.rpcUrl, true);
+    }
+    for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    const balance = (owner: Address) => client.readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    for (const [i, to] of recipients.entries()) expect(await balance(to)).toBe(6_000_000n + BigInt(i) * 10_000n);
   });
 
   it('Ethereum: a batch that reverts on chain is retried alone: the others settle, the recipient frozen meanwhile fails alone', async () => {

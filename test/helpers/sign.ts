@@ -16,7 +16,7 @@ export async function signReplacement(
   stuck: SignedTransfer,
 ): Promise<SignedTransfer> {
   if (!adapter.prepareReplacement) throw new Error(`${adapter.chain} has no fee replacement`);
-  const prepared = await adapter.prepareReplacement(request, stuck);
+  const prepared = await adapter.prepareReplacement([request], stuck);
   return prepared.sign(db, null);
 }
 

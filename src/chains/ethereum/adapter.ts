@@ -24,7 +24,7 @@ import {
 import type { EthereumSigner } from '../signers/port.js';
 import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
-import { encodeBatch, estimateBatchGas } from './batch.js';
+import { decodeBatch, encodeBatch, estimateBatchGas } from './batch.js';
 import { decodeTransfer, encodeTransfer, readAllowance, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
@@ -359,19 +359,20 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     },
 
     // No nonce is allocated: the replacement reuses the stuck one.
-    async prepareReplacement(request: TransferRequest, stuck: SignedTransfer): Promise<PreparedTransfer> {
-      // The replacement is rebuilt from the stuck bytes (same nonce, token, call data, gas), so it can only ever be
-      // the same transfer; the request is checked against them rather than trusted.
+    async prepareReplacement(requests: readonly TransferRequest[], stuck: SignedTransfer): Promise<PreparedTransfer> {
+      // The replacement is rebuilt from the stuck bytes (same nonce, call data, gas), so it can only ever be the same
+      // transfer or batch; the requests are checked against them rather than trusted.
       const tx = parseSignedTransfer(stuck);
-      const call = decodeTransfer(tx.data);
-      if (
-        getAddress(tx.to) !== token ||
-        !call ||
-        call.to.toLowerCase() !== request.to.toLowerCase() ||
-        call.amountMicros !== request.amountMicros
-      ) {
-        throw new ChainError('internal_error', 'rejected', 'the stuck transaction is not this transfer', {
-          details: `stuck tx ${tx.hash} pays ${call?.amountMicros ?? '?'} to ${call?.to ?? '?'} via ${tx.to}`,
+      const via = getAddress(tx.to);
+      const single = via === token ? decodeTransfer(tx.data) : null;
+      const paid = single ? [single] : via === batchContract ? decodeBatch(tx.data)?.payouts : undefined;
+      const same =
+        paid !== undefined &&
+        paid.length === requests.length &&
+        paid.every((p, i) => p.to.toLowerCase() === requests[i]!.to.toLowerCase() && p.amountMicros === requests[i]!.amountMicros);
+      if (!same) {
+        throw new ChainError('internal_error', 'rejected', 'the stuck transaction does not pay these transfers', {
+          details: `stuck tx ${tx.hash} via ${tx.to} pays ${paid?.map((p) => `${p.amountMicros} to ${p.to}`).join(', ') ?? '?'}`,
         });
       }
       const { market, fees } = await outbid(tx, 'a replacement');

@@ -1,16 +1,18 @@
 // Operator actions on a payment intent in manual_review (Circle/Fireblocks-style resolution of stuck transfers):
 //  settled         - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
 //  failed          - the transfer provably will not land: fail it and release the funds
-//  replace         - re-sign the same transfer with a higher fee and the same nonce (Ethereum), watch it again
+//  replace         - re-sign the same transaction with a higher fee and the same nonce (Ethereum), watch it again; an
+//                    on-chain batch's replacement pays every payment of it, each watched again
 //  retry           - nothing is on chain (an abandoned execution, decision 58): one more execution attempt
 //  cancel_on_chain - a transaction on the same nonce that moves nothing (Ethereum), watched by the confirmation worker,
 //                    which fails the payment once it is final (decision 63)
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { adapterOf, type PreparedTransfer, type SignedTransfer } from '../../chains/port.js';
-import { liveAttempt, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
+import { liveAttempt, liveAttemptsOfTransaction, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
+import { WATCHED } from '../../domain/confirmation.js';
 import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
@@ -69,12 +71,19 @@ export async function resolveManualReview(
     if ((resolution === 'replace' || resolution === 'cancel_on_chain') && !seenLive) {
       throw new AppError('INVALID_STATE', `payment intent ${intentId} has no transfer on chain to ${resolution === 'replace' ? 'replace' : 'cancel'}`);
     }
-    // A transaction that pays several payments (an on-chain batch) moves them all: a replacement or a cancel made for
-    // one payment would leave the others watching bytes that can no longer land. Not yet offered for a batch.
-    if ((resolution === 'replace' || resolution === 'cancel_on_chain') && seenLive!.tx_payments > 1) {
+    // A cancel on chain of an on-chain batch would fail every payment it pays, on one payment's page: not offered.
+    if (resolution === 'cancel_on_chain' && seenLive!.tx_payments > 1) {
       throw new AppError(
         'INVALID_STATE',
-        `payment intent ${intentId}'s transfer ${seenLive!.tx_id} pays ${seenLive!.tx_payments} payments in one on-chain batch; it cannot be ${resolution === 'replace' ? 'replaced' : 'cancelled'} for one of them: resolve it as settled or failed`,
+        `payment intent ${intentId}'s transfer ${seenLive!.tx_id} pays ${seenLive!.tx_payments} payments in one on-chain batch; it cannot be cancelled for one of them: replace it, or resolve it as settled or failed`,
+      );
+    }
+    // A replacement pays what the stuck transaction pays: every payment of an on-chain batch, all still waiting on it.
+    const seenMates = resolution === 'replace' ? await liveAttemptsOfTransaction(deps.pool, seenLive!.chain, seenLive!.tx_id) : [];
+    if (resolution === 'replace' && seenMates.length !== seenLive!.tx_payments) {
+      throw new AppError(
+        'INVALID_STATE',
+        `payment intent ${intentId}'s transfer ${seenLive!.tx_id} pays ${seenLive!.tx_payments} payments and only ${seenMates.length} still wait on it: resolve it as settled or failed`,
       );
     }
     const verdict: TransferVerdict | null = seenLive ? await ask(deps, seenLive) : null;
@@ -85,13 +94,17 @@ export async function resolveManualReview(
     ];
     const refusal = standingRefusal(refusalOf(resolution, seen.selected_chain, onNonce), options.force ?? false);
     let prepared: PreparedTransfer | null = null;
-    if (!refusal && resolution === 'replace') prepared = await adapter.prepareReplacement!(transferRequestOf(seen), signedOf(seenLive!));
+    if (!refusal && resolution === 'replace') {
+      const paid = await Promise.all(seenMates.map(async (mate) => (await findIntent(deps.pool, mate.payment_intent_id))!));
+      prepared = await adapter.prepareReplacement!(paid.map(transferRequestOf), signedOf(seenLive!));
+    }
     if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
     const result = await auditedRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
-      const intent = (await lockIntents(tx, [intentId])).get(intentId);
+      const locked = await lockIntents(tx, [intentId, ...seenMates.map((mate) => mate.payment_intent_id)]);
+      const intent = locked.get(intentId);
       if (!intent || intent.status !== 'manual_review') return CHANGED;
       const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
       const replaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(tx, [intent.id])).get(intent.id)! : [];
@@ -136,16 +149,26 @@ export async function resolveManualReview(
       }
 
       // replace / cancel_on_chain: the new transaction shares the nonce, so whichever lands, the others never do. The
-      // one it supersedes is kept as 'replaced' for the record; the confirmation worker watches the new one.
+      // one it supersedes is kept as 'replaced' for the record; the confirmation worker watches the new one. A
+      // replacement pays every payment the stuck transaction pays (one, or an on-chain batch's): each gets its attempt.
       const cancel = resolution === 'cancel_on_chain';
-      const [successor] = await signAttempts(tx, adapter, [{ intent, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' }], now);
-      const { id: attemptId, signed } = successor!;
-      await markFailed(tx, attempt!.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
+      const mates = cancel ? [attempt!] : await liveAttemptsOfTransaction(tx, attempt!.chain, attempt!.tx_id, { forUpdate: true });
+      if (mates.map((m) => m.id).join() !== (cancel ? [seenLive!] : seenMates).map((m) => m.id).join()) return CHANGED;
+      const paid = mates.map((mate) => locked.get(mate.payment_intent_id)!);
+      if (!paid.every((p) => WATCHED.includes(p.status))) return CHANGED;
+      const successors = await signAttempts(tx, adapter, paid.map((p) => ({ intent: p, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' })), now);
+      const { signed } = successors[0]!;
+      for (const mate of mates) {
+        await markFailed(tx, mate.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
+      }
       // Persisted before it is sent; if the send below fails, the confirmation worker re-sends the same bytes.
-      await markBroadcasted(tx, [attemptId], now);
+      await markBroadcasted(tx, successors.map((s) => s.id), now);
       // A cancel leaves the payment in manual review (nothing for the merchant to hear until it is final); a
-      // replacement is the payment's transfer again, watched like any broadcast one.
-      if (!cancel) await moveAndTell(tx, [{ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: signed.txId }, reason: 'fee_bump' }], now);
+      // replacement is the payments' transfer again, watched like any broadcast one.
+      if (!cancel) {
+        const moves = paid.filter((p) => p.status === 'manual_review');
+        await moveAndTell(tx, moves.map((p) => ({ intent: p, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: signed.txId }, reason: 'fee_bump' })), now);
+      }
       return { payment_intent_id: intent.id, status: intent.status, tx_id: signed.txId, send: signed };
     });
     if (result === CHANGED) continue;

@@ -117,6 +117,18 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
 }
 
 /**
+ * The live attempts that share a transaction (`chain`, `txId`): one, or an on-chain batch's, in the transaction's order.
+ */
+export async function liveAttemptsOfTransaction(db: Queryable, chain: string, txId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow[]> {
+  const { rows } = await db.query<RawRow>(
+    `SELECT ${COLUMNS} FROM payment_attempts WHERE chain = $1 AND tx_id = $2 AND status = ANY($3::text[])
+      ORDER BY tx_payment_index${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [chain, txId, LIVE_STATUSES],
+  );
+  return rows.map(attemptOf);
+}
+
+/**
  * The attempts of each intent that a fee-bumped replacement or a cancel superseded ('replaced'), oldest first. They
  * share the live attempt's nonce, so one of them may be the transfer that lands. Every intent asked is in the answer.
  */
