@@ -17,7 +17,7 @@ import { createBenchDatabase, runCli, startService } from './service.js';
 
 const KEY = { 'x-api-key': 'bench' };
 /** How long a payroll may take to settle before the run fails. */
-const SETTLE_LIMIT_MS = 300_000;
+const SETTLE_LIMIT_MS = 900_000;
 const POLL_MS = 250;
 
 export interface ChainFigures {

@@ -266,9 +266,12 @@ describe('real chains', () => {
       for (const id of ids) expect((await read(id)).status).toBe('manual_review');
 
       // Resolved from one payment's page: the replacement pays the three, each back to broadcasted with its attempt.
-      const replaced = await resolveManualReview(t.ctx, ids[1]!, 'replace', { audit: testAudit() });
+      const replaced = await resolveManualReview(t.ctx, ids[1]!, 'replace', { audit: { ...testAudit('payment.resolve'), targets: [ids[1]!] } });
       expect(replaced.status).toBe('broadcasted');
       expect(replaced.tx_id).not.toBe(stuck!.tx_id);
+      // One audit record for the action, naming every payment it moved.
+      const { rows: audit } = await t.db.pool.query<{ targets: string[] }>("SELECT targets FROM audit_log WHERE action = 'payment.resolve' ORDER BY seq DESC LIMIT 1");
+      expect([...audit[0]!.targets].sort()).toEqual([...ids].sort());
       for (const id of ids) expect((await read(id)).status).toBe('broadcasted');
       const after = await attempts();
       expect(after.filter((a) => a.tx_id === stuck!.tx_id).map((a) => a.status)).toEqual(['replaced', 'replaced', 'replaced']);

@@ -28,12 +28,13 @@ export function askAboutLiveTransfers(
 
 /**
  * The new transfers of the intents, prepared by their chains (chain reads: fees, the nonce to use), one call per chain
- * for all of its intents, except those that go alone (`alone`: a call each). The answer is per intent: the transaction that pays it (one object shared by the intents an
- * on-chain batch pays), or the ChainError of an intent its chain refuses to even build. A call for several intents that
- * throws is made again for each alone, at once, so a failure stays its own intent's: a ChainError then answers it, and
- * anything else (a bug, a node out of reach) fails its run, which is retried. After a refusal the nonce allocation hands
- * the intent its own refused nonce back while no other transfer took it, so no later transfer waits behind a gap; after
- * a nonce conflict it is someone else's, and a fresh one is taken.
+ * for all of its intents, and one for each intent that goes `alone`. The answer is per intent: the transaction that
+ * pays it (one object shared by the intents an on-chain batch pays), or the ChainError of an intent its chain refuses
+ * to even build. A call for several intents that throws is made again for each alone, at once, so a failure stays its
+ * own intent's: a ChainError then answers it, and anything else (a bug, a node out of reach) fails its run, which is
+ * retried. After a refusal the nonce allocation hands the intent its own refused nonce back while no other transfer
+ * took it, so no later transfer waits behind a gap; after a nonce conflict it is someone else's, and a fresh one is
+ * taken.
  */
 export async function prepareTransfers(
   deps: ExecutionDeps,

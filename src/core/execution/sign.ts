@@ -2,9 +2,9 @@
 // chain's sequence, Ethereum's chain_nonces row) under a lock held to the commit, so the batch's payments of one chain
 // are re-checked under their locks, then signed, and their debits posted last: the nonce stays locked only for the
 // signatures, one posting and the commit (decision 137), and the ledger rows the API's reservations share only for
-// the posting and the commit. A transaction that throws is rolled back whole (nothing was
-// sent: bytes leave only after their attempt commits) and its transactions are signed again one by one, so a failure
-// stays its own transaction's (an on-chain batch's payments are signed together or not at all).
+// the posting and the commit. A transaction that throws is rolled back whole (nothing was sent: bytes leave only after
+// their attempt commits) and its transactions are signed again one by one, so a failure stays its own transaction's
+// (an on-chain batch's payments are signed together or not at all).
 import type { PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';

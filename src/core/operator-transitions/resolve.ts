@@ -101,7 +101,9 @@ export async function resolveManualReview(
     if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
-    const result = await auditedRound(deps, options.audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
+    // The audit record names every payment the action moves: a batch's replacement moves them all.
+    const audit = { ...options.audit, targets: [...new Set([...options.audit.targets, ...seenMates.map((mate) => mate.payment_intent_id)])] };
+    const result = await auditedRound(deps, audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
       const locked = await lockIntents(tx, [intentId, ...seenMates.map((mate) => mate.payment_intent_id)]);
       const intent = locked.get(intentId);
