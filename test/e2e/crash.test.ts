@@ -1,5 +1,7 @@
 // kill -9 of the service with transfers in flight: after a restart every intent reaches a final state, no intent
-// is paid twice, every intent has at most one debit, and `stableroute ledger verify` passes.
+// is paid twice, every intent has at most one debit, and `stableroute ledger verify` passes. Half the payments come in
+// one payout batch, so on-chain batches (several payments in one transaction, refused whole now and then by the
+// simulated node's failures and split) are in flight when the service dies.
 import { describe, expect, it } from 'vitest';
 import { freePort, runCommand, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
 import { serviceFixture } from '../helpers/service-fixture.js';
@@ -54,6 +56,21 @@ describe('crash safety', () => {
       expect(intent.status, await intent.clone().text()).toBe(201);
       ids.push(((await intent.json()) as { payment_intent_id: string }).payment_intent_id);
     }
+    const payroll = await fetch(`${base}/payout_batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'dev' },
+      body: JSON.stringify({
+        idempotency_key: 'crash-payroll',
+        items: Array.from({ length: 24 }, (_, i) => ({
+          idempotency_key: `crash-payroll-${i}`,
+          amount_usd: 5 + i,
+          priority: 'fast',
+          destination: i % 2 ? { solana_address: SOL } : { ethereum_address: ETH },
+        })),
+      }),
+    });
+    expect(payroll.status, await payroll.clone().text()).toBe(201);
+    ids.push(...((await payroll.json()) as { items: { payment_intent: { payment_intent_id: string } }[] }).items.map((item) => item.payment_intent.payment_intent_id));
     // Kill while work is in flight: some broadcast, none of them all final yet.
     await waitFor('some transfers in flight', async () => {
       const { rows } = await fx.db.pool.query("SELECT COUNT(*)::int AS n FROM payment_attempts WHERE status = 'broadcasted'");
@@ -84,6 +101,9 @@ describe('crash safety', () => {
       if (intent.status === 'settled') expect(paid.has(intent.id)).toBe(true);
       else expect(paid.has(intent.id), `failed ${intent.id} must not have been paid`).toBe(false);
     }
+    // On-chain batches were part of it: transactions that paid several payments.
+    const shared = await fx.db.pool.query("SELECT COUNT(DISTINCT tx_id)::int AS n FROM payment_attempts WHERE tx_payments > 1");
+    expect(shared.rows[0].n).toBeGreaterThan(0);
     const debits = await fx.db.pool.query("SELECT payment_intent_id, COUNT(*)::int AS n FROM ledger_transactions WHERE type = 'debit' GROUP BY 1");
     for (const row of debits.rows) expect(row.n).toBe(1);
     expect(intents.rows.filter((r) => r.status === 'settled').length).toBeGreaterThan(0);
