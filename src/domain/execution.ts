@@ -70,18 +70,23 @@ export type LiveTransferAction =
   | { kind: 'sent' }
   /** The chain does not know the bytes: the same bytes are sent again. */
   | { kind: 'resend' }
-  /** Mined and failed (reverted): the fee is spent, the payment fails and its funds return (decision 61). */
-  | { kind: 'failed_on_chain'; reason: FailureReason; detail: string; feeNative: bigint }
+  /**
+   * Mined and failed (reverted): the fee is spent, the payment fails and its funds return (decision 61); `alone`: it
+   * was an on-chain batch, and the payment is retried in a transaction of its own instead (decision 176).
+   */
+  | { kind: 'failed_on_chain'; reason: FailureReason; detail: string; feeNative: bigint; alone: boolean }
   /** It can never land and nothing of ours was spent: it is over, and a new transfer is signed. */
   | { kind: 'superseded'; reason: FailureReason };
 
-export function liveTransferAction(verdict: TransferVerdict, previousFailure: FailureReason | null): LiveTransferAction {
+export function liveTransferAction(verdict: TransferVerdict, previousFailure: FailureReason | null, txPayments: number): LiveTransferAction {
   if (hasReachedChain(verdict)) return { kind: 'sent' };
   if (verdict.kind === 'unknown') return { kind: 'resend' };
   // Its nonce used at final depth by another transaction (nothing of ours mined, nothing spent): it can never land, as
   // after an expiry, and a new transfer is signed on a fresh nonce (decision 35).
   const nonceTaken = verdict.reason === 'nonce_conflict';
-  if (verdict.onChain && !nonceTaken) return { kind: 'failed_on_chain', reason: verdict.reason, detail: verdict.detail, feeNative: verdict.feeNative };
+  if (verdict.onChain && !nonceTaken) {
+    return { kind: 'failed_on_chain', reason: verdict.reason, detail: verdict.detail, feeNative: verdict.feeNative, alone: txPayments > 1 };
+  }
   return { kind: 'superseded', reason: nonceTaken ? 'nonce_conflict' : (previousFailure ?? 'dropped') };
 }
 

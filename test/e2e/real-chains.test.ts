@@ -345,6 +345,43 @@ describe('real chains', () => {
     expect(await balance(late)).toBe(0n);
   });
 
+  it('Ethereum: a run that lost the answer to a batch that then reverted finds it on its retry and retries each payment alone', async () => {
+    const recipients = Array.from({ length: 2 }, () => privateKeyToAccount(generatePrivateKey()).address);
+    const late = privateKeyToAccount(generatePrivateKey()).address;
+    const ids: string[] = [];
+    for (const [i, to] of [...recipients, late].entries()) ids.push(await pay(7 + i / 100, { ethereum_address: to }, `eth-lost-${i}`));
+    // The bytes reach the node, and the answer is lost (the outcome is unknown); the recipient is frozen meanwhile, so
+    // the batch is mined and reverts. The retry asks the chain before anything else.
+    const real = t.ctx.adapters.ethereum!;
+    const losing = {
+      ...real,
+      broadcast: async (signed: Parameters<typeof real.broadcast>[0]) => {
+        await blacklistEthereumAddress({ rpcUrl: eth.rpcUrl, usdcAddress: eth.usdcAddress }, late);
+        await real.broadcast(signed);
+        throw new Error('connection reset after the request was written');
+      },
+    };
+    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+    expect(jobs).toHaveLength(3);
+    const outcomes = await executeBatch({ ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: losing }, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+    for (const [k, outcome] of outcomes.entries()) {
+      expect(outcome.ok).toBe(true);
+      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+    }
+    for (const id of ids) expect((await read(id)).status).toBe('retrying');
+    await mineBlocks(eth.rpcUrl, 1);
+
+    await drainExecution(t, 1000, { together: true });
+    for (const id of ids.slice(0, 2)) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
+    expect((await read(ids[2]!)).status).toBe('failed');
+    const { rows } = await t.db.pool.query<{ payment_intent_id: string; status: string; tx_payments: number }>(
+      'SELECT payment_intent_id, status, tx_payments FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY created_at',
+      [ids],
+    );
+    expect(rows.filter((r) => r.tx_payments === 3).map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(rows.filter((r) => r.status === 'confirmed').map((r) => [r.payment_intent_id, r.tx_payments]).sort()).toEqual(ids.slice(0, 2).map((id) => [id, 1]).sort());
+  });
+
   it('reconciliation shows zero difference and the ledger verifies', async () => {
     const report = await reconcile(t.db.pool, t.ctx.adapters);
     for (const row of report) {

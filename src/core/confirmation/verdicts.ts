@@ -14,7 +14,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { TransferVerdict } from '../../domain/transfer-verdict.js';
 import { postMany } from '../../ledger/store.js';
 import { moveAndTell } from '../lifecycle/events.js';
-import { failByCancel, failOnChain, postFee, retryAlone, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
+import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
 import type { Sibling } from './chain-calls.js';
 import type { ConfirmationDeps } from './round.js';
 
@@ -112,12 +112,10 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
               await markConfirmed(tx, [{ attemptId: sibling.attempt.id, feeNative: sibling.feeNative }], now);
               await settleIntent(tx, deps.config.chains, intent, sibling.attempt, sibling.feeNative, now);
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
-            } else if (decided.kind === 'retry_alone') {
-              await retryAlone(tx, deps.boss, deps.config.chains, intent, attempt.id, decided, now);
-              answers.push({ action: 'retry_alone', reason: decided.reason });
             } else {
-              await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now);
-              answers.push({ action: 'fail', reason: decided.reason });
+              const alone = decided.kind === 'retry_alone';
+              await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now, alone ? { retryAloneOn: deps.boss } : {});
+              answers.push({ action: decided.kind, reason: decided.reason });
             }
             break;
           case 'cancelled':

@@ -115,7 +115,7 @@ async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Prom
   const toWrite: (LiveVerdict & { k: number; intent: PaymentIntentRow })[] = [];
   withLive.forEach(({ k, intent, live }, j) => {
     const verdict = verdicts[j]!;
-    const action = verdict.ok ? liveTransferAction(verdict.value, live.failure_reason) : null;
+    const action = verdict.ok ? liveTransferAction(verdict.value, live.failure_reason, live.tx_payments) : null;
     if (!verdict.ok) steps[k] = { kind: 'failed', error: verdict.error };
     else if (action?.kind === 'resend') steps[k] = { kind: 'send', attemptId: live.id, send: { intent, transfer: signedOf(live), resend: true } };
     else if (action) toWrite.push({ k, intent, run: runs[k]!, live, action });

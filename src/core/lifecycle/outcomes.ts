@@ -38,7 +38,10 @@ export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason
 
 /**
  * The chain reports the attempt's transaction failed (mined and reverted, or provably unable to land): the attempt
- * fails with the chain's reason, the fee it spent is booked, and the intent fails with its funds released (decision 61).
+ * fails with the chain's reason and the fee it spent (its share, for an on-chain batch) is booked. Then the intent fails
+ * with its funds released (decision 61); or, with `retryAloneOn` (an on-chain batch: not this payment's failure,
+ * decision 176), it goes back to retrying and a job on that queue prepares it in a transaction of its own, now, so a
+ * payment the chain refuses fails alone and the others go out. Its funds stay in flight: the next transfer moves them.
  */
 export async function failOnChain(
   tx: Queryable,
@@ -47,33 +50,15 @@ export async function failOnChain(
   attemptId: string,
   verdict: { reason: FailureReason; detail: string; feeNative: bigint },
   at: Date,
+  options: { retryAloneOn?: PgBoss } = {},
 ): Promise<void> {
   await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
   await postFee(tx, currencies, intent, verdict.feeNative, at);
-  await failIntent(tx, intent, verdict.reason, at);
-}
-
-/**
- * The on-chain batch that paid the intent can never land (mined and reverted, or provably unable to land): the attempt
- * fails and its share of the fee is booked, as for a failure, but the payment does not fail for it. It goes back to
- * retrying, and its next execution prepares it in a transaction of its own, now, so a payment the chain refuses fails
- * alone and the others go out. Its funds stay in flight: the next transfer moves the same ones.
- */
-export async function retryAlone(
-  tx: Queryable,
-  boss: PgBoss,
-  currencies: NativeCurrencies,
-  intent: PaymentIntentRow,
-  attemptId: string,
-  verdict: { reason: FailureReason; detail: string; feeNative: bigint },
-  at: Date,
-): Promise<void> {
-  await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
-  await postFee(tx, currencies, intent, verdict.feeNative, at);
+  if (!options.retryAloneOn) return failIntent(tx, intent, verdict.reason, at);
   await moveAndTell(tx, [{ intent, to: 'retrying', reason: verdict.reason }], at);
   // The attempt number follows the intent's history (src/domain/execution.ts): one more than its moves to retrying.
   const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
-  await enqueueExecutions(boss, tx, [{ payment_intent_id: intent.id, attempt, alone: true }]);
+  await enqueueExecutions(options.retryAloneOn, tx, [{ payment_intent_id: intent.id, attempt, alone: true }]);
 }
 
 /**
