@@ -398,7 +398,7 @@ function onchainLines(runs: OnchainRun[]): void {
     if (es.gasPerPayment) line(`ethereum gas per payment ${to}`, ratio(eb.gasPerPayment!, es.gasPerPayment), 'batched, of one transaction each (target <= 0.35x to existing)');
     line(`solana payroll ${to}, batched`, txs(sb), `${sb.lamportsFeePerPayment} lamports fee a payment (5000+ alone; target <= 0.1x)`);
     const clean = (run: OnchainRun) => (run.ledgerClean && run.reconcileClean ? 'clean' : `ledger ${run.ledgerClean ? 'clean' : 'DIFFERENCES'}, reconcile ${run.reconcileClean ? 'clean' : 'DIFFERENCES'}`);
-    line(`payroll ${to}, request -> all settled`, `batched ${batched.seconds} s, Ethereum one each ${single.seconds} s`, `ledger verify and reconcile: ${clean(batched)}, ${clean(single)}`);
+    line(`payroll ${to}, request -> last payment.settled`, `batched ${batched.seconds} s, Ethereum one each ${single.seconds} s`, `ledger verify and reconcile: ${clean(batched)}, ${clean(single)}`);
   }
 }
 

@@ -2,7 +2,7 @@
 // blocks) and half on Solana, paid by `stableroute serve` once with batching (Ethereum through the devnet's
 // batch-transfer contract, approved by the treasury) and once with Ethereum paying one transaction each. For each
 // chain: the transactions, what a payment cost (its share of its transaction's fee, read from the attempts), the most
-// payments one Ethereum block held, and the time from the request to every payment settled. Each payroll runs twice:
+// payments one Ethereum block held, and the time from the request to the last `payment.settled` webhook. Each payroll runs twice:
 // to new holders (fresh recipients: new balances, new token accounts), then again to the same recipients, now holders.
 import { randomBytes } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
@@ -13,6 +13,7 @@ import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
 import { startBenchDevnet } from './devnet.js';
 import { round, send } from './load.js';
 import { PAYOUT_BATCH_ITEMS_MAX } from '../../src/bounds.js';
+import { startReceiver } from './receiver.js';
 import { createBenchDatabase, runCli, startService } from './service.js';
 
 const KEY = { 'x-api-key': 'bench' };
@@ -38,7 +39,7 @@ export interface OnchainRun {
   batching: boolean;
   /** Whether the recipients already held the token (the same payroll paid a second time). */
   holders: 'new' | 'existing';
-  /** From the payout batch requests to their last payment settled. */
+  /** From the payout batch requests to the last `payment.settled` webhook their merchant received. */
   seconds: number;
   /** `stableroute ledger verify` and `stableroute reconcile` after the run: exit 0 each. */
   ledgerClean: boolean;
@@ -92,15 +93,18 @@ async function approve(rpcUrl: string, treasuryKey: Hex, usdc: Address, contract
 
 async function payroll(serverUrl: string, env: Record<string, string>, to: readonly Destination[], batching: boolean, holders: OnchainRun['holders']): Promise<OnchainRun> {
   const db = await createBenchDatabase(serverUrl);
-  const service = await startService('serve', { ...env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0' }).catch(async (error: unknown) => {
-    await db.drop();
-    throw error;
-  });
+  const receiver = await startReceiver();
+  const service = await startService('serve', { ...env, DATABASE_URL: db.url, RATE_LIMIT_PER_MINUTE: '0', DEV_MERCHANT_WEBHOOK_URL: receiver.url }).catch(
+    async (error: unknown) => {
+      await Promise.all([db.drop(), receiver.close()]);
+      throw error;
+    },
+  );
   const pool = new pg.Pool({ connectionString: db.url, max: 2 });
   try {
     const tag = randomBytes(4).toString('hex');
     const items = to.map((destination, i) => ({ idempotency_key: `payroll-${tag}-${i}`, amount_usd: (100 + (i % 100)) / 100, priority: 'fast', destination }));
-    const started = performance.now();
+    const started = Date.now();
     // As many payout batches as the items need (PAYOUT_BATCH_ITEMS_MAX each), sent at once.
     await Promise.all(
       Array.from({ length: Math.ceil(items.length / PAYOUT_BATCH_ITEMS_MAX) }, async (_, b) => {
@@ -109,14 +113,20 @@ async function payroll(serverUrl: string, env: Record<string, string>, to: reado
         if (res.status !== 201) throw new Error(`payout batch refused: ${res.status} ${res.body.slice(0, 500)}`);
       }),
     );
+    // Done when every payment is final and its merchant heard `payment.settled` for each one settled.
     const deadline = Date.now() + SETTLE_LIMIT_MS;
+    const told = () => new Set(receiver.arrivals.filter((a) => a.eventType === 'payment.settled').map((a) => a.paymentIntentId));
     for (;;) {
-      const { rows } = await pool.query<{ n: number }>('SELECT COUNT(*)::int AS n FROM payment_intents WHERE status <> ALL($1)', [TERMINAL_STATUSES]);
-      if (rows[0]!.n === 0) break;
-      if (Date.now() > deadline) throw new Error(`${rows[0]!.n} payments still open after ${SETTLE_LIMIT_MS / 1000} s`);
+      const { rows } = await pool.query<{ open: number; settled: number }>(
+        "SELECT COUNT(*) FILTER (WHERE status <> ALL($1))::int AS open, COUNT(*) FILTER (WHERE status = 'settled')::int AS settled FROM payment_intents",
+        [TERMINAL_STATUSES],
+      );
+      if (rows[0]!.open === 0 && told().size === rows[0]!.settled) break;
+      if (Date.now() > deadline) throw new Error(`${rows[0]!.open} payments still open, ${rows[0]!.settled - told().size} settlements untold after ${SETTLE_LIMIT_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-    const seconds = round((performance.now() - started) / 1000, 1);
+    const lastTold = receiver.arrivals.reduce((last, a) => (a.eventType === 'payment.settled' && a.at > last ? a.at : last), started);
+    const seconds = round((lastTold - started) / 1000, 1);
     const cli = { ...env, DATABASE_URL: db.url };
     const [ledger, reconcile] = [await runCli(['ledger', 'verify'], cli), await runCli(['reconcile'], cli)];
     if (reconcile.code !== 0) console.error(`reconcile after the payroll:\n${reconcile.output}`);
@@ -124,7 +134,7 @@ async function payroll(serverUrl: string, env: Record<string, string>, to: reado
   } finally {
     await pool.end();
     await service.stop();
-    await db.drop();
+    await Promise.all([db.drop(), receiver.close()]);
   }
 }
 
