@@ -8,6 +8,8 @@
 //   BENCH_ONLY=screening        run only the screening phase (quotes with and without a 10,000-address list)
 //   BENCH_ONLY=throughput       run only the baselines and the service's throughput phase (quotes, creations, sustained)
 //   BENCH_ONLY=onchain          run only the on-chain batch phase (a payroll on the devnet, batched and not)
+//   BENCH_ONCHAIN_PAYMENTS=1000 payments of each payroll of the on-chain phase (half on each chain)
+//   BENCH_ONCHAIN_BLOCK_SECONDS=1  seconds between Ethereum blocks while the payrolls run (mainnet: 12)
 //   BENCH_ONLY=api              run only the reservation baseline and the creations with no worker (`stableroute api`)
 //   BENCH_ONCHAIN_PAYMENTS=1000 payments of that payroll, half on each chain (one POST /payout_batches: at most 1,000)
 //   BENCH_BIN=<path>            the `stableroute` command to measure (another checkout's bin/stableroute.js: an A/B)
@@ -38,6 +40,8 @@ const SCREENING_LIST_ADDRESSES = 10_000;
 const SUSTAINED_SECONDS = Number(process.env.BENCH_SUSTAINED_SECONDS ?? 60);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ONCHAIN_PAYMENTS = Number(process.env.BENCH_ONCHAIN_PAYMENTS ?? 1000);
+/** Seconds between the devnet's Ethereum blocks while the payrolls run (1, as `stableroute devnet`; mainnet's is 12). */
+const ONCHAIN_BLOCK_SECONDS = Number(process.env.BENCH_ONCHAIN_BLOCK_SECONDS ?? 1);
 const DRAIN_LIMIT_SECONDS = 120;
 const WARM_UP_SECONDS = 2;
 const SOL = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
@@ -432,7 +436,7 @@ async function main(): Promise<void> {
   try {
     console.log(`stableroute bench: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`);
     if (ONLY === 'onchain') {
-      const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS);
+      const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS, ONCHAIN_BLOCK_SECONDS);
       console.log('');
       onchainLines(onchain);
       return;
@@ -464,7 +468,7 @@ async function main(): Promise<void> {
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
     const screening = await screeningQuotes(serverUrl);
-    const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS);
+    const onchain = await onchainPhase(serverUrl, ONCHAIN_PAYMENTS, ONCHAIN_BLOCK_SECONDS);
 
     console.log('');
     throughputLines(reservation, hello, service);

@@ -1,5 +1,5 @@
 // On-chain batches on the devnet (issue 28): a payroll through POST /payout_batches, half on Ethereum (anvil, 1 s
-// blocks) and half on Solana, paid by `stableroute serve` once with batching (Ethereum through the devnet's
+// blocks unless BENCH_ONCHAIN_BLOCK_SECONDS says otherwise) and half on Solana, paid by `stableroute serve` once with batching (Ethereum through the devnet's
 // batch-transfer contract, approved by the treasury) and once with Ethereum paying one transaction each. For each
 // chain: the transactions, what a payment cost (its share of its transaction's fee, read from the attempts), the most
 // payments one Ethereum block held, and the time from the request to the last `payment.settled` webhook. Each payroll runs twice:
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
+import { jsonRpc } from '../../test/helpers/devnet-process.js';
 import { startBenchDevnet } from './devnet.js';
 import { round, send } from './load.js';
 import { PAYOUT_BATCH_ITEMS_MAX } from '../../src/bounds.js';
@@ -52,10 +53,12 @@ export interface OnchainRun {
  * `payments` payouts (half each chain) to fresh recipients, with batching and then without it on Ethereum (to other
  * fresh recipients), and both again to the same recipients, now existing holders: [batched, single] new, then existing.
  */
-export async function onchainPhase(serverUrl: string, payments: number): Promise<OnchainRun[]> {
+export async function onchainPhase(serverUrl: string, payments: number, blockSeconds: number): Promise<OnchainRun[]> {
   const devnet = await startBenchDevnet();
   try {
     const env = devnet.env;
+    // The devnet deploys its contracts on 1 s blocks; the payrolls may then run on slower ones (mainnet: 12 s).
+    if (blockSeconds !== 1) await jsonRpc(env.ETHEREUM_RPC_URL!, 'evm_setIntervalMining', [blockSeconds]);
     const contract = env.ETHEREUM_BATCH_CONTRACT;
     if (!contract) throw new Error('stableroute devnet printed no ETHEREUM_BATCH_CONTRACT');
     await approve(env.ETHEREUM_RPC_URL!, env.ETHEREUM_TREASURY_KEY! as Hex, env.ETHEREUM_USDC_ADDRESS! as Address, contract as Address);
