@@ -8,7 +8,7 @@ import { accountMethods } from './solana-rpc/account-methods.js';
 import { HISTORY_MAX, SolanaDevnetChain } from './solana-rpc/chain.js';
 import { clusterMethods } from './solana-rpc/cluster-methods.js';
 import { writeGenesis } from './solana-rpc/genesis.js';
-import { fundAddress, type Funding } from './solana-rpc/fund.js';
+import { freezeAddress, fundAddress, type Funding } from './solana-rpc/fund.js';
 import { createRpcServer } from './solana-rpc/server.js';
 import { transactionMethods } from './solana-rpc/transaction-methods.js';
 import { devnetMethods } from './solana-rpc/devnet-methods.js';
@@ -50,6 +50,8 @@ export interface SolanaDevnet {
   slot(): bigint;
   /** Gives an address SOL and USDC (a treasury whose key is elsewhere, e.g. in a PKCS#11 token). */
   fund(address: string, funding: Funding): Promise<void>;
+  /** Freezes an address's USDC token account, as the mint's freeze authority does: transfers to it then fail. */
+  freeze(address: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ export async function startSolanaDevnet(options: SolanaDevnetOptions = {}): Prom
     },
     slot: () => chain.slotAt('processed'),
     fund: (address, funding) => fundAddress(chain.svm, genesis.usdcMint, address, funding),
+    freeze: (address) => freezeAddress(chain.svm, genesis.usdcMint, address),
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         pause();

@@ -133,6 +133,49 @@ describe('real chains', () => {
     expect(rows.reduce((sum, r) => sum + BigInt(r.fee), 0n)).toBe(spent);
   });
 
+  it('Solana: a batch the node refuses because one recipient\'s token account is frozen is split; that payout fails alone', async () => {
+    const recipients = Array.from({ length: 3 }, () => generateSolanaSecretKey().address);
+    const frozen = recipients[1]!;
+    await sol.freeze(frozen); // as USDC's freeze authority does: its token account exists and takes nothing
+    const ids: string[] = [];
+    for (const [i, to] of recipients.entries()) ids.push(await pay(3 + i / 100, { solana_address: to }, `sol-frozen-${i}`));
+    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+    expect(jobs).toHaveLength(3);
+    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+    for (const [k, outcome] of outcomes.entries()) {
+      expect(outcome.ok).toBe(true);
+      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+    }
+    // The three were prepared into one transaction, and the node's preflight refuses it. That proves nothing while its
+    // blockhash is valid (an earlier copy could land), so the bytes stay live and are sent again until they expire;
+    // then the confirmation worker sees a batch that can never land, and splits it.
+    await drainExecution(t, 1000, { together: true });
+    sol.advanceSlots(400);
+    await confirm(t);
+    const attempts = async () =>
+      (
+        await t.db.pool.query<{ payment_intent_id: string; tx_id: string; status: string; tx_payments: number }>(
+          'SELECT payment_intent_id, tx_id, status, tx_payments FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY created_at',
+          [ids],
+        )
+      ).rows;
+    expect((await attempts()).map((a) => [a.status, a.tx_payments])).toEqual([['failed', 3], ['failed', 3], ['failed', 3]]);
+    for (const id of ids) expect((await read(id)).status).toBe('retrying');
+
+    await drainExecution(t, 1000, { together: true });
+    // The frozen one alone is refused the same way, and fails once its own bytes have expired.
+    sol.advanceSlots(400);
+    await confirm(t);
+    for (const i of [0, 2]) expect((await settle(ids[i]!, () => sol.advanceSlots(4))).status).toBe('settled');
+    expect((await read(ids[1]!)).status).toBe('failed');
+    const settled = (await attempts()).filter((a) => a.status === 'confirmed');
+    expect(settled.map((a) => [a.payment_intent_id, a.tx_payments]).sort()).toEqual([ids[0], ids[2]].map((id) => [id, 1]).sort());
+    for (const [i, attempt] of [ids[0], ids[2]].map((id) => settled.find((a) => a.payment_intent_id === id)!).entries()) {
+      const tx = await solRpc('getTransaction', [attempt.tx_id, { encoding: 'json', commitment: 'finalized', maxSupportedTransactionVersion: 0 }]);
+      expect(tx.meta.postTokenBalances.find((b) => b.owner === recipients[i * 2])?.uiTokenAmount.amount).toBe(String(3_000_000 + i * 2 * 10_000));
+    }
+  });
+
   it('Ethereum: 10 concurrent payouts, no nonce collision, every transfer on chain', async () => {
     const before = await ethBalance();
     const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => pay(1 + i / 100, { ethereum_address: ETH_RECIPIENT }, `eth-${i}`)));

@@ -74,3 +74,23 @@ export function creditAccounts(svm: LiteSVM, mint: Address, owner: Address, ata:
     ),
   });
 }
+
+/**
+ * Freezes an address's USDC token account, as USDC's freeze authority does on the real mint (Circle's blacklist on
+ * Solana): the account is created empty when missing, and every transfer to or from it then fails (AccountFrozen).
+ */
+export async function freezeAddress(svm: LiteSVM, mint: Address, address: string): Promise<void> {
+  if (!isAddress(address)) throw new RangeError(`not a Solana address: ${address}`);
+  const [ata] = await findAssociatedTokenPda({ owner: address, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+  const existing = svm.getAccount(ata);
+  const amount = existing.exists ? getTokenDecoder().decode(existing.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
+  const token = { mint, owner: address, amount, delegate: none<Address>(), isNative: none<bigint>(), delegatedAmount: 0n, closeAuthority: none<Address>() };
+  svm.setAccount({
+    address: ata,
+    programAddress: TOKEN_PROGRAM_ADDRESS,
+    executable: false,
+    lamports: lamports(svm.minimumBalanceForRentExemption(BigInt(TOKEN_ACCOUNT_BYTES))),
+    space: BigInt(TOKEN_ACCOUNT_BYTES),
+    data: new Uint8Array(getTokenEncoder().encode({ ...token, state: AccountState.Frozen })),
+  });
+}
