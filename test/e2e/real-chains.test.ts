@@ -58,6 +58,20 @@ async function pay(amount: number, destination: object, key: string): Promise<st
   return res.json().payment_intent_id;
 }
 
+/**
+ * One poll of the execution worker, by hand: the queued jobs (`expected` of them) fetched and run as one execution
+ * batch, with `adapters` in place of the context's where given; every run completes its job.
+ */
+async function executeOnePoll(expected: number, adapters: TestContext['ctx']['adapters'] = t.ctx.adapters): Promise<void> {
+  const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
+  expect(jobs).toHaveLength(expected);
+  const outcomes = await executeBatch({ ...t.ctx, adapters, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
+  for (const [k, outcome] of outcomes.entries()) {
+    expect(outcome.ok).toBe(true);
+    await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
+  }
+}
+
 const read = async (id: string): Promise<IntentView> => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
 const ethBalance = () =>
   createPublicClient({ transport: http(eth.rpcUrl) }).readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [ETH_RECIPIENT] });
@@ -109,12 +123,7 @@ describe('real chains', () => {
     const ids: string[] = [];
     for (const [i, to] of recipients.entries()) ids.push(await pay(2 + i / 100, { solana_address: to }, `sol-batch-${i}`));
     // One poll of the execution worker: the five prepared together.
-    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-    for (const [k, outcome] of outcomes.entries()) {
-      expect(outcome.ok).toBe(true);
-      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-    }
+    await executeOnePoll(5);
     for (const id of ids) expect((await settle(id, () => sol.advanceSlots(4))).status).toBe('settled');
 
     const { rows } = await t.db.pool.query<{ tx_id: string; tx_payments: number; fee: string }>(
@@ -139,13 +148,7 @@ describe('real chains', () => {
     await sol.freeze(frozen); // as USDC's freeze authority does: its token account exists and takes nothing
     const ids: string[] = [];
     for (const [i, to] of recipients.entries()) ids.push(await pay(3 + i / 100, { solana_address: to }, `sol-frozen-${i}`));
-    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-    expect(jobs).toHaveLength(3);
-    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-    for (const [k, outcome] of outcomes.entries()) {
-      expect(outcome.ok).toBe(true);
-      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-    }
+    await executeOnePoll(3);
     // The three were prepared into one transaction, and the node's preflight refuses it. That proves nothing while its
     // blockhash is valid (an earlier copy could land), so the bytes stay live and are sent again until they expire;
     // then the confirmation worker sees a batch that can never land, and splits it.
@@ -247,13 +250,7 @@ describe('real chains', () => {
     for (const [i, to] of recipients.entries()) ids.push(await pay(3 + i / 100, { ethereum_address: to }, `eth-batch-${i}`));
     const refused = await pay(4, { ethereum_address: frozen }, 'eth-batch-frozen');
     // One poll of the execution worker: the five prepared together; the frozen one is refused alone and retried.
-    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-    expect(jobs).toHaveLength(5);
-    const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-    for (const [k, outcome] of outcomes.entries()) {
-      expect(outcome.ok).toBe(true);
-      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-    }
+    await executeOnePoll(5);
     await drainExecution(t);
     // One of them stuck in review (as the stuck timer would leave it): its transaction pays the others too, so no
     // cancel on chain is made for it alone; the chain still settles it.
@@ -295,13 +292,7 @@ describe('real chains', () => {
     await setAutomine(eth.rpcUrl, false);
     try {
       for (const [i, to] of recipients.entries()) ids.push(await pay(6 + i / 100, { ethereum_address: to }, `eth-stuck-batch-${i}`));
-      const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-      expect(jobs).toHaveLength(3);
-      const outcomes = await executeBatch({ ...t.ctx, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-      for (const [k, outcome] of outcomes.entries()) {
-        expect(outcome.ok).toBe(true);
-        await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-      }
+      await executeOnePoll(3);
       const [stuck] = await attempts();
       expect((await attempts()).map((a) => [a.tx_id, a.tx_payments])).toEqual(ids.map(() => [stuck!.tx_id, 3]));
       t.clock.advance(601_000);
@@ -348,13 +339,7 @@ describe('real chains', () => {
         return real.broadcast(signed);
       },
     };
-    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-    expect(jobs).toHaveLength(4);
-    const outcomes = await executeBatch({ ...t.ctx, adapters: { ...t.ctx.adapters, ethereum }, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-    for (const [k, outcome] of outcomes.entries()) {
-      expect(outcome.ok).toBe(true);
-      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-    }
+    await executeOnePoll(4, { ...t.ctx.adapters, ethereum });
     const attempts = async () =>
       (
         await t.db.pool.query<{ payment_intent_id: string; tx_id: string; status: string; tx_payments: number; fee: string | null }>(
@@ -404,13 +389,7 @@ describe('real chains', () => {
         throw new Error('connection reset after the request was written');
       },
     };
-    const jobs = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16 });
-    expect(jobs).toHaveLength(3);
-    const outcomes = await executeBatch({ ...t.ctx, adapters: { ...t.ctx.adapters, ethereum: losing }, log: pino({ level: 'silent' }) }, jobs.map((job) => runOf(job.data)));
-    for (const [k, outcome] of outcomes.entries()) {
-      expect(outcome.ok).toBe(true);
-      await t.boss.complete(EXECUTION_QUEUE, jobs[k]!.id);
-    }
+    await executeOnePoll(3, { ...t.ctx.adapters, ethereum: losing });
     for (const id of ids) expect((await read(id)).status).toBe('retrying');
     await mineBlocks(eth.rpcUrl, 1);
 

@@ -52,6 +52,11 @@ export function creditAccounts(svm: LiteSVM, mint: Address, owner: Address, ata:
     ...mintAccount,
     data: new Uint8Array(getMintEncoder().encode({ ...mintState, supply: mintState.supply + funding.usdcMicros })),
   });
+  writeTokenAccount(svm, mint, owner, ata, (amount) => amount + funding.usdcMicros, AccountState.Initialized);
+}
+
+/** Writes `owner`'s token account at `ata` (created when missing) with its amount changed by `amount`, in `state`. */
+function writeTokenAccount(svm: LiteSVM, mint: Address, owner: Address, ata: Address, amount: (held: bigint) => bigint, state: AccountState): void {
   const existing = svm.getAccount(ata);
   const held = existing.exists ? getTokenDecoder().decode(existing.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
   svm.setAccount({
@@ -64,9 +69,9 @@ export function creditAccounts(svm: LiteSVM, mint: Address, owner: Address, ata:
       getTokenEncoder().encode({
         mint,
         owner,
-        amount: held + funding.usdcMicros,
+        amount: amount(held),
         delegate: none(),
-        state: AccountState.Initialized,
+        state,
         isNative: none(),
         delegatedAmount: 0n,
         closeAuthority: none(),
@@ -82,15 +87,5 @@ export function creditAccounts(svm: LiteSVM, mint: Address, owner: Address, ata:
 export async function freezeAddress(svm: LiteSVM, mint: Address, address: string): Promise<void> {
   if (!isAddress(address)) throw new RangeError(`not a Solana address: ${address}`);
   const [ata] = await findAssociatedTokenPda({ owner: address, mint, tokenProgram: TOKEN_PROGRAM_ADDRESS });
-  const existing = svm.getAccount(ata);
-  const amount = existing.exists ? getTokenDecoder().decode(existing.data.subarray(0, TOKEN_ACCOUNT_BYTES)).amount : 0n;
-  const token = { mint, owner: address, amount, delegate: none<Address>(), isNative: none<bigint>(), delegatedAmount: 0n, closeAuthority: none<Address>() };
-  svm.setAccount({
-    address: ata,
-    programAddress: TOKEN_PROGRAM_ADDRESS,
-    executable: false,
-    lamports: lamports(svm.minimumBalanceForRentExemption(BigInt(TOKEN_ACCOUNT_BYTES))),
-    space: BigInt(TOKEN_ACCOUNT_BYTES),
-    data: new Uint8Array(getTokenEncoder().encode({ ...token, state: AccountState.Frozen })),
-  });
+  writeTokenAccount(svm, mint, address, ata, (held) => held, AccountState.Frozen);
 }
