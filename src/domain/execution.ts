@@ -127,8 +127,8 @@ export type SendRecord =
 /**
  * What the run's send means under the payment's lock. A rejection means these bytes can never land, so the attempt is
  * over; an unknown outcome keeps it live so the next run asks the chain and re-sends the same bytes. Then the payment is
- * retried (alone, when a batch was refused), or, out of attempts, watched (the last bytes may still land: never release funds that might be paid out) or
- * failed.
+ * retried (at once, when an on-chain batch was refused: its failed batch attempt has it prepared alone from then on),
+ * or, out of attempts, watched (the last bytes may still land: never release funds that might be paid out) or failed.
  */
 export function recordOfSend(facts: RecheckFacts, send: SendResult, jobAttempt: number, attemptsMax: number): SendRecord {
   if (facts.status !== 'broadcasting' || !facts.holdsLease) return { kind: 'none' };
@@ -137,8 +137,8 @@ export function recordOfSend(facts: RecheckFacts, send: SendResult, jobAttempt: 
   const { error } = send;
   if (error === null) return send.attemptId === null ? { kind: 'none' } : { kind: 'broadcasted' };
   const write = send.attemptId === null ? 'sign_refusal' : error.outcome === 'rejected' ? 'attempt_failed' : 'send_error';
-  // An on-chain batch refused whole is not one payment's failure: each of its payments is tried again, alone, whatever
-  // its budget (a payment prepared alone is never in a batch again, so this happens to it once at most).
+  // An on-chain batch refused whole is not one payment's failure: each of its payments is tried again, whatever its
+  // budget, and alone (ExecutionFacts.alone: never in a batch again, so this happens to a payment once at most).
   if (write === 'attempt_failed' && send.txPayments > 1) return { kind: 'failed', write, then: 'retry_alone' };
   if (jobAttempt < attemptsMax) return { kind: 'failed', write, then: 'retry' };
   return { kind: 'failed', write, then: error.outcome === 'unknown' && send.attemptId !== null ? 'watch' : 'fail' };

@@ -12,8 +12,6 @@ export interface ExecutionJob {
   payment_intent_id: string;
   /** 1-based attempt number of the execution. */
   attempt: number;
-  /** Prepared in a transaction of its own, never in an on-chain batch: one that paid it could not land. */
-  alone?: boolean;
 }
 
 export interface QueueOptions {

@@ -174,7 +174,15 @@ describe('on-chain batches on the simulated chain', () => {
     expect(first.map((a) => [a.status, a.tx_payments])).toEqual([['failed', 3], ['failed', 3], ['failed', 3]]);
     for (const id of ids) expect((await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json().status).toBe('retrying');
 
-    // Their next runs prepare each alone, even in one batch: the two others go out, each in a transaction of its own.
+    // Their next runs, in one batch, prepare each alone: the two others go out, each in a transaction of its own. The
+    // payment's failed batch attempt says so, not its job: the runs are built from the bare job, as an operator's retry
+    // or a lease sweep builds them.
+    const retries = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 16, ignoreStartAfter: true });
+    expect(retries).toHaveLength(3);
+    const bare = retries.map((job) => runOf({ payment_intent_id: job.data.payment_intent_id, attempt: job.data.attempt }));
+    for (const outcome of await executeBatch({ ...t.ctx, adapters, log: quiet }, bare)) expect(outcome.ok).toBe(true);
+    for (const job of retries) await t.boss.complete(EXECUTION_QUEUE, job.id);
+    expect((await attemptsOf(ids)).filter((a) => a.tx_payments > 1)).toHaveLength(3); // the first batch's, no other
     await drainExecution({ ...t, ctx: { ...t.ctx, adapters } }, 1000, { together: true });
     t.clock.advance(1_200_000);
     await confirm(t);

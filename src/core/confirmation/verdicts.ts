@@ -114,7 +114,7 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
             } else {
               const alone = decided.kind === 'retry_alone';
-              await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now, alone ? { retryAloneOn: deps.boss } : {});
+              await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now, alone ? { retryOn: deps.boss } : {});
               answers.push({ action: decided.kind, reason: decided.reason });
             }
             break;

@@ -20,6 +20,8 @@ export interface Claimed {
   intent: PaymentIntentRow;
   /** A transfer signed by an earlier run whose send had an unknown outcome (timeout, crash). */
   live: AttemptRow | null;
+  /** Prepared in a transaction of its own: an on-chain batch that paid it could not land (ExecutionFacts.alone). */
+  alone: boolean;
 }
 
 /** Claims each run's payment; a claim that throws because of its payment fails that run alone. */
@@ -56,7 +58,8 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
         if (decision.kind === 'done') return decision;
         if (decision.alreadyBroadcast) return { kind: 'done', why: 'already broadcast' };
         const id = intentIdOf(run);
-        return { kind: 'claimed', intent: intents.get(id)!, live: rows.get(id)!.live };
+        const { live, alone } = rows.get(id)!;
+        return { kind: 'claimed', intent: intents.get(id)!, live, alone };
       });
     },
     (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'claim batch failed; claiming its payments one by one'),

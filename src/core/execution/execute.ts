@@ -102,33 +102,35 @@ export async function executeBatch(deps: ExecutionDeps, runs: readonly Execution
 /** One round: claim, ask the chains about the transfers earlier runs left and write what they said, then prepare and sign. */
 async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<Step[]> {
   const steps: Step[] = runs.map(() => CHANGED);
-  const claimed: { k: number; intent: PaymentIntentRow }[] = [];
-  const withLive: { k: number; intent: PaymentIntentRow; live: AttemptRow }[] = [];
+  // `alone`: prepared in a transaction of its own, since an on-chain batch that paid it could not land (decision 176).
+  const claimed: { k: number; intent: PaymentIntentRow; alone: boolean }[] = [];
+  const withLive: { k: number; intent: PaymentIntentRow; live: AttemptRow; alone: boolean }[] = [];
   (await claimRuns(deps, runs)).forEach((claim, k) => {
     if (!claim.ok) steps[k] = { kind: 'failed', error: claim.error };
     else if (claim.value.kind === 'done') steps[k] = claim.value;
-    else if (claim.value.live === null) claimed.push({ k, intent: claim.value.intent });
-    else withLive.push({ k, intent: claim.value.intent, live: claim.value.live });
+    else if (claim.value.live === null) claimed.push({ k, intent: claim.value.intent, alone: claim.value.alone });
+    else withLive.push({ k, intent: claim.value.intent, live: claim.value.live, alone: claim.value.alone });
   });
 
   const verdicts = await askAboutLiveTransfers(deps, withLive);
-  const toWrite: (LiveVerdict & { k: number; intent: PaymentIntentRow })[] = [];
-  withLive.forEach(({ k, intent, live }, j) => {
+  const toWrite: (LiveVerdict & { k: number; intent: PaymentIntentRow; alone: boolean })[] = [];
+  withLive.forEach(({ k, intent, live, alone }, j) => {
     const verdict = verdicts[j]!;
     const action = verdict.ok ? liveTransferAction(verdict.value, live.failure_reason, live.tx_payments) : null;
     if (!verdict.ok) steps[k] = { kind: 'failed', error: verdict.error };
     else if (action?.kind === 'resend') steps[k] = { kind: 'send', attemptId: live.id, send: { intent, transfer: signedOf(live), resend: true } };
-    else if (action) toWrite.push({ k, intent, run: runs[k]!, live, action });
+    else if (action) toWrite.push({ k, intent, run: runs[k]!, live, action, alone });
   });
   (await recordLiveVerdicts(deps, toWrite)).forEach((written, j) => {
-    const { k, intent } = toWrite[j]!;
+    const { k, intent, live, alone } = toWrite[j]!;
     if (!written.ok) steps[k] = { kind: 'failed', error: written.error };
-    else if (written.value === 'sign') claimed.push({ k, intent });
+    // A transfer that can never land is over; when it was an on-chain batch, its successor goes alone.
+    else if (written.value === 'sign') claimed.push({ k, intent, alone: alone || live.tx_payments > 1 });
     else steps[k] = written.value;
   });
 
   const prepared: (ToSign & { k: number })[] = [];
-  (await prepareTransfers(deps, claimed.map((c) => ({ intent: c.intent, alone: runs[c.k]!.job.alone === true })))).forEach((outcome, j) => {
+  (await prepareTransfers(deps, claimed)).forEach((outcome, j) => {
     const { k, intent } = claimed[j]!;
     if (!outcome.ok) steps[k] = { kind: 'failed', error: outcome.error };
     else if (outcome.value instanceof ChainError) steps[k] = { kind: 'unsigned', error: outcome.value };

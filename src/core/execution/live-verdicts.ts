@@ -45,7 +45,7 @@ export async function recordLiveVerdicts(
           await markFailed(tx, live.id, action.reason, 'superseded: the chain reports it can no longer land');
           answers.push('sign');
         } else {
-          await failOnChain(tx, deps.config.chains, intent, live.id, action, now, action.alone ? { retryAloneOn: deps.boss } : {});
+          await failOnChain(tx, deps.config.chains, intent, live.id, action, now, action.alone ? { retryOn: deps.boss } : {});
           answers.push({ kind: 'done', why: `the transfer failed on chain: ${action.reason}${action.alone ? '; retried alone' : ''}` });
         }
       }

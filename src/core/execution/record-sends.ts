@@ -64,12 +64,11 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
       for (const { outcome, intent, then } of failures) {
         const { job } = outcome.run;
         if (then === 'retry_alone') {
-          // At once: the batch was refused, not this payment, which goes out in a transaction of its own.
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1, alone: true }, 0);
+          // At once: the batch was refused, not this payment; its failed batch attempt sends it alone from now on.
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, 0);
         } else if (then === 'retry') {
           const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-          // A payment once sent alone stays alone: its batch failed, and it is never the reason for another's failure.
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1, ...(job.alone ? { alone: true } : {}) }, delaySeconds);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
         } else {
           await failIntent(tx, intent, outcome.error.reason, now);
           await setAside(deps.boss, tx, { ...job, reason: outcome.error.reason });

@@ -39,9 +39,9 @@ export async function failIntent(tx: Queryable, intent: PaymentIntentRow, reason
 /**
  * The chain reports the attempt's transaction failed (mined and reverted, or provably unable to land): the attempt
  * fails with the chain's reason and the fee it spent (its share, for an on-chain batch) is booked. Then the intent fails
- * with its funds released (decision 61); or, with `retryAloneOn` (an on-chain batch: not this payment's failure,
- * decision 176), it goes back to retrying and a job on that queue prepares it in a transaction of its own, now, so a
- * payment the chain refuses fails alone and the others go out. Its funds stay in flight: the next transfer moves them.
+ * with its funds released (decision 61); or, with `retryOn` (an on-chain batch: not this payment's failure,
+ * decision 176), it goes back to retrying and a job on that queue runs it again now; its failed batch attempt has it
+ * prepared in a transaction of its own from then on, so a payment the chain refuses fails alone and the others go out. Its funds stay in flight: the next transfer moves them.
  */
 export async function failOnChain(
   tx: Queryable,
@@ -50,15 +50,15 @@ export async function failOnChain(
   attemptId: string,
   verdict: { reason: FailureReason; detail: string; feeNative: bigint },
   at: Date,
-  options: { retryAloneOn?: PgBoss } = {},
+  options: { retryOn?: PgBoss } = {},
 ): Promise<void> {
   await markFailed(tx, attemptId, verdict.reason, verdict.detail, verdict.feeNative);
   await postFee(tx, currencies, intent, verdict.feeNative, at);
-  if (!options.retryAloneOn) return failIntent(tx, intent, verdict.reason, at);
+  if (!options.retryOn) return failIntent(tx, intent, verdict.reason, at);
   await moveAndTell(tx, [{ intent, to: 'retrying', reason: verdict.reason }], at);
   // The attempt number follows the intent's history (src/domain/execution.ts): one more than its moves to retrying.
   const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
-  await enqueueExecutions(options.retryAloneOn, tx, [{ payment_intent_id: intent.id, attempt, alone: true }]);
+  await enqueueExecutions(options.retryOn, tx, [{ payment_intent_id: intent.id, attempt }]);
 }
 
 /**

@@ -19,6 +19,11 @@ export interface ExecutionFacts {
   lease: LeaseRow | null;
   /** The transfer an earlier run left (signed, perhaps sent), or the one already broadcast. */
   live: AttemptRow | null;
+  /**
+   * An on-chain batch that paid it could not land (an attempt of a shared transaction failed): from then on it is
+   * prepared in a transaction of its own (decision 176).
+   */
+  alone: boolean;
 }
 
 /**
@@ -29,7 +34,16 @@ export interface ExecutionFacts {
  */
 export async function executionFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ExecutionFacts>> {
   const { rows } = await tx.query<
-    RawAttemptRow & { intent_id: string; retries: number; awaits_approval: boolean; lease_owner: string | null; lease_attempt: number; lease_takeovers: number; lease_expired: boolean }
+    RawAttemptRow & {
+      intent_id: string;
+      retries: number;
+      awaits_approval: boolean;
+      alone: boolean;
+      lease_owner: string | null;
+      lease_attempt: number;
+      lease_takeovers: number;
+      lease_expired: boolean;
+    }
   >(
     `WITH lease AS MATERIALIZED (
        SELECT payment_intent_id, owner, attempt, takeovers, expires_at < now() AS expired
@@ -37,6 +51,7 @@ export async function executionFacts(tx: Queryable, ids: readonly string[]): Pro
      SELECT i.id AS intent_id,
             (SELECT COUNT(*)::int FROM payment_intent_transitions t WHERE t.payment_intent_id = i.id AND t.to_status = 'retrying') AS retries,
             EXISTS (SELECT 1 FROM payment_approvals p WHERE p.payment_intent_id = i.id AND p.status <> 'approved') AS awaits_approval,
+            EXISTS (SELECT 1 FROM payment_attempts b WHERE b.payment_intent_id = i.id AND b.tx_payments > 1 AND b.status = 'failed') AS alone,
             l.owner AS lease_owner, l.attempt AS lease_attempt, l.takeovers AS lease_takeovers, l.expired AS lease_expired, a.*
        FROM unnest($1::text[]) AS i(id)
        LEFT JOIN lease l ON l.payment_intent_id = i.id
@@ -46,11 +61,12 @@ export async function executionFacts(tx: Queryable, ids: readonly string[]): Pro
     [ids, LIVE_STATUSES],
   );
   return new Map(
-    rows.map(({ intent_id, retries, awaits_approval, lease_owner, lease_attempt, lease_takeovers, lease_expired, ...attempt }) => [
+    rows.map(({ intent_id, retries, awaits_approval, alone, lease_owner, lease_attempt, lease_takeovers, lease_expired, ...attempt }) => [
       intent_id,
       {
         retries,
         awaitsApproval: awaits_approval,
+        alone,
         lease: lease_owner === null ? null : { owner: lease_owner, attempt: lease_attempt, takeovers: lease_takeovers, expired: lease_expired },
         live: attempt.id === null ? null : attemptOf(attempt),
       },

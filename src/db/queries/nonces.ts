@@ -26,9 +26,9 @@ const NONCE_RELEASING_STATUSES: readonly PaymentStatus[] = [...TERMINAL_STATUSES
  *    signed again first takes its nonce back, and no gap is left for the others to wait behind.
  * 2. Below the frontier, a nonce the node does not have (at or above the pending count) is reused, lowest first,
  *    when every attempt on it was refused for good: failed, its intent finished or in manual review (or the intent
- *    asking, or one that shared a transaction with it: its retry), the nonce not taken by another transaction (nonce_conflict), and not failed by an operator
- *    (operator_failed), whose transaction may still sit in some mempool. Otherwise that gap would block every later
- *    transfer.
+ *    asking, or one that shared a transaction with it: its retry), the nonce not taken by another transaction
+ *    (nonce_conflict), and not failed by an operator (operator_failed), whose transaction may still sit in some
+ *    mempool. Otherwise that gap would block every later transfer.
  * 3. Otherwise the frontier itself.
  *
  * Only attempts at or above the pending count matter: below it the node has mined or pooled every nonce. The query
