@@ -139,8 +139,9 @@ function groupsOf(ctx: TransferContext, lifetime: Lifetime, payouts: readonly Pa
   const groups: { group: Payout[]; built: Built }[] = [];
   let current: { group: Payout[]; built: Built } | null = null;
   for (const payout of payouts) {
-    const grown: Built | null = current ? builtIfFits(ctx, lifetime, [...current.group, payout]) : null;
-    if (current && grown) current = { group: [...current.group, payout], built: grown };
+    const candidate: Payout[] | null = current ? [...current.group, payout] : null;
+    const grown: Built | null = candidate ? builtIfFits(ctx, lifetime, candidate) : null;
+    if (candidate && grown) current = { group: candidate, built: grown };
     else {
       if (current) groups.push(current);
       current = { group: [payout], built: buildMessage(ctx, lifetime, [payout]) };
