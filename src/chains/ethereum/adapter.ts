@@ -24,7 +24,7 @@ import {
 import type { EthereumSigner } from '../signers/port.js';
 import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
-import { decodeBatch, encodeBatch, estimateBatchGas } from './batch.js';
+import { decodeBatch, encodeBatch, estimateBatchGas, UNLIMITED_APPROVAL } from './batch.js';
 import { decodeTransfer, encodeTransfer, readAllowance, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
@@ -47,8 +47,8 @@ export interface EthereumAdapterOptions {
   /** Bounds each adapter call as a whole, however many requests it makes. */
   rpcTimeoutSeconds: number;
   /**
-   * NAME_BATCH_CONTRACT: the batch-transfer contract the treasury approved; the payouts prepared together then go out
-   * in one transaction each batch (decision 175). Absent: one transaction per payout.
+   * NAME_BATCH_CONTRACT: the batch-transfer contract the treasury approved without limit (decision 188); the payouts
+   * prepared together then go out in one transaction each batch (decision 175). Absent: one transaction per payout.
    */
   batchContract?: string | null;
   logger?: Logger;
@@ -106,11 +106,20 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return id;
   }, (error) => !(error instanceof ConfigError));
   const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
+  // A batch contract needs the treasury's unlimited approval (decision 188). Checked here to stop start-up; a node that
+  // cannot be asked now, or an approval lowered later, leaves each batch's own check to pay one transaction each.
+  const batchApproval = async () => {
+    if (batchContract === null) return;
+    const allowance = await readAllowance(rpc, token, from, batchContract);
+    if (allowance < UNLIMITED_APPROVAL) {
+      throw new ConfigError(`${settings.name.toUpperCase()}_BATCH_CONTRACT`, `the treasury ${from} approved ${batchContract} for ${allowance} micro-USDC, which is not unlimited: approve it for type(uint256).max (the contract pulls only from its caller), or unset the variable`);
+    }
+  };
   try {
-    await within(() => Promise.all([chainId(), tokenVerified()]));
+    await within(() => Promise.all([chainId(), tokenVerified(), batchApproval()]));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    log?.warn({ err: summary(error) }, 'could not read the chain id or the USDC token decimals; checking again before the first transfer');
+    log?.warn({ err: summary(error) }, 'could not read the chain id, the USDC token decimals or the batch approval; checking again before the first transfer');
   }
 
   // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
@@ -187,8 +196,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   /**
    * The requests as the chain will pay them: with a batch contract, the valid ones in transactions of up to
    * EVM_BATCH_TRANSFERS_MAX (each one object at the places of the requests it pays); otherwise, or when a batch
-   * cannot go (one payout, the approval short), one transaction each. A request the chain refuses is answered with
-   * its own ChainError, and the others go out without it.
+   * cannot go (one payout, an approval that is not unlimited), one transaction each. A request the chain refuses is
+   * answered with its own ChainError, and the others go out without it.
    */
   async function prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]> {
     if (batchContract === null || requests.length < 2) return preparedEach(requests, prepareTransfer);
@@ -224,8 +233,9 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const { id, market, pendingCount, gas: [allowance, gas] } = await readForSigning('preparing a batch', () =>
       Promise.all([readAllowance(rpc, token, from, contract), estimateBatchGas(rpc, from, contract, data)]),
     );
-    if (allowance < total) {
-      log?.warn({ contract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
+    // Not `allowance < total`: the batches signed and not yet mined will pull from it too (decision 188).
+    if (allowance < UNLIMITED_APPROVAL) {
+      log?.warn({ contract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract is not unlimited; paying one transaction each');
       return preparedEach(requests, prepareTransfer);
     }
     if (gas === 'reverted') {
