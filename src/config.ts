@@ -431,7 +431,8 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
     throw new ConfigError(setting('FINALITY'), `expected ${family === 'solana' ? '"finalized"' : FINALITY_RULES.map((r) => `"${r}"`).join(', ')}, got "${finality}"`);
   }
   const chainIdRaw = present(env, setting('CHAIN_ID'));
-  const chainId = family === 'solana' ? null : chainIdRaw !== undefined ? integer(env, setting('CHAIN_ID'), 0, 1, Number.MAX_SAFE_INTEGER) : (preset ? preset.chainId : withoutPreset('CHAIN_ID'));
+  const presetChainId = preset && (!preset.chainIdInProductionOnly || env.NODE_ENV === 'production') ? preset.chainId : null;
+  const chainId = family === 'solana' ? null : chainIdRaw !== undefined ? integer(env, setting('CHAIN_ID'), 0, 1, Number.MAX_SAFE_INTEGER) : (preset ? presetChainId : withoutPreset('CHAIN_ID'));
   const blockSeconds = seconds(env, setting('BLOCK_SECONDS'), preset?.blockSeconds ?? 2, 0.05);
   const finalSeconds = seconds(env, setting('FINAL_SECONDS'), preset?.finalSeconds ?? blockSeconds, 0.05);
   const nativeUsdPrice = usdPrice(env, priceVariable, defaultPrice ?? 0);

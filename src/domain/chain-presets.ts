@@ -17,6 +17,8 @@ export interface ChainPreset {
   family: ChainFamily;
   /** The chain id a node must report; null: not checked unless NAME_CHAIN_ID is set. */
   chainId: number | null;
+  /** chainId is checked in production only: in development a devnet's node reports its own, unless NAME_CHAIN_ID says it. */
+  chainIdInProductionOnly?: true;
   finality: FinalityRule;
   /** Blocks until final under the `confirmations` rule. */
   confirmations: number;
@@ -38,7 +40,7 @@ const ETHER = 10n ** 18n;
 
 export const CHAIN_PRESETS: Readonly<Record<string, ChainPreset>> = {
   // 65k gas at ~10 gwei; final 12 blocks deep, as stableroute has always counted it.
-  ethereum: { family: 'evm', chainId: null, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', blockSeconds: 12, finalSeconds: 156, transferFeeNative: 650_000n * 10n ** 9n, gasLowWater: '0.05', typicalFeeUsd: 1.5, typicalConfirmationSeconds: 180 },
+  ethereum: { family: 'evm', chainId: 1, chainIdInProductionOnly: true, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', blockSeconds: 12, finalSeconds: 156, transferFeeNative: 650_000n * 10n ** 9n, gasLowWater: '0.05', typicalFeeUsd: 1.5, typicalConfirmationSeconds: 180 },
   // 5000 lamports per signature plus a priority fee; finalized after ~32 slots.
   solana: { family: 'solana', chainId: null, finality: 'finalized', confirmations: 32, nativeCurrency: 'SOL', blockSeconds: 0.4, finalSeconds: 13, transferFeeNative: 5_000n, gasLowWater: '0.05', typicalFeeUsd: 0.001, typicalConfirmationSeconds: 13 },
   // OP-stack and Arbitrum rollups: a few cents of a cent per transfer; final when the L1 block with the batch is.

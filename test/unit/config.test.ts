@@ -124,6 +124,14 @@ describe('CHAINS and the per-chain settings', () => {
     expect(c.chains.polygon).toMatchObject({ chainId: 137, finality: 'finalized', nativeCurrency: 'POL', nativeUsdPrice: 0.25 });
   });
 
+  it("checks ethereum's node against chain id 1 in production; in development a devnet says its own unless ETHEREUM_CHAIN_ID is set", () => {
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    expect(loadConfig(production).chains.ethereum!.chainId).toBe(1);
+    expect(loadConfig({ ...production, ETHEREUM_CHAIN_ID: '11155111' }).chains.ethereum!.chainId).toBe(11155111);
+    expect(loadConfig({}).chains.ethereum!.chainId).toBeNull();
+    expect(loadConfig({ ETHEREUM_CHAIN_ID: '31337' }).chains.ethereum!.chainId).toBe(31337);
+  });
+
   it('needs every setting of a chain without a preset, and the price of a currency it does not know', () => {
     expect(() => loadConfig({ CHAINS: 'ethereum,solana,my_l2' })).toThrow(/^MY_L2_NATIVE_CURRENCY: is required for my_l2, which has no preset/);
     const partial = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'XDAI' };

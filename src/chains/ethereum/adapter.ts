@@ -21,6 +21,7 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../port.js';
+import type { NetworkClaims } from '../networks.js';
 import type { EthereumSigner } from '../signers/port.js';
 import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
@@ -51,6 +52,8 @@ export interface EthereumAdapterOptions {
    * prepared together then go out in one transaction each batch (decision 175). Absent: one transaction per payout.
    */
   batchContract?: string | null;
+  /** The networks the process's other chains reach: this chain claims its own once its node answers (issue 35). */
+  networks?: NetworkClaims;
   logger?: Logger;
 }
 
@@ -97,12 +100,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
   // Facts that never change under a running node: ask once, and again only after an ask that failed for an outage.
   // The node must be the chain the settings name (NAME_CHAIN_ID): signing for another chain id would either be
-  // refused or, worse, be valid somewhere else.
+  // refused or, worse, be valid somewhere else. Nor may another configured chain reach the same network.
   const chainId = once(async () => {
     const id = await rpc.getChainId();
     if (settings.chainId !== null && id !== settings.chainId) {
       throw new ConfigError(`${settings.name.toUpperCase()}_CHAIN_ID`, `is ${settings.chainId}, but the node at ${settings.name.toUpperCase()}_RPC_URL is chain ${id}: refusing to sign for another chain`);
     }
+    options.networks?.claim({ chain: settings.name, chainId: id, treasury: from, token });
     return id;
   }, (error) => !(error instanceof ConfigError));
   const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
