@@ -132,6 +132,16 @@ describe('CHAINS and the per-chain settings', () => {
     expect(loadConfig({ ETHEREUM_CHAIN_ID: '31337' }).chains.ethereum!.chainId).toBe(31337);
   });
 
+  it('charges base and optimism as OP-stack rollups; NAME_FEE_MODEL marks another EVM chain so', () => {
+    const c = loadConfig({ CHAINS: 'ethereum,solana,base,optimism,arbitrum' });
+    expect([c.chains.ethereum, c.chains.base, c.chains.optimism, c.chains.arbitrum].map((chain) => chain!.feeModel)).toEqual(['gas', 'op-stack', 'op-stack', 'gas']);
+    const custom = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'ETH', MY_L2_FINALITY: 'finalized', MY_L2_CHAIN_ID: '7777' };
+    expect(loadConfig({ ...custom, MY_L2_FEE_MODEL: 'op-stack' }).chains.my_l2!.feeModel).toBe('op-stack');
+    expect(loadConfig({ CHAINS: 'ethereum,solana,base', BASE_FEE_MODEL: 'gas' }).chains.base!.feeModel).toBe('gas');
+    expect(() => loadConfig({ ...custom, MY_L2_FEE_MODEL: 'arbitrum' })).toThrow('MY_L2_FEE_MODEL: expected "gas" or "op-stack", got "arbitrum"');
+    expect(() => loadConfig({ SOLANA_FEE_MODEL: 'op-stack' })).toThrow('SOLANA_FEE_MODEL: is read only for an EVM chain');
+  });
+
   it('needs every setting of a chain without a preset, and the price of a currency it does not know', () => {
     expect(() => loadConfig({ CHAINS: 'ethereum,solana,my_l2' })).toThrow(/^MY_L2_NATIVE_CURRENCY: is required for my_l2, which has no preset/);
     const partial = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'XDAI' };

@@ -32,6 +32,7 @@ import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fe
 import type { Finality } from './finality.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
+import { estimateFeesBeyondGas, GAS_PRICE_ORACLE, hasGasPriceOracle } from './op-stack.js';
 import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../bounds.js';
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
@@ -40,7 +41,8 @@ import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './t
 
 export interface EthereumAdapterOptions {
   /** The EVM chain's settings: its name, chain id, finality rule, native currency and price (CHAINS, decision 159). */
-  chain: Pick<ChainSettings, 'name' | 'chainId' | 'finality' | 'confirmations' | 'nativeCurrency' | 'nativeUsdPrice' | 'finalSeconds' | 'blockSeconds'>;
+  chain: Pick<ChainSettings, 'name' | 'chainId' | 'finality' | 'confirmations' | 'nativeCurrency' | 'nativeUsdPrice' | 'finalSeconds' | 'blockSeconds'> &
+    Partial<Pick<ChainSettings, 'feeModel'>>;
   rpcUrl: string;
   usdcAddress: string;
   /** Signs for the treasury; closed with the adapter. */
@@ -80,15 +82,19 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const finalitySeconds = settings.finality === 'confirmations' ? settings.confirmations * settings.blockSeconds : settings.finalSeconds;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
-  /** The market now, and fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel). */
-  const outbid = async (tx: ReturnType<typeof parseSignedTransfer>, what: string) => {
+  /**
+   * The market now, fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel), and what the
+   * transaction that replaces it (`sent`) pays beyond gas.
+   */
+  const outbid = async (tx: ReturnType<typeof parseSignedTransfer>, what: string, sent: { to: Address; data: Hex; gas: bigint }) => {
     let market: FeeMarket;
+    let beyond: bigint;
     try {
-      market = await within(() => readFeeMarket(rpc));
+      [market, beyond] = await within(() => Promise.all([readFeeMarket(rpc), beyondGas(sent)]));
     } catch (error) {
       throw toChainError(error, { operation: `fee market for ${what}`, outcome: 'rejected' });
     }
-    return { market, fees: replacementFees(tx, market) };
+    return { market, fees: replacementFees(tx, market), beyond };
   };
   const blockNumber = async (): Promise<string> => {
     try {
@@ -145,10 +151,33 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return encodeTransfer(getAddress(request.to.toLowerCase()), request.amountMicros);
   }
 
-  function feeEstimate(market: FeeMarket): FeeEstimate {
-    const feeNative = TYPICAL_TRANSFER_GAS * (market.baseFeePerGas + market.maxPriorityFeePerGas);
+  /** `gas` at `perGas` wei, plus what the chain charges beyond gas. */
+  function feeEstimate(gas: bigint, perGas: bigint, beyond: bigint): FeeEstimate {
+    const feeNative = gas * perGas + beyond;
     return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
+  /** What the next block charges a gas unit: its base fee plus the tip. */
+  const perGasOf = (market: FeeMarket) => market.baseFeePerGas + market.maxPriorityFeePerGas;
+
+  // An OP-stack rollup charges an L1 data fee and an operator fee beyond gas (op-stack.ts, decision 189): its estimates
+  // ask the GasPriceOracle. A node marked OP-stack that has no oracle (a devnet) is estimated by its gas, said once.
+  const oracle = once(() => hasGasPriceOracle(rpc), () => true);
+  let oracleMissingTold = false;
+  async function beyondGas(tx: { to: Address; data: Hex; gas: bigint }): Promise<bigint> {
+    if (settings.feeModel !== 'op-stack') return 0n;
+    if (!(await oracle())) {
+      if (!oracleMissingTold) log?.warn({ oracle: GAS_PRICE_ORACLE }, 'an OP-stack chain without the GasPriceOracle predeploy: estimating its fees by gas alone');
+      oracleMissingTold = true;
+      return 0n;
+    }
+    return estimateFeesBeyondGas(rpc, { chainId: await chainId(), ...tx });
+  }
+  /** The transfer routing prices: TYPICAL_TRANSFER_GAS, and on an OP-stack rollup the bytes of a USDC transfer. */
+  const typicalTransfer = { to: token, data: encodeTransfer(from, 100_000_000n), gas: TYPICAL_TRANSFER_GAS };
+  const typicalFee = async (): Promise<{ market: FeeMarket; fee: FeeEstimate }> => {
+    const [market, beyond] = await Promise.all([readFeeMarket(rpc), beyondGas(typicalTransfer)]);
+    return { market, fee: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond) };
+  };
 
   /**
    * What a signature needs from the chain, read at once within one deadline: the token checked, the chain id, the fee
@@ -182,11 +211,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const data = transferData(request);
     // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
     //    nonce lock, from the pending count read here.
-    const { id, market, pendingCount, gas } = await readForSigning('preparing the transfer', () => estimateTransferGas(transferGasInput(request, data)));
+    const { id, market, pendingCount, gas: [gas, beyond] } = await readForSigning('preparing the transfer', () =>
+      Promise.all([estimateTransferGas(transferGasInput(request, data)), beyondGas({ to: token, data, gas: TYPICAL_TRANSFER_GAS })]),
+    );
     const fees = marketFees(market);
     return {
       pendingNonce: pendingCount,
-      feeEstimate: feeEstimate(market),
+      feeEstimate: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond),
       // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
@@ -234,8 +265,12 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const payouts = requests.map((r) => ({ to: getAddress(r.to.toLowerCase()), amountMicros: r.amountMicros }));
     const total = payouts.reduce((sum, p) => sum + p.amountMicros, 0n);
     const data = encodeBatch(token, payouts);
-    const { id, market, pendingCount, gas: [allowance, gas] } = await readForSigning('preparing a batch', () =>
-      Promise.all([readAllowance(rpc, token, from, contract), estimateBatchGas(rpc, from, contract, data)]),
+    const { id, market, pendingCount, gas: [allowance, gas, beyond] } = await readForSigning('preparing a batch', () =>
+      Promise.all([
+        readAllowance(rpc, token, from, contract),
+        estimateBatchGas(rpc, from, contract, data),
+        beyondGas({ to: contract, data, gas: TYPICAL_TRANSFER_GAS * BigInt(requests.length) }),
+      ]),
     );
     // Not `allowance < total`: the batches signed and not yet mined will pull from it too (decision 188).
     if (allowance < UNLIMITED_APPROVAL) {
@@ -263,10 +298,9 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       return answers as (PreparedTransfer | ChainError)[];
     }
     const fees = marketFees(market);
-    const feeNative = gas * (market.baseFeePerGas + market.maxPriorityFeePerGas);
     const prepared: PreparedTransfer = {
       pendingNonce: pendingCount,
-      feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
+      feeEstimate: feeEstimate(gas, perGasOf(market), beyond),
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
         const signed = await signTransaction(account, { chainId: id, nonce, to: contract, data, gas, ...fees });
@@ -290,7 +324,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async estimateFee(): Promise<FeeEstimate> {
       try {
-        return feeEstimate(await within(() => readFeeMarket(rpc)));
+        return (await within(typicalFee)).fee;
       } catch (error) {
         throw toChainError(error, { operation: 'fee estimate' });
       }
@@ -328,14 +362,14 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     async probe(): Promise<HealthProbe> {
       const started = performance.now();
       try {
-        const market = await within(async () => {
+        const { market, fee } = await within(async () => {
           await rpc.getBlockNumber();
-          return readFeeMarket(rpc);
+          return typicalFee();
         });
         return {
           ok: true,
           latencyMs: performance.now() - started,
-          fee: feeEstimate(market),
+          fee,
           finalitySeconds,
           congestion: market.congestion,
         };
@@ -389,10 +423,10 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
           details: `stuck tx ${tx.hash} via ${tx.to} pays ${paid?.map((p) => `${p.amountMicros} to ${p.to}`).join(', ') ?? '?'}`,
         });
       }
-      const { market, fees } = await outbid(tx, 'a replacement');
       const { chainId: id, nonce, to, data, gas } = tx;
+      const { market, fees, beyond } = await outbid(tx, 'a replacement', { to, data, gas });
       return {
-        feeEstimate: feeEstimate(market),
+        feeEstimate: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond),
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
           log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
@@ -406,14 +440,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     // it is final the nonce is used and the transfer can never land. Signed by the treasury's signer like a transfer.
     async prepareCancel(stuck: SignedTransfer): Promise<PreparedTransfer> {
       const tx = parseSignedTransfer(stuck);
-      const { market, fees } = await outbid(tx, 'a cancel');
       const gas = PLAIN_TRANSACTION_GAS;
+      const { market, fees, beyond } = await outbid(tx, 'a cancel', { to: from, data: '0x', gas });
       const { chainId: id, nonce } = tx;
       // What the next block would charge: its base fee plus the tip, within the cap.
       const perGas = market.baseFeePerGas + fees.maxPriorityFeePerGas;
-      const feeNative = gas * (perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas);
       return {
-        feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
+        feeEstimate: feeEstimate(gas, perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas, beyond),
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to: from, data: '0x', gas, ...fees });
           log?.info({ txId: signed.txId, cancels: tx.hash, ...signed.meta }, 'ethereum cancel signed on the stuck nonce');
