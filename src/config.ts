@@ -1,6 +1,6 @@
 // Every setting, parsed and validated once at start-up. Nothing else reads process.env.
 import { existsSync, readFileSync } from 'node:fs';
-import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FINALITY_RULES, NATIVE_DECIMALS, type FinalityRule } from './domain/chain-presets.js';
+import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FEE_MODELS, FINALITY_RULES, NATIVE_DECIMALS, type FeeModel, type FinalityRule } from './domain/chain-presets.js';
 import { familyOf, parseChainList, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
 import type { SpendingPolicy } from './domain/spending-policy.js';
 import { isWellFormedEthereumAddress } from './domain/addresses.js';
@@ -109,6 +109,8 @@ export interface ChainSettings {
   /** NAME_CHAIN_ID: what the node must report at start-up (EVM); null: not checked. */
   chainId: number | null;
   finality: FinalityRule;
+  /** NAME_FEE_MODEL (EVM): `op-stack` estimates an OP-stack rollup's L1 data and operator fees (decision 189). */
+  feeModel: FeeModel;
   /** Blocks until final under the `confirmations` rule (NAME_CONFIRMATIONS). */
   confirmations: number;
   /** Seconds between blocks and from inclusion to finality: the simulator's timings (NAME_BLOCK_SECONDS, NAME_FINAL_SECONDS). */
@@ -431,7 +433,8 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
     throw new ConfigError(setting('FINALITY'), `expected ${family === 'solana' ? '"finalized"' : FINALITY_RULES.map((r) => `"${r}"`).join(', ')}, got "${finality}"`);
   }
   const chainIdRaw = present(env, setting('CHAIN_ID'));
-  const chainId = family === 'solana' ? null : chainIdRaw !== undefined ? integer(env, setting('CHAIN_ID'), 0, 1, Number.MAX_SAFE_INTEGER) : (preset ? preset.chainId : withoutPreset('CHAIN_ID'));
+  const presetChainId = preset && (!preset.chainIdInProductionOnly || env.NODE_ENV === 'production') ? preset.chainId : null;
+  const chainId = family === 'solana' ? null : chainIdRaw !== undefined ? integer(env, setting('CHAIN_ID'), 0, 1, Number.MAX_SAFE_INTEGER) : (preset ? presetChainId : withoutPreset('CHAIN_ID'));
   const blockSeconds = seconds(env, setting('BLOCK_SECONDS'), preset?.blockSeconds ?? 2, 0.05);
   const finalSeconds = seconds(env, setting('FINAL_SECONDS'), preset?.finalSeconds ?? blockSeconds, 0.05);
   const nativeUsdPrice = usdPrice(env, priceVariable, defaultPrice ?? 0);
@@ -447,6 +450,7 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
       batchContract: batchContract(env, setting('BATCH_CONTRACT'), family, rpc),
       chainId,
       finality: finality as FinalityRule,
+      feeModel: feeModel(env, setting('FEE_MODEL'), family, preset?.feeModel ?? 'gas'),
       confirmations: integer(env, setting('CONFIRMATIONS'), preset?.confirmations ?? 1, 1, 1000),
       blockSeconds,
       finalSeconds,
@@ -471,6 +475,15 @@ function batchContract(env: Env, variable: string, family: ChainFamily, rpc: boo
   if (family !== 'evm' || !rpc) throw new ConfigError(variable, 'is read only for an EVM chain with a node (its ADAPTER=rpc)');
   if (!isWellFormedEthereumAddress(value)) throw new ConfigError(variable, `expected an EVM contract address (0x and 40 hex digits, EIP-55 when mixed case), got "${value}"`);
   return value;
+}
+
+/** NAME_FEE_MODEL: how an EVM chain charges (`gas` or `op-stack`); Solana has its own fees. */
+function feeModel(env: Env, variable: string, family: ChainFamily, fallback: FeeModel): FeeModel {
+  const value = present(env, variable);
+  if (value === undefined) return fallback;
+  if (family !== 'evm') throw new ConfigError(variable, 'is read only for an EVM chain');
+  if (!(FEE_MODELS as readonly string[]).includes(value)) throw new ConfigError(variable, `expected ${FEE_MODELS.map((m) => `"${m}"`).join(' or ')}, got "${value}"`);
+  return value as FeeModel;
 }
 
 export function loadConfig(env: Env = process.env): Config {

@@ -5,6 +5,7 @@ import type { ChainSettings, Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
 import { instrumentAdapter } from './instrumented.js';
+import { createNetworkClaims, type NetworkClaims } from './networks.js';
 import type { ChainAdapter, ChainAdapters } from './port.js';
 import { createEthereumSigner, createSolanaSigner } from './signers/factory.js';
 import { createSimulatedAdapter } from './simulated/adapter.js';
@@ -12,10 +13,12 @@ import { createSimulatedAdapter } from './simulated/adapter.js';
 /** With `metrics`, every chain call is timed and its failures counted (src/chains/instrumented.ts). */
 export async function createAdapters(config: Config, pool: Pool, clock: Clock, log: Logger, metrics?: Metrics): Promise<ChainAdapters> {
   const adapters: ChainAdapters = {};
+  // Two chains reaching one network stop start-up, naming both (src/chains/networks.ts).
+  const networks = createNetworkClaims();
   try {
     for (const name of config.chainNames) {
       const settings = config.chains[name]!;
-      const adapter = settings.adapter === 'rpc' ? await rpcAdapter(config, settings, log) : await simulated(config, settings, pool, clock);
+      const adapter = settings.adapter === 'rpc' ? await rpcAdapter(config, settings, log, networks) : await simulated(config, settings, pool, clock);
       adapters[name] = metrics ? instrumentAdapter(adapter, metrics) : adapter;
     }
   } catch (error) {
@@ -42,7 +45,7 @@ async function simulated(config: Config, settings: ChainSettings, pool: Pool, cl
   return adapter;
 }
 
-async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger): Promise<ChainAdapter> {
+async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger, networks: NetworkClaims): Promise<ChainAdapter> {
   if (settings.family === 'solana') {
     const { createSolanaAdapter } = await import('./solana/adapter.js');
     const signer = await createSolanaSigner(config, settings, log);
@@ -65,6 +68,7 @@ async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger):
       rpcUrl: settings.rpcUrl!,
       usdcAddress: settings.usdcAddress!,
       batchContract: settings.batchContract,
+      networks,
       signer,
       rpcTimeoutSeconds: config.rpcTimeoutSeconds,
       logger: log,

@@ -126,6 +126,8 @@ export async function devnetCommand(args: string[]): Promise<number> {
       ETHEREUM_ADAPTER: 'rpc',
       ETHEREUM_RPC_URL: ethereum.rpcUrl,
       ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
+      // Its own chain id, which a service in production checks instead of mainnet's 1.
+      ETHEREUM_CHAIN_ID: String(ethereum.chainId),
       ETHEREUM_CONFIRMATIONS: String(confirmations),
       SOLANA_ADAPTER: 'rpc',
       SOLANA_RPC_URL: solana.rpcUrl,

@@ -13,11 +13,22 @@ export type ChainFamily = 'evm' | 'solana';
 export type FinalityRule = 'confirmations' | 'finalized' | 'safe';
 export const FINALITY_RULES: readonly FinalityRule[] = ['confirmations', 'finalized', 'safe'];
 
+/**
+ * What an EVM chain charges a transaction (decision 189): `gas`, gas used times its price; `op-stack`, an OP-stack
+ * rollup's L1 data fee and operator fee on top, estimated by its GasPriceOracle (the receipt reports them either way).
+ */
+export type FeeModel = 'gas' | 'op-stack';
+export const FEE_MODELS: readonly FeeModel[] = ['gas', 'op-stack'];
+
 export interface ChainPreset {
   family: ChainFamily;
   /** The chain id a node must report; null: not checked unless NAME_CHAIN_ID is set. */
   chainId: number | null;
+  /** chainId is checked in production only: in development a devnet's node reports its own, unless NAME_CHAIN_ID says it. */
+  chainIdInProductionOnly?: true;
   finality: FinalityRule;
+  /** NAME_FEE_MODEL's default: `gas` unless said. */
+  feeModel?: FeeModel;
   /** Blocks until final under the `confirmations` rule. */
   confirmations: number;
   /** The currency fees are paid in, and its USD price setting `<CURRENCY>_USD_PRICE`. */
@@ -38,12 +49,12 @@ const ETHER = 10n ** 18n;
 
 export const CHAIN_PRESETS: Readonly<Record<string, ChainPreset>> = {
   // 65k gas at ~10 gwei; final 12 blocks deep, as stableroute has always counted it.
-  ethereum: { family: 'evm', chainId: null, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', blockSeconds: 12, finalSeconds: 156, transferFeeNative: 650_000n * 10n ** 9n, gasLowWater: '0.05', typicalFeeUsd: 1.5, typicalConfirmationSeconds: 180 },
+  ethereum: { family: 'evm', chainId: 1, chainIdInProductionOnly: true, finality: 'confirmations', confirmations: 12, nativeCurrency: 'ETH', blockSeconds: 12, finalSeconds: 156, transferFeeNative: 650_000n * 10n ** 9n, gasLowWater: '0.05', typicalFeeUsd: 1.5, typicalConfirmationSeconds: 180 },
   // 5000 lamports per signature plus a priority fee; finalized after ~32 slots.
   solana: { family: 'solana', chainId: null, finality: 'finalized', confirmations: 32, nativeCurrency: 'SOL', blockSeconds: 0.4, finalSeconds: 13, transferFeeNative: 5_000n, gasLowWater: '0.05', typicalFeeUsd: 0.001, typicalConfirmationSeconds: 13 },
   // OP-stack and Arbitrum rollups: a few cents of a cent per transfer; final when the L1 block with the batch is.
-  base: { family: 'evm', chainId: 8453, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
-  optimism: { family: 'evm', chainId: 10, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
+  base: { family: 'evm', chainId: 8453, finality: 'finalized', feeModel: 'op-stack', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
+  optimism: { family: 'evm', chainId: 10, finality: 'finalized', feeModel: 'op-stack', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 2, finalSeconds: 1500, transferFeeNative: ETHER / 500_000n, gasLowWater: '0.005', typicalFeeUsd: 0.006, typicalConfirmationSeconds: 1500 },
   arbitrum: { family: 'evm', chainId: 42161, finality: 'finalized', confirmations: 1, nativeCurrency: 'ETH', blockSeconds: 0.25, finalSeconds: 1200, transferFeeNative: ETHER / 400_000n, gasLowWater: '0.005', typicalFeeUsd: 0.008, typicalConfirmationSeconds: 1200 },
   // Polygon PoS: blocks finalized by Heimdall milestones within seconds; fees in POL.
   polygon: { family: 'evm', chainId: 137, finality: 'finalized', confirmations: 1, nativeCurrency: 'POL', blockSeconds: 2, finalSeconds: 10, transferFeeNative: ETHER / 500n, gasLowWater: '5', typicalFeeUsd: 0.0005, typicalConfirmationSeconds: 12 },

@@ -1,7 +1,8 @@
 // The Ethereum adapter's on-chain batches (issue 28) against a real anvil node with the devnet's USDC (which has
 // Circle's blacklist) and batch-transfer contract: the payouts prepared together go out in one transaction through the
 // contract the treasury approved, signed once on one nonce; a recipient the token refuses is refused alone, the others
-// still go together; without the approval, or alone, a payout goes out as a transaction of its own.
+// still go together; without an unlimited approval (decision 188), or alone, a payout goes out as a transaction of its
+// own, so that no batch signed while others are in flight can find the approval spent.
 import { createPublicClient, createWalletClient, erc20Abi, getAddress, http, maxUint256, parseEventLogs, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,8 @@ import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';
-import { startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
+import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
+import { ConfigError } from '../../src/config.js';
 import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 
 let devnet: EthereumDevnet;
@@ -59,8 +61,11 @@ async function approve(amount: bigint): Promise<void> {
 
 const balanceOf = (owner: Address) => reader.readContract({ address: devnet.usdcAddress, abi: erc20Abi, functionName: 'balanceOf', args: [owner] });
 
-/** Signs each prepared transaction once, as the execution does, with one attempt per payment; sends it; waits for it. */
-async function signAndSend(adapter: ChainAdapter, paid: { request: TransferRequest; prepared: PreparedTransfer }[]) {
+/**
+ * Signs each prepared transaction once, as the execution does, with one attempt per payment; sends it; waits for it
+ * (with `mined: false`, leaves it in the node's pool).
+ */
+async function signAndSend(adapter: ChainAdapter, paid: { request: TransferRequest; prepared: PreparedTransfer }[], { mined = true } = {}) {
   const attempts = await withTransaction(db.pool, async (tx) => {
     for (const { request } of paid) {
       await tx.query(
@@ -76,6 +81,7 @@ async function signAndSend(adapter: ChainAdapter, paid: { request: TransferReque
   });
   const transactions = [...new Map(attempts.map((a) => [a.signed.txId, a.signed])).values()];
   for (const signed of transactions) await adapter.broadcast(signed);
+  if (!mined) return { attempts, transactions, receipts: [] };
   const receipts = await Promise.all(transactions.map((signed) => reader.waitForTransactionReceipt({ hash: signed.txId as `0x${string}`, pollingInterval: 50 })));
   return { attempts, transactions, receipts };
 }
@@ -131,9 +137,44 @@ describe('Ethereum on-chain batches through the batch-transfer contract', () => 
     expect(await balanceOf(frozen)).toBe(0n);
   });
 
-  it('pays one transaction each while the approval does not cover the batch, and a lone payout always', async () => {
-    await approve(1n);
+  it('refuses to start with an approval that is not unlimited, naming ETHEREUM_BATCH_CONTRACT', async () => {
+    await approve(10_000_000n);
+    const started = createEthereumAdapter(options(devnet.batchContractAddress));
+    await expect(started).rejects.toBeInstanceOf(ConfigError);
+    await expect(started).rejects.toThrow(/^ETHEREUM_BATCH_CONTRACT: .*not unlimited/);
+    await approve(maxUint256);
+    await expect(createEthereumAdapter(options(devnet.batchContractAddress))).resolves.toBeDefined();
+  });
+
+  it('never sends a batch the approval covers alone but not with the batches in flight before it', async () => {
+    await approve(maxUint256);
     const adapter = await createEthereumAdapter(options(devnet.batchContractAddress));
+    // Lowered after start-up to what one batch of two pulls, and a little more; not two.
+    await approve(2_500_000n);
+    await setAutomine(devnet.rpcUrl, false);
+    try {
+      const first = requests([fresh(), fresh()]);
+      const second = requests([fresh(), fresh()]);
+      const sent = [];
+      for (const asked of [first, second]) {
+        // The second is prepared while the first is in the pool: the approval at the latest block still covers it.
+        const prepared = await adapter.prepareTransfers(asked);
+        expect(prepared.every((p) => !(p instanceof ChainError))).toBe(true);
+        sent.push(...(await signAndSend(adapter, asked.map((request, k) => ({ request, prepared: prepared[k] as PreparedTransfer })), { mined: false })).transactions);
+      }
+      await mineBlocks(devnet.rpcUrl);
+      const receipts = await Promise.all(sent.map((signed) => reader.waitForTransactionReceipt({ hash: signed.txId as `0x${string}`, pollingInterval: 50 })));
+      expect(receipts.map((r) => r.status)).toEqual(sent.map(() => 'success'));
+      for (const r of [...first, ...second]) expect(await balanceOf(r.to as Address)).toBe(r.amountMicros);
+    } finally {
+      await setAutomine(devnet.rpcUrl, true);
+    }
+  });
+
+  it('pays one transaction each while the approval is not unlimited, and a lone payout always', async () => {
+    await approve(maxUint256);
+    const adapter = await createEthereumAdapter(options(devnet.batchContractAddress));
+    await approve(1n);
     const asked = requests([fresh(), fresh(), fresh()]);
     const prepared = await adapter.prepareTransfers(asked);
     expect(new Set(prepared).size).toBe(3);

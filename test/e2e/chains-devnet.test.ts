@@ -2,7 +2,8 @@
 // each an anvil of its own chain id, beside the Ethereum anvil and the LiteSVM Solana devnet. Quotes offer every chain
 // the merchant names an address on; a payout settles on each chain, signed for that chain's id; base and arbitrum
 // settle by their presets' `finalized` block tag, not by counting blocks; the books agree with all four chains. A node
-// of another chain id, or a chain dropped from CHAINS while it holds funds, stops start-up.
+// of another chain id, two chains reaching one network, or a chain dropped from CHAINS while it holds funds, stops
+// start-up.
 import pino from 'pino';
 import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,6 +175,31 @@ describe('CHAINS=ethereum,solana,base,arbitrum on local nodes', () => {
       expect((refused as Error).message).toContain(`chain ${BASE_CHAIN_ID}`);
     }
   });
+
+  it('two chains reaching one network (its chain id, and the same treasury or USDC) refuse start-up naming both, in code and in `stableroute serve`', async () => {
+    const quiet = pino({ level: 'silent' });
+    // arbitrum pointed at base's node, with base's chain id: the same treasury key and token, one wallet under two names.
+    const twice = { ARBITRUM_RPC_URL: base.rpcUrl, ARBITRUM_CHAIN_ID: String(BASE_CHAIN_ID) };
+    const refused = await createAdapters(loadConfig({ NODE_ENV: 'test', ...env, ...twice, DATABASE_URL: t.db.url }), t.db.pool, t.clock, quiet).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect(refused).toMatchObject({ variable: 'CHAINS' });
+    expect((refused as Error).message).toMatch(/base and arbitrum reach the same network \(chain id 31338, the same treasury 0x[0-9a-fA-F]{40}\)/);
+
+    // Another treasury on that network, but the same USDC contract: refused too.
+    const otherTreasury = { ...twice, ARBITRUM_TREASURY_KEY: '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a' };
+    const sameToken = await createAdapters(loadConfig({ NODE_ENV: 'test', ...env, ...otherTreasury, DATABASE_URL: t.db.url }), t.db.pool, t.clock, quiet).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect((sameToken as Error).message).toContain(`base and arbitrum reach the same network (chain id 31338, the same USDC contract ${base.usdcAddress})`);
+
+    const serve = await runCommand(['serve'], { ...env, ...twice, DATABASE_URL: t.db.url, PORT: '0', HOST: '127.0.0.1' });
+    expect(serve.code, serve.stdout + serve.stderr).toBe(1);
+    expect(serve.stderr).toContain('CHAINS: base and arbitrum reach the same network');
+  }, 30_000);
 
   it('a chain dropped from CHAINS while it holds funds refuses start-up, in code and in `stableroute serve`', async () => {
     await expect(refuseRemovedChains(t.db.pool, CHAINS)).resolves.toEqual([]);

@@ -103,6 +103,7 @@ describe('stableroute devnet --json + serve', () => {
     expect(env.ETHEREUM_ADAPTER).toBe('rpc');
     expect(env.SOLANA_ADAPTER).toBe('rpc');
     expect(env.CHAINS).toBe('ethereum,solana');
+    expect(env.ETHEREUM_CHAIN_ID, 'its own chain id, which a service in production checks instead of 1').toBe('31337');
     for (const value of Object.values(env)) expect(typeof value).toBe('string');
 
     // 2. Both endpoints answer standard JSON-RPC to ordinary clients.

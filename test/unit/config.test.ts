@@ -124,6 +124,24 @@ describe('CHAINS and the per-chain settings', () => {
     expect(c.chains.polygon).toMatchObject({ chainId: 137, finality: 'finalized', nativeCurrency: 'POL', nativeUsdPrice: 0.25 });
   });
 
+  it("checks ethereum's node against chain id 1 in production; in development a devnet says its own unless ETHEREUM_CHAIN_ID is set", () => {
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    expect(loadConfig(production).chains.ethereum!.chainId).toBe(1);
+    expect(loadConfig({ ...production, ETHEREUM_CHAIN_ID: '11155111' }).chains.ethereum!.chainId).toBe(11155111);
+    expect(loadConfig({}).chains.ethereum!.chainId).toBeNull();
+    expect(loadConfig({ ETHEREUM_CHAIN_ID: '31337' }).chains.ethereum!.chainId).toBe(31337);
+  });
+
+  it('charges base and optimism as OP-stack rollups; NAME_FEE_MODEL marks another EVM chain so', () => {
+    const c = loadConfig({ CHAINS: 'ethereum,solana,base,optimism,arbitrum' });
+    expect([c.chains.ethereum, c.chains.base, c.chains.optimism, c.chains.arbitrum].map((chain) => chain!.feeModel)).toEqual(['gas', 'op-stack', 'op-stack', 'gas']);
+    const custom = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'ETH', MY_L2_FINALITY: 'finalized', MY_L2_CHAIN_ID: '7777' };
+    expect(loadConfig({ ...custom, MY_L2_FEE_MODEL: 'op-stack' }).chains.my_l2!.feeModel).toBe('op-stack');
+    expect(loadConfig({ CHAINS: 'ethereum,solana,base', BASE_FEE_MODEL: 'gas' }).chains.base!.feeModel).toBe('gas');
+    expect(() => loadConfig({ ...custom, MY_L2_FEE_MODEL: 'arbitrum' })).toThrow('MY_L2_FEE_MODEL: expected "gas" or "op-stack", got "arbitrum"');
+    expect(() => loadConfig({ SOLANA_FEE_MODEL: 'op-stack' })).toThrow('SOLANA_FEE_MODEL: is read only for an EVM chain');
+  });
+
   it('needs every setting of a chain without a preset, and the price of a currency it does not know', () => {
     expect(() => loadConfig({ CHAINS: 'ethereum,solana,my_l2' })).toThrow(/^MY_L2_NATIVE_CURRENCY: is required for my_l2, which has no preset/);
     const partial = { CHAINS: 'ethereum,solana,my_l2', MY_L2_NATIVE_CURRENCY: 'XDAI' };

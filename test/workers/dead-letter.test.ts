@@ -7,7 +7,8 @@ import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/cha
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { handleDeadExecution } from '../../src/core/execution/abandon.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
-import type { ExecutionDeps } from '../../src/core/execution/execute.js';
+import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
+import { runOf } from '../../src/core/execution/run.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';
@@ -132,6 +133,44 @@ describe('handleDeadExecution, a transfer failed on chain', () => {
     expect(intent.attempts).toMatchObject([{ status: 'failed', failure_reason: 'reverted', actual_fee_native: 0.000005 }]);
     expect(entryTypes(intent)).toEqual(['reserve', 'debit', 'fee', 'release']);
     expect(await solanaReserved()).toBe(0);
+  });
+
+  it('retries alone a payment of a reverted on-chain batch, as every other path does: its share of the fee booked, its funds in flight', async () => {
+    const ids = [await pay(21), await pay(22)];
+    // One execution batch pays both in one Solana transaction; the node's answer to the send is lost.
+    for (const outcome of await executeBatch(deps(answerLost(false)), ids.map((id) => runOf({ payment_intent_id: id, attempt: 1 })))) expect(outcome.ok).toBe(true);
+    const shared = await t.db.pool.query<{ tx_id: string; tx_payments: number }>('SELECT tx_id, tx_payments FROM payment_attempts WHERE payment_intent_id = ANY($1)', [ids]);
+    expect(shared.rows.map((a) => a.tx_payments)).toEqual([2, 2]);
+    expect(new Set(shared.rows.map((a) => a.tx_id)).size).toBe(1);
+    const attempt = (await t.db.pool.query<{ n: number }>("SELECT 1 + COUNT(*)::int AS n FROM payment_intent_transitions WHERE payment_intent_id = $1 AND to_status = 'retrying'", [ids[0]])).rows[0]!.n;
+
+    // pg-boss gives up on both jobs; the chain says the batch was mined and reverted.
+    const reverted: ChainAdapters = {
+      ...t.ctx.adapters,
+      solana: { ...t.ctx.adapters.solana!, getStatuses: async (signed) => signed.map(() => ({ state: 'failed', reason: 'reverted', feeNative: 10_000n }) as const) },
+    };
+    for (const id of ids) await handleDeadExecution(deps(reverted), { payment_intent_id: id, attempt });
+    for (const id of ids) {
+      const intent = await read(id);
+      expect(intent.status).toBe('retrying');
+      expect(intent.attempts).toMatchObject([{ status: 'failed', failure_reason: 'reverted', actual_fee_native: 0.000005 }]);
+      expect(entryTypes(intent)).toEqual(['reserve', 'debit', 'fee']);
+      expect(await eventTypes(id)).not.toContain('payment.failed');
+    }
+
+    // Their next runs go out alone, each in a transaction of its own, and settle.
+    await drainExecution(t, 1000, { together: true });
+    t.clock.advance(20_000);
+    await confirm(t);
+    for (const id of ids) {
+      const intent = await read(id);
+      expect(intent.status).toBe('settled');
+      expect(intent.attempts.map((a: { status: string }) => a.status).sort()).toEqual(['confirmed', 'failed']);
+    }
+    const alone = await t.db.pool.query<{ tx_payments: number }>("SELECT tx_payments FROM payment_attempts WHERE payment_intent_id = ANY($1) AND status = 'confirmed'", [ids]);
+    expect(alone.rows.map((a) => a.tx_payments)).toEqual([1, 1]);
+    expect(await solanaReserved()).toBe(0);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 });
 

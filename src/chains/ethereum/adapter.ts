@@ -21,16 +21,18 @@ import {
   type TransferRequest,
   type TxStatus,
 } from '../port.js';
+import type { NetworkClaims } from '../networks.js';
 import type { EthereumSigner } from '../signers/port.js';
 import { signerAccount } from './account.js';
 import { broadcastTransfer } from './broadcast.js';
-import { decodeBatch, encodeBatch, estimateBatchGas } from './batch.js';
+import { decodeBatch, encodeBatch, estimateBatchGas, UNLIMITED_APPROVAL } from './batch.js';
 import { decodeTransfer, encodeTransfer, readAllowance, readBalance, TYPICAL_TRANSFER_GAS } from './erc20.js';
 import { toChainError } from './errors.js';
 import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fees.js';
 import type { Finality } from './finality.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
+import { estimateFeesBeyondGas, GAS_PRICE_ORACLE, hasGasPriceOracle } from './op-stack.js';
 import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../bounds.js';
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
@@ -39,7 +41,8 @@ import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './t
 
 export interface EthereumAdapterOptions {
   /** The EVM chain's settings: its name, chain id, finality rule, native currency and price (CHAINS, decision 159). */
-  chain: Pick<ChainSettings, 'name' | 'chainId' | 'finality' | 'confirmations' | 'nativeCurrency' | 'nativeUsdPrice' | 'finalSeconds' | 'blockSeconds'>;
+  chain: Pick<ChainSettings, 'name' | 'chainId' | 'finality' | 'confirmations' | 'nativeCurrency' | 'nativeUsdPrice' | 'finalSeconds' | 'blockSeconds'> &
+    Partial<Pick<ChainSettings, 'feeModel'>>;
   rpcUrl: string;
   usdcAddress: string;
   /** Signs for the treasury; closed with the adapter. */
@@ -47,10 +50,12 @@ export interface EthereumAdapterOptions {
   /** Bounds each adapter call as a whole, however many requests it makes. */
   rpcTimeoutSeconds: number;
   /**
-   * NAME_BATCH_CONTRACT: the batch-transfer contract the treasury approved; the payouts prepared together then go out
-   * in one transaction each batch (decision 175). Absent: one transaction per payout.
+   * NAME_BATCH_CONTRACT: the batch-transfer contract the treasury approved without limit (decision 188); the payouts
+   * prepared together then go out in one transaction each batch (decision 175). Absent: one transaction per payout.
    */
   batchContract?: string | null;
+  /** The networks the process's other chains reach: this chain claims its own once its node answers (issue 35). */
+  networks?: NetworkClaims;
   logger?: Logger;
 }
 
@@ -77,15 +82,19 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const finalitySeconds = settings.finality === 'confirmations' ? settings.confirmations * settings.blockSeconds : settings.finalSeconds;
   const deadlineMs = timeoutMs(options.rpcTimeoutSeconds);
   const within = <T>(work: () => Promise<T>) => withDeadline(deadlineMs, work);
-  /** The market now, and fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel). */
-  const outbid = async (tx: ReturnType<typeof parseSignedTransfer>, what: string) => {
+  /**
+   * The market now, fees that replace whatever is pending on `tx`'s nonce (a replacement or a cancel), and what the
+   * transaction that replaces it (`sent`) pays beyond gas.
+   */
+  const outbid = async (tx: ReturnType<typeof parseSignedTransfer>, what: string, sent: { to: Address; data: Hex; gas: bigint }) => {
     let market: FeeMarket;
+    let beyond: bigint;
     try {
-      market = await within(() => readFeeMarket(rpc));
+      [market, beyond] = await within(() => Promise.all([readFeeMarket(rpc), beyondGas(sent)]));
     } catch (error) {
       throw toChainError(error, { operation: `fee market for ${what}`, outcome: 'rejected' });
     }
-    return { market, fees: replacementFees(tx, market) };
+    return { market, fees: replacementFees(tx, market), beyond };
   };
   const blockNumber = async (): Promise<string> => {
     try {
@@ -97,20 +106,30 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
   // Facts that never change under a running node: ask once, and again only after an ask that failed for an outage.
   // The node must be the chain the settings name (NAME_CHAIN_ID): signing for another chain id would either be
-  // refused or, worse, be valid somewhere else.
+  // refused or, worse, be valid somewhere else. Nor may another configured chain reach the same network.
   const chainId = once(async () => {
     const id = await rpc.getChainId();
     if (settings.chainId !== null && id !== settings.chainId) {
       throw new ConfigError(`${settings.name.toUpperCase()}_CHAIN_ID`, `is ${settings.chainId}, but the node at ${settings.name.toUpperCase()}_RPC_URL is chain ${id}: refusing to sign for another chain`);
     }
+    options.networks?.claim({ chain: settings.name, chainId: id, treasury: from, token });
     return id;
   }, (error) => !(error instanceof ConfigError));
   const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
+  // A batch contract needs the treasury's unlimited approval (decision 188). Checked here to stop start-up; a node that
+  // cannot be asked now, or an approval lowered later, leaves each batch's own check to pay one transaction each.
+  const batchApproval = async () => {
+    if (batchContract === null) return;
+    const allowance = await readAllowance(rpc, token, from, batchContract);
+    if (allowance < UNLIMITED_APPROVAL) {
+      throw new ConfigError(`${settings.name.toUpperCase()}_BATCH_CONTRACT`, `the treasury ${from} approved ${batchContract} for ${allowance} micro-USDC, which is not unlimited: approve it for type(uint256).max (the contract pulls only from its caller), or unset the variable`);
+    }
+  };
   try {
-    await within(() => Promise.all([chainId(), tokenVerified()]));
+    await within(() => Promise.all([chainId(), tokenVerified(), batchApproval()]));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    log?.warn({ err: summary(error) }, 'could not read the chain id or the USDC token decimals; checking again before the first transfer');
+    log?.warn({ err: summary(error) }, 'could not read the chain id, the USDC token decimals or the batch approval; checking again before the first transfer');
   }
 
   // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
@@ -132,10 +151,33 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     return encodeTransfer(getAddress(request.to.toLowerCase()), request.amountMicros);
   }
 
-  function feeEstimate(market: FeeMarket): FeeEstimate {
-    const feeNative = TYPICAL_TRANSFER_GAS * (market.baseFeePerGas + market.maxPriorityFeePerGas);
+  /** `gas` at `perGas` wei, plus what the chain charges beyond gas. */
+  function feeEstimate(gas: bigint, perGas: bigint, beyond: bigint): FeeEstimate {
+    const feeNative = gas * perGas + beyond;
     return { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) };
   }
+  /** What the next block charges a gas unit: its base fee plus the tip. */
+  const perGasOf = (market: FeeMarket) => market.baseFeePerGas + market.maxPriorityFeePerGas;
+
+  // An OP-stack rollup charges an L1 data fee and an operator fee beyond gas (op-stack.ts, decision 189): its estimates
+  // ask the GasPriceOracle. A node marked OP-stack that has no oracle (a devnet) is estimated by its gas, said once.
+  const oracle = once(() => hasGasPriceOracle(rpc), () => true);
+  let oracleMissingTold = false;
+  async function beyondGas(tx: { to: Address; data: Hex; gas: bigint }): Promise<bigint> {
+    if (settings.feeModel !== 'op-stack') return 0n;
+    if (!(await oracle())) {
+      if (!oracleMissingTold) log?.warn({ oracle: GAS_PRICE_ORACLE }, 'an OP-stack chain without the GasPriceOracle predeploy: estimating its fees by gas alone');
+      oracleMissingTold = true;
+      return 0n;
+    }
+    return estimateFeesBeyondGas(rpc, { chainId: await chainId(), ...tx });
+  }
+  /** The transfer routing prices: TYPICAL_TRANSFER_GAS, and on an OP-stack rollup the bytes of a USDC transfer. */
+  const typicalTransfer = { to: token, data: encodeTransfer(from, 100_000_000n), gas: TYPICAL_TRANSFER_GAS };
+  const typicalFee = async (): Promise<{ market: FeeMarket; fee: FeeEstimate }> => {
+    const [market, beyond] = await Promise.all([readFeeMarket(rpc), beyondGas(typicalTransfer)]);
+    return { market, fee: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond) };
+  };
 
   /**
    * What a signature needs from the chain, read at once within one deadline: the token checked, the chain id, the fee
@@ -169,11 +211,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const data = transferData(request);
     // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
     //    nonce lock, from the pending count read here.
-    const { id, market, pendingCount, gas } = await readForSigning('preparing the transfer', () => estimateTransferGas(transferGasInput(request, data)));
+    const { id, market, pendingCount, gas: [gas, beyond] } = await readForSigning('preparing the transfer', () =>
+      Promise.all([estimateTransferGas(transferGasInput(request, data)), beyondGas({ to: token, data, gas: TYPICAL_TRANSFER_GAS })]),
+    );
     const fees = marketFees(market);
     return {
       pendingNonce: pendingCount,
-      feeEstimate: feeEstimate(market),
+      feeEstimate: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond),
       // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
@@ -187,8 +231,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   /**
    * The requests as the chain will pay them: with a batch contract, the valid ones in transactions of up to
    * EVM_BATCH_TRANSFERS_MAX (each one object at the places of the requests it pays); otherwise, or when a batch
-   * cannot go (one payout, the approval short), one transaction each. A request the chain refuses is answered with
-   * its own ChainError, and the others go out without it.
+   * cannot go (one payout, an approval that is not unlimited), one transaction each. A request the chain refuses is
+   * answered with its own ChainError, and the others go out without it.
    */
   async function prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]> {
     if (batchContract === null || requests.length < 2) return preparedEach(requests, prepareTransfer);
@@ -221,11 +265,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     const payouts = requests.map((r) => ({ to: getAddress(r.to.toLowerCase()), amountMicros: r.amountMicros }));
     const total = payouts.reduce((sum, p) => sum + p.amountMicros, 0n);
     const data = encodeBatch(token, payouts);
-    const { id, market, pendingCount, gas: [allowance, gas] } = await readForSigning('preparing a batch', () =>
-      Promise.all([readAllowance(rpc, token, from, contract), estimateBatchGas(rpc, from, contract, data)]),
+    const { id, market, pendingCount, gas: [allowance, gas, beyond] } = await readForSigning('preparing a batch', () =>
+      Promise.all([
+        readAllowance(rpc, token, from, contract),
+        estimateBatchGas(rpc, from, contract, data),
+        beyondGas({ to: contract, data, gas: TYPICAL_TRANSFER_GAS * BigInt(requests.length) }),
+      ]),
     );
-    if (allowance < total) {
-      log?.warn({ contract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract does not cover this batch; paying one transaction each');
+    // Not `allowance < total`: the batches signed and not yet mined will pull from it too (decision 188).
+    if (allowance < UNLIMITED_APPROVAL) {
+      log?.warn({ contract, allowance: allowance.toString(), total: total.toString() }, 'the treasury approval to the batch contract is not unlimited; paying one transaction each');
       return preparedEach(requests, prepareTransfer);
     }
     if (gas === 'reverted') {
@@ -249,10 +298,9 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       return answers as (PreparedTransfer | ChainError)[];
     }
     const fees = marketFees(market);
-    const feeNative = gas * (market.baseFeePerGas + market.maxPriorityFeePerGas);
     const prepared: PreparedTransfer = {
       pendingNonce: pendingCount,
-      feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
+      feeEstimate: feeEstimate(gas, perGasOf(market), beyond),
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
         const signed = await signTransaction(account, { chainId: id, nonce, to: contract, data, gas, ...fees });
@@ -276,7 +324,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async estimateFee(): Promise<FeeEstimate> {
       try {
-        return feeEstimate(await within(() => readFeeMarket(rpc)));
+        return (await within(typicalFee)).fee;
       } catch (error) {
         throw toChainError(error, { operation: 'fee estimate' });
       }
@@ -314,14 +362,14 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     async probe(): Promise<HealthProbe> {
       const started = performance.now();
       try {
-        const market = await within(async () => {
+        const { market, fee } = await within(async () => {
           await rpc.getBlockNumber();
-          return readFeeMarket(rpc);
+          return typicalFee();
         });
         return {
           ok: true,
           latencyMs: performance.now() - started,
-          fee: feeEstimate(market),
+          fee,
           finalitySeconds,
           congestion: market.congestion,
         };
@@ -375,10 +423,10 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
           details: `stuck tx ${tx.hash} via ${tx.to} pays ${paid?.map((p) => `${p.amountMicros} to ${p.to}`).join(', ') ?? '?'}`,
         });
       }
-      const { market, fees } = await outbid(tx, 'a replacement');
       const { chainId: id, nonce, to, data, gas } = tx;
+      const { market, fees, beyond } = await outbid(tx, 'a replacement', { to, data, gas });
       return {
-        feeEstimate: feeEstimate(market),
+        feeEstimate: feeEstimate(TYPICAL_TRANSFER_GAS, perGasOf(market), beyond),
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to, data, gas, ...fees });
           log?.info({ txId: signed.txId, replaces: tx.hash, ...signed.meta }, 'ethereum transfer re-signed with higher fees');
@@ -392,14 +440,13 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     // it is final the nonce is used and the transfer can never land. Signed by the treasury's signer like a transfer.
     async prepareCancel(stuck: SignedTransfer): Promise<PreparedTransfer> {
       const tx = parseSignedTransfer(stuck);
-      const { market, fees } = await outbid(tx, 'a cancel');
       const gas = PLAIN_TRANSACTION_GAS;
+      const { market, fees, beyond } = await outbid(tx, 'a cancel', { to: from, data: '0x', gas });
       const { chainId: id, nonce } = tx;
       // What the next block would charge: its base fee plus the tip, within the cap.
       const perGas = market.baseFeePerGas + fees.maxPriorityFeePerGas;
-      const feeNative = gas * (perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas);
       return {
-        feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, ETH_DECIMALS, settings.nativeUsdPrice) },
+        feeEstimate: feeEstimate(gas, perGas < fees.maxFeePerGas ? perGas : fees.maxFeePerGas, beyond),
         async sign() {
           const signed = await signTransaction(account, { chainId: id, nonce, to: from, data: '0x', gas, ...fees });
           log?.info({ txId: signed.txId, cancels: tx.hash, ...signed.meta }, 'ethereum cancel signed on the stuck nonce');

@@ -1,6 +1,7 @@
 // Several USDC payouts in one EVM transaction (issue 28): a call of the batch-transfer contract (NAME_BATCH_CONTRACT,
 // src/devnet/BatchTransfer.sol) that pulls the total from the treasury once and pays each recipient, all or nothing.
-// The treasury approves the contract once; a batch goes out only while that approval covers it.
+// The treasury approves the contract once, without limit (decision 188): the contract pulls only from its caller, so
+// the approval lets nobody else spend, and a batch never has to count what the batches still in flight will pull.
 import { decodeFunctionData, encodeFunctionData, getAddress, type Address, type Hex } from 'viem';
 import { BATCH_CONTRACT_ABI } from './batch-contract.js';
 import { classifyEthereumError } from './errors.js';
@@ -32,6 +33,12 @@ export function decodeBatch(data: Hex): { token: Address; payouts: Payout[] } | 
     return null;
   }
 }
+
+/**
+ * An approval at least this large is unlimited: `type(uint256).max`, less whatever a token that spends even a maximal
+ * allowance (USDC does) has pulled from it, which no treasury could ever bring below 2^255.
+ */
+export const UNLIMITED_APPROVAL = 2n ** 255n;
 
 /** Margin over the node's estimate: each recipient's balance slot may change between the estimate and inclusion. */
 const GAS_MARGIN_PERCENT = 20n;

@@ -6,6 +6,7 @@ import type { SignedTransfer, TxStatus } from '../port.js';
 import { classifyEthereumError } from './errors.js';
 import { nodeKnowsTransaction, receiptOrNull } from './lookups.js';
 import { finalHeight, type Finality } from './finality.js';
+import { feesBeyondGas } from './op-stack.js';
 import type { EthereumRpc } from './rpc.js';
 import { parseSignedTransfer } from './transaction.js';
 
@@ -43,7 +44,8 @@ async function statusFromReceipt(input: StatusInput, receipt: TransactionReceipt
   const confirmations = depth < 1n ? 1 : Number(depth);
   const final = await finalHeight(input.rpc, input.finality, latest);
   if (receipt.blockNumber > final) return { state: 'included', confirmations };
-  const feeNative = receipt.gasUsed * receipt.effectiveGasPrice;
+  // What the chain took: the gas, and on an OP-stack rollup its L1 data and operator fees, which gas leaves out.
+  const feeNative = receipt.gasUsed * receipt.effectiveGasPrice + (await feesBeyondGas(input.rpc, receipt));
   if (receipt.status === 'reverted') {
     return { state: 'failed', reason: 'reverted', feeNative, details: `reverted in block ${receipt.blockNumber}` };
   }

@@ -4,7 +4,8 @@
 //   - a transfer that may still land: manual review, with the transfer marked broadcasted so the confirmation worker
 //     watches it (it settles the intent when final, fails it when the chain proves it cannot land, re-sends bytes the
 //     chain does not know);
-//   - a transfer mined and failed (reverted): failed, with the chain's reason and its fee (decision 61);
+//   - a transfer mined and failed (reverted): failed, with the chain's reason and its fee (decision 61); a member of a
+//     reverted on-chain batch books its share and is retried alone instead (decision 176);
 //   - nothing on chain (no transfer signed, or one the chain proves can never land): manual review, funds still
 //     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
 //     fails it (`--failed`), the merchant is told by payment.manual_review.
@@ -67,9 +68,13 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         return 'done';
       }
       if (live && verdict?.kind === 'cannot_land' && verdict.onChain) {
-        // Mined and reverted: the fee was spent and the chain's reason is the story (decision 61).
-        await failOnChain(tx, deps.config.chains, intent, live.id, verdict, now);
-        deps.log.error({ payment_intent_id: intent.id, reason: verdict.reason }, 'execution abandoned: the transfer failed on chain');
+        // Mined and reverted: the fee was spent and the chain's reason is the story (decision 61); an on-chain batch's
+        // revert is not this payment's failure, so it is retried alone, as every other path does (decision 176).
+        const alone = live.tx_payments > 1;
+        // A run that lost the send's answer left it retrying; the history says the batch went out before it failed.
+        if (alone && intent.status !== 'broadcasting') await moveAndTell(tx, [{ intent, to: 'broadcasting' }], now);
+        await failOnChain(tx, deps.config.chains, intent, live.id, verdict, now, alone ? { retryOn: deps.boss } : {});
+        deps.log.error({ payment_intent_id: intent.id, reason: verdict.reason, retriedAlone: alone }, 'execution abandoned: the transfer failed on chain');
         return 'done';
       }
       // Nothing of this payment is on chain or can get there: keep the funds reserved and ask an operator.
