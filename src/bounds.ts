@@ -196,6 +196,11 @@ export const METRICS_READ_TIMEOUT_MS = 5_000;
 export const AUDIT_VERIFY_PAGE_ROWS = 1000;
 /** Problems a ledger check reports at most: enough to act on, bounded output. */
 export const LEDGER_VERIFY_PROBLEMS_MAX = 100;
+/**
+ * Characters of a timestamp an admin query takes: an ISO 8601 date-time with nanoseconds and an offset is 35; the
+ * format alone would let a fraction run on for the whole URL.
+ */
+export const ADMIN_TIMESTAMP_CHARS_MAX = 64;
 /** Rows of an admin list page, by default and at most. */
 export const ADMIN_PAGE_ROWS_DEFAULT = 50;
 export const ADMIN_PAGE_ROWS_MAX = 200;
