@@ -22,8 +22,12 @@ export const EXECUTION_WINDOW_MS = 50;
 export const EXECUTION_WINDOW_POLL_MS = 10;
 /** Seconds an idle poller waits before asking for jobs again; a full batch fetches again at once (decision 144). */
 export const EXECUTION_IDLE_POLL_SECONDS = 0.5;
-/** Expired leases one recovery sweep takes over and resumes as one batch; the rest wait for the next sweep. */
-export const LEASE_SWEEP_LEASES_MAX = 8;
+/**
+ * Expired leases one recovery sweep takes over and resumes as one batch: a dead poller's whole batch, whose payments
+ * then share on-chain transactions again. A full sweep sweeps again at once, so a dead process's batches all resume
+ * within a sweep of their leases running out (decision 191).
+ */
+export const LEASE_SWEEP_LEASES_MAX = EXECUTION_BATCH_JOBS_MAX;
 /** The largest execution batch: a poller's fetch or a sweep's takeovers. Bounds each step's lock hold and statements. */
 export const EXECUTION_BATCH_MAX = Math.max(EXECUTION_BATCH_JOBS_MAX, LEASE_SWEEP_LEASES_MAX);
 /** Attempts of one execution in all (spec: execution job retries); pg-boss re-runs a crashed run within the same budget. */
@@ -192,6 +196,11 @@ export const METRICS_READ_TIMEOUT_MS = 5_000;
 export const AUDIT_VERIFY_PAGE_ROWS = 1000;
 /** Problems a ledger check reports at most: enough to act on, bounded output. */
 export const LEDGER_VERIFY_PROBLEMS_MAX = 100;
+/**
+ * Characters of a timestamp an admin query takes: an ISO 8601 date-time with nanoseconds and an offset is 35; the
+ * format alone would let a fraction run on for the whole URL.
+ */
+export const ADMIN_TIMESTAMP_CHARS_MAX = 64;
 /** Rows of an admin list page, by default and at most. */
 export const ADMIN_PAGE_ROWS_DEFAULT = 50;
 export const ADMIN_PAGE_ROWS_MAX = 200;

@@ -5,6 +5,7 @@ import type { AppContext } from '../core/context.js';
 import { authenticateOperator } from '../core/operators.js';
 import { registerAdminGuard } from './admin-guard.js';
 import { registerRefusalAudit } from './audit.js';
+import { registerStorableInput } from './storable-input.js';
 import { registerMerchantAuth } from './auth.js';
 import { registerMerchantRateLimit } from './rate-limit.js';
 import { handleClientError } from './client-errors.js';
@@ -106,6 +107,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
         authenticate: (token) => authenticateOperator(ctx.pool, ctx.config, token),
       });
       registerRefusalAudit(adminScope, ctx);
+      registerStorableInput(adminScope);
       adminRoutes(adminScope, ctx);
       policyAdminRoutes(adminScope, ctx);
       adminPaymentRoutes(adminScope, ctx);

@@ -13,8 +13,10 @@ export function actorOf(request: FastifyRequest): Actor {
 }
 
 export function auditEntryOf(request: FastifyRequest): AuditEntry {
-  const params = (request.params ?? {}) as Record<string, string>;
-  const body = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+  // Refused for text nothing can store (storable-input.ts): recorded without any of what was sent.
+  const sent = request.unstorableInput !== true;
+  const params = (sent ? (request.params ?? {}) : {}) as Record<string, string>;
+  const body = sent && request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
   return {
     actor: actorOf(request),
     action: auditActionOf(request.method, request.routeOptions.url) ?? `${request.method} ${request.routeOptions.url ?? ''}`,

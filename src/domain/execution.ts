@@ -50,8 +50,10 @@ export function decideClaim(facts: ClaimFacts, jobAttempt: number, runId: string
   const lease = facts.lease;
   const current = lease !== null && lease.attempt === attempt && status === 'broadcasting';
   if (current && lease.owner !== runId && !lease.expired) return { kind: 'done', why: 'another run holds the execution lease' };
-  // Taking over an expired lease of this attempt counts the run that died holding it.
-  const takeovers = !current ? 0 : lease.owner === runId ? lease.takeovers : lease.takeovers + 1;
+  // Taking over an expired lease of this attempt counts the run that died holding it; a run that holds the lease (taken
+  // at its fetch, or by a sweeper from a run that died before its claim) keeps the count.
+  const own = lease !== null && lease.attempt === attempt && lease.owner === runId;
+  const takeovers = own ? lease.takeovers : current ? lease.takeovers + 1 : 0;
   return { kind: 'claim', attempt, takeovers, toBroadcasting: status !== 'broadcasting', alreadyBroadcast: facts.liveStatus === 'broadcasted' };
 }
 

@@ -10,6 +10,14 @@ export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
 
+/**
+ * False when no database column can hold the string as sent: a NUL (PostgreSQL refuses it in text and jsonb) or a lone
+ * surrogate (jsonb refuses it, text turns it into U+FFFD).
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && isWellFormedText(text);
+}
+
 /** True when the string holds a control character (C0, DEL, C1). */
 export function hasControlCharacters(text: string): boolean {
   return CONTROL.test(text);

@@ -81,6 +81,14 @@ export async function enqueueExecutions(boss: PgBoss, tx: Queryable, jobs: reado
   );
 }
 
+/**
+ * Fetches up to `batchSize` due execution jobs on the caller's transaction: they turn active when it commits, with what
+ * else it wrote (the runs' leases), or not at all.
+ */
+export async function fetchExecutions(boss: PgBoss, tx: Queryable, batchSize: number): Promise<PgBoss.Job<ExecutionJob>[]> {
+  return boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize, db: onTransaction(tx) });
+}
+
 export async function setAside(boss: PgBoss, tx: Queryable, job: ExecutionJob & { reason: string }): Promise<void> {
   await boss.send(EXECUTION_DEAD_LETTER_QUEUE, job, { db: onTransaction(tx) });
 }

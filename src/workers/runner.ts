@@ -1,6 +1,6 @@
 // Starts every background worker of a process: execution (pg-boss jobs running src/core/execution), confirmation,
 // webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
-import { EXECUTION_POLLERS } from '../bounds.js';
+import { EXECUTION_POLLERS, LEASE_SWEEP_LEASES_MAX } from '../bounds.js';
 import type { AppContext } from '../core/context.js';
 import { deliverAlertNotifications } from '../core/alerts.js';
 import { runReconciliation } from '../core/reconcile-runs.js';
@@ -29,11 +29,15 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     { ...ctx, log: log.child({ worker: 'confirmation' }) },
     { pollSeconds: ctx.config.confirmationPollSeconds, headPollSeconds: ctx.config.confirmationHeadPollSeconds },
   );
-  // Executions whose worker died are resumed as soon as their lease runs out (decision 57).
+  // Executions whose worker died are resumed as soon as their lease runs out (decisions 57, 191); a full sweep sweeps
+  // again at once.
   const recovery = every(
     'execution-recovery',
     ctx.config.executionLeaseSeconds / 2,
-    () => resumeExpiredExecutions({ ...ctx, log: log.child({ worker: 'recovery' }) }),
+    async () => {
+      const { resumed, abandoned } = await resumeExpiredExecutions({ ...ctx, log: log.child({ worker: 'recovery' }) });
+      return resumed + abandoned >= LEASE_SWEEP_LEASES_MAX ? RUN_AGAIN : undefined;
+    },
     log,
   );
   const health = every('health', ctx.config.healthCollectSeconds, () => recordHealthSnapshots({ ...ctx, log: log.child({ worker: 'health' }) }), log);

@@ -1,15 +1,18 @@
-// Execution leases (decision 57): a run holds its payment's lease and renews it; a second run of the same attempt stops
-// at its claim; a lease that ran out (its worker died) is taken over by the sweeper, which resumes the payment at once;
-// a run presumed dead that wakes up writes nothing; a payment whose runs keep dying is abandoned to manual review.
+// Execution leases (decisions 57, 191): a run holds its payment's lease from its job's fetch and renews it; a second run
+// of the same attempt stops at its claim; a lease that ran out (its worker died, before its claim or after) is taken
+// over by the sweeper, which resumes the payment at once; a run presumed dead that wakes up writes nothing; a payment
+// whose runs keep dying is abandoned to manual review.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
 import { handleDeadExecution } from '../../src/core/execution/abandon.js';
 import type { ExecutionDeps } from '../../src/core/execution/execute.js';
-import { LEASE_TAKEOVERS_MAX } from '../../src/bounds.js';
+import { EXECUTION_BATCH_JOBS_MAX, LEASE_TAKEOVERS_MAX } from '../../src/bounds.js';
+import { fetchRuns } from '../../src/core/execution/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
+import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';
 import { drainExecution, executeAlone } from '../helpers/workers.js';
 
 // Long enough that no heartbeat comes while a test plays a worker's death by ageing the lease by hand.
@@ -156,6 +159,68 @@ describe('execution leases', () => {
     );
     await drainExecution(t);
     expect((await read(id)).status).toBe('broadcasted');
+  });
+
+  it('a job is fetched with its lease; a run that died before its claim is resumed by the sweeper, its death counted', async () => {
+    await drainExecution(t); // the jobs earlier tests left queued
+    const id = await createPayment(t.app, 3);
+    const fetched = await fetchRuns(deps(), EXECUTION_BATCH_JOBS_MAX);
+    expect(fetched.map((f) => f.job.data)).toEqual([{ payment_intent_id: id, attempt: 1 }]);
+    // The job turned active with its payment's lease, in one transaction; then its worker died before the claim.
+    expect(await lease(id)).toMatchObject({ owner: fetched[0]!.run.runId, attempt: 1, takeovers: 0 });
+    expect(await resumeExpiredExecutions(deps())).toEqual({ resumed: 0, abandoned: 0 }); // alive until it runs out
+    await expireLease(id);
+
+    const stuck = gated();
+    const sweep = resumeExpiredExecutions(deps(stuck.adapters));
+    await stuck.entered;
+    expect(await lease(id)).toMatchObject({ attempt: 1, takeovers: 1 }); // the claim kept the dead run's count
+    stuck.open();
+    expect(await sweep).toEqual({ resumed: 1, abandoned: 0 });
+    expect((await read(id)).status).toBe('broadcasted');
+    expect(await onChain(id)).toBe(1);
+
+    // pg-boss expires the dead run's job later and runs it again: it finds the payment handled.
+    await executeAlone(deps(), fetched[0]!.job.data);
+    expect((await read(id)).attempts).toHaveLength(1);
+    expect(await onChain(id)).toBe(1);
+    expect(await lease(id)).toBeNull();
+  });
+
+  it(`runs that keep dying before their claim are abandoned after ${LEASE_TAKEOVERS_MAX}: manual review, funds reserved`, async () => {
+    await drainExecution(t);
+    const id = await createPayment(t.app, 2);
+    await fetchRuns(deps(), EXECUTION_BATCH_JOBS_MAX);
+    await t.db.pool.query('UPDATE execution_leases SET takeovers = $2 WHERE payment_intent_id = $1', [id, LEASE_TAKEOVERS_MAX - 1]);
+    await expireLease(id);
+    expect(await resumeExpiredExecutions(deps())).toEqual({ resumed: 0, abandoned: 1 });
+    const intent = await read(id);
+    expect(intent.status).toBe('manual_review');
+    expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve']);
+    expect(await lease(id)).toBeNull();
+  });
+
+  it('a fetch leaves a live lease to its run and leases nothing for a payment no run works on', async () => {
+    await drainExecution(t);
+    const id = await createPayment(t.app, 1);
+    const stuck = gated();
+    const running = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    await stuck.entered;
+    const owner = (await lease(id)).owner;
+    // Its job (queued at creation) fetched now, as pg-boss would re-run it: the live run keeps its lease.
+    expect((await fetchRuns(deps(), EXECUTION_BATCH_JOBS_MAX)).map((f) => f.job.data.payment_intent_id)).toEqual([id]);
+    expect((await lease(id)).owner).toBe(owner);
+    stuck.open();
+    await running;
+    expect(await lease(id)).toBeNull();
+    // A stale job of a payment already sent, and one of no payment at all: no lease.
+    await t.boss.insert([
+      { name: EXECUTION_QUEUE, data: { payment_intent_id: id, attempt: 1 } },
+      { name: EXECUTION_QUEUE, data: { payment_intent_id: 'pi_unknown', attempt: 1 } },
+    ]);
+    expect(await fetchRuns(deps(), EXECUTION_BATCH_JOBS_MAX)).toHaveLength(2);
+    const { rows } = await t.db.pool.query("SELECT COUNT(*)::int AS n FROM execution_leases WHERE payment_intent_id = ANY($1::text[])", [[id, 'pi_unknown']]);
+    expect(rows[0].n).toBe(0);
   });
 
   it('the dead-letter handler leaves a payment alone while another run of its attempt is alive', async () => {

@@ -1,7 +1,7 @@
 // Operator views behind the console's treasury, chain-health and webhook pages. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { ADMIN_HEALTH_HISTORY_POINTS_DEFAULT, ADMIN_HEALTH_HISTORY_POINTS_MAX } from '../../bounds.js';
+import { ADMIN_HEALTH_HISTORY_POINTS_DEFAULT, ADMIN_HEALTH_HISTORY_POINTS_MAX, ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
 import { chainHealthHistory } from '../../core/operator/chain-health.js';
 import { treasuryStates } from '../../core/operator/treasury.js';
 import { webhookEventRecord } from '../../core/operator/webhooks.js';
@@ -34,7 +34,7 @@ export function adminOperationRoutes(app: FastifyInstance, ctx: AppContext): voi
           type: 'object',
           properties: {
             chain: chainSchema,
-            since: { type: 'string', format: 'date-time' },
+            since: { type: 'string', maxLength: ADMIN_TIMESTAMP_CHARS_MAX, format: 'date-time' },
             points: { type: 'string', pattern: '^[0-9]{1,4}$' },
           },
         },

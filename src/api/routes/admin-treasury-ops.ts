@@ -10,6 +10,7 @@ import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams, nullableTimestamp, operatorApprovalSchema, timestamp } from '../schemas/common.js';
 import { auditEntryOf } from '../audit.js';
+import { checkIdempotencyKey, idempotencyKeySchema } from '../idempotency-key.js';
 import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
 
 const limitSchema = { type: 'string', pattern: '^[0-9]{1,3}$' } as const;
@@ -136,7 +137,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
             chain: { type: 'string', maxLength: 32 },
             to: { type: 'string', minLength: 1, maxLength: 128 },
             amount_usdc: { type: 'string', minLength: 1, maxLength: 40 },
-            idempotency_key: { type: 'string', minLength: 1, maxLength: 255 },
+            idempotency_key: idempotencyKeySchema,
           },
         },
         response: { 200: withdrawalSchema, 201: withdrawalSchema, 400: errorRef, 409: errorRef, 422: errorRef },
@@ -144,6 +145,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
       config: { validationCodes: { '': 'INVALID_REQUEST', chain: 'INVALID_CHAIN', to: 'INVALID_DESTINATION', amount_usdc: 'INVALID_AMOUNT', idempotency_key: 'INVALID_IDEMPOTENCY_KEY' } },
     },
     async (request, reply) => {
+      if (request.body.idempotency_key !== undefined) checkIdempotencyKey(request.body.idempotency_key);
       const result = await createWithdrawal(ctx, {
         chain: request.body.chain,
         to: request.body.to,

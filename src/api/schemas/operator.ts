@@ -1,4 +1,5 @@
 // JSON schemas of the operator endpoints behind the console (validation, serialisation, the OpenAPI document).
+import { ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
 import { RESOLUTIONS } from '../../domain/operator-actions.js';
 import { chainSchema, nullableTimestamp, operatorApprovalSchema, paymentIntentProperties, timestamp } from './common.js';
@@ -11,8 +12,8 @@ export const paymentListQuery = {
     status: { type: 'string', enum: [...PAYMENT_STATUSES] },
     chain: chainSchema,
     merchant_id: { type: 'string', maxLength: 128, pattern: idPattern },
-    created_from: { type: 'string', format: 'date-time' },
-    created_before: { type: 'string', format: 'date-time' },
+    created_from: { type: 'string', maxLength: ADMIN_TIMESTAMP_CHARS_MAX, format: 'date-time' },
+    created_before: { type: 'string', maxLength: ADMIN_TIMESTAMP_CHARS_MAX, format: 'date-time' },
     q: { type: 'string', maxLength: 256 },
     limit: { type: 'string', pattern: '^[0-9]{1,3}$' },
     cursor: { type: 'string', maxLength: 512 },

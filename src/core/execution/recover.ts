@@ -1,9 +1,10 @@
-// Fast recovery of executions whose worker died (decision 57). A run renews its lease every few seconds; a lease that
-// ran out means the run is gone. Every worker process sweeps for such leases, takes them over (under the intents' row
-// locks, SKIP LOCKED, so two sweepers never take the same one and a run in the middle of a step is never taken from)
-// and resumes the executions at once, in-process, as one batch under the leases' new owners: each run asks the chain
-// about anything its predecessor signed and re-sends the same bytes, or signs if nothing was signed. The pg-boss job
-// of a dead run expires later and finds the payment handled. After LEASE_TAKEOVERS_MAX dead runs of one attempt the
+// Fast recovery of executions whose worker died (decision 57). A run holds its payment's lease from its job's fetch
+// (decision 191) and renews it every few seconds; a lease that ran out means the run is gone, whether it died before
+// its claim or after. Every worker process sweeps for such leases, takes them over (under the intents' row locks, SKIP
+// LOCKED, so two sweepers never take the same one and a run in the middle of a step is never taken from) and resumes
+// the executions at once, in-process, as one batch under the leases' new owners: each run claims the payment as its
+// job's run would, asks the chain about anything its predecessor signed and re-sends the same bytes, or signs if
+// nothing was signed. The pg-boss job of a dead run expires later and finds the payment handled. After LEASE_TAKEOVERS_MAX dead runs of one attempt the
 // execution is abandoned instead (abandon.ts), so a payment that crashes its worker every time cannot crash them
 // forever. A resumption that fails (an outage) releases its lease, and the dead run's pg-boss job (retried when it
 // expires) takes it from there.

@@ -143,6 +143,26 @@ export async function releaseLeases(db: Queryable, leases: readonly { intentId: 
   );
 }
 
+/** The statuses of a payment whose run may die holding its lease: fetched but not claimed yet, or being executed. */
+const LEASED_STATUSES = ['route_selected', 'retrying', 'broadcasting'];
+
+/**
+ * Leases each fetched job's payment to the run that fetched it, for `seconds`, in one statement, where no lease is held:
+ * a run that holds one (alive, or dead and left to the sweeper) keeps it, and a job of a payment no run works on (unknown,
+ * finished) leases nothing. Call on the fetch's transaction, so a job is never active without its lease (decision 191).
+ */
+export async function leaseFetched(tx: Queryable, leases: readonly { intentId: string; owner: string; attempt: number }[], seconds: number): Promise<void> {
+  if (leases.length === 0) return;
+  await tx.query(
+    `INSERT INTO execution_leases (payment_intent_id, owner, attempt, expires_at, takeovers)
+     SELECT l.intent, l.owner, l.attempt, now() + make_interval(secs => $4), 0
+       FROM unnest($1::text[], $2::text[], $3::int[]) AS l(intent, owner, attempt)
+       JOIN payment_intents i ON i.id = l.intent AND i.status = ANY($5::text[])
+     ON CONFLICT (payment_intent_id) DO NOTHING`,
+    [leases.map((l) => l.intentId), leases.map((l) => l.owner), leases.map((l) => l.attempt), seconds, LEASED_STATUSES],
+  );
+}
+
 export interface TakenLease {
   intentId: string;
   attempt: number;
@@ -152,16 +172,16 @@ export interface TakenLease {
 }
 
 /**
- * Takes over, for new owners `${ownerPrefix}${intentId}`, up to `limit` expired leases of intents still in
- * 'broadcasting' whose intent row nobody holds (SKIP LOCKED: a run in the middle of a step is alive). One statement,
- * so two sweepers never take the same lease.
+ * Takes over, for new owners `${ownerPrefix}${intentId}`, up to `limit` expired leases of intents still waiting for
+ * their run (fetched, not claimed) or in 'broadcasting', whose intent row nobody holds (SKIP LOCKED: a run in the middle
+ * of a step is alive). One statement, so two sweepers never take the same lease.
  */
 export async function takeExpiredLeases(db: Queryable, ownerPrefix: string, seconds: number, limit: number): Promise<TakenLease[]> {
   const { rows } = await db.query<{ payment_intent_id: string; attempt: number; takeovers: number; owner: string }>(
     `WITH expired AS (
        SELECT l.payment_intent_id
          FROM execution_leases l JOIN payment_intents i ON i.id = l.payment_intent_id
-        WHERE l.expires_at < now() AND i.status = 'broadcasting'
+        WHERE l.expires_at < now() AND i.status = ANY($4::text[])
         ORDER BY l.expires_at
         LIMIT $3
           FOR UPDATE OF l, i SKIP LOCKED)
@@ -170,16 +190,17 @@ export async function takeExpiredLeases(db: Queryable, ownerPrefix: string, seco
        FROM expired
       WHERE l.payment_intent_id = expired.payment_intent_id
      RETURNING l.payment_intent_id, l.attempt, l.takeovers, l.owner`,
-    [ownerPrefix, seconds, limit],
+    [ownerPrefix, seconds, limit, LEASED_STATUSES],
   );
   return rows.map((r) => ({ intentId: r.payment_intent_id, attempt: r.attempt, takeovers: r.takeovers, owner: r.owner }));
 }
 
-/** Removes expired leases of intents that left 'broadcasting' (their run finished its work, then died). */
+/** Removes expired leases of intents no run works on any more (their run finished its work, then died). */
 export async function dropStaleLeases(db: Queryable): Promise<number> {
   const result = await db.query(
     `DELETE FROM execution_leases l USING payment_intents i
-      WHERE i.id = l.payment_intent_id AND l.expires_at < now() AND i.status <> 'broadcasting'`,
+      WHERE i.id = l.payment_intent_id AND l.expires_at < now() AND NOT i.status = ANY($1::text[])`,
+    [LEASED_STATUSES],
   );
   return result.rowCount ?? 0;
 }

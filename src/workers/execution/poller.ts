@@ -4,7 +4,9 @@
 // is awaited inside the loop's tick, so an outage fails the tick, which is logged and retried with backoff
 // (periodic.ts); jobs it left active expire and pg-boss retries them. Each tick gathers up to EXECUTION_BATCH_JOBS_MAX
 // jobs within the batching window (gather, below) and runs them as one batch through src/core/execution; a full batch
-// fetches again at once, so a backlog drains without waiting between fetches (decision 144).
+// fetches again at once, so a backlog drains without waiting between fetches (decision 144). An execution job is
+// fetched with its payment's lease (fetch.ts): if this process dies before its runs end, another resumes them as soon
+// as the leases run out (decision 191).
 import { setTimeout as delay } from 'node:timers/promises';
 import type PgBoss from 'pg-boss';
 import {
@@ -17,7 +19,7 @@ import {
 } from '../../bounds.js';
 import { handleDeadExecution } from '../../core/execution/abandon.js';
 import { executeBatch, type ExecutionDeps } from '../../core/execution/execute.js';
-import { runOf } from '../../core/execution/run.js';
+import { fetchRuns, type FetchedRun } from '../../core/execution/fetch.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../jobs/queue.js';
 import { every, RUN_AGAIN, type Periodic } from '../periodic.js';
@@ -36,10 +38,35 @@ export async function settleJobs(boss: PgBoss, queue: string, jobs: readonly PgB
   ]);
 }
 
-const POLLS = {
-  [EXECUTION_QUEUE]: { batchSize: EXECUTION_BATCH_JOBS_MAX, idleSeconds: EXECUTION_IDLE_POLL_SECONDS, windowMs: EXECUTION_WINDOW_MS },
-  // Executions given up on (src/core/execution/abandon.ts): a rare path, off the hot one.
-  [EXECUTION_DEAD_LETTER_QUEUE]: { batchSize: DEAD_LETTER_BATCH_JOBS_MAX, idleSeconds: DEAD_LETTER_IDLE_POLL_SECONDS, windowMs: 0 },
+/** How a queue is polled: its batch, its waits, how its jobs are fetched and how a batch of them runs. */
+interface Poll<T extends { job: PgBoss.Job<ExecutionJob> }> {
+  batchSize: number;
+  idleSeconds: number;
+  windowMs: number;
+  fetch(deps: ExecutionDeps, batchSize: number): Promise<T[]>;
+  run(deps: ExecutionDeps, fetched: readonly T[]): Promise<ItemOutcome<void>[]>;
+}
+
+const EXECUTION_POLL: Poll<FetchedRun> = {
+  batchSize: EXECUTION_BATCH_JOBS_MAX,
+  idleSeconds: EXECUTION_IDLE_POLL_SECONDS,
+  windowMs: EXECUTION_WINDOW_MS,
+  fetch: fetchRuns,
+  run: (deps, fetched) => executeBatch(deps, fetched.map((f) => f.run)),
+};
+
+// Executions given up on (src/core/execution/abandon.ts): a rare path, off the hot one.
+const DEAD_LETTER_POLL: Poll<{ job: PgBoss.Job<ExecutionJob> }> = {
+  batchSize: DEAD_LETTER_BATCH_JOBS_MAX,
+  idleSeconds: DEAD_LETTER_IDLE_POLL_SECONDS,
+  windowMs: 0,
+  fetch: async (deps, batchSize) => (await deps.boss.fetch<ExecutionJob>(EXECUTION_DEAD_LETTER_QUEUE, { batchSize })).map((job) => ({ job })),
+  run: (deps, fetched) =>
+    Promise.all(
+      fetched.map(({ job }) =>
+        handleDeadExecution(deps, job.data).then((): ItemOutcome<void> => ({ ok: true, value: undefined }), (error: unknown): ItemOutcome<void> => ({ ok: false, error })),
+      ),
+    ),
 };
 
 /**
@@ -47,36 +74,35 @@ const POLLS = {
  * first (the batching window of issue 28: payments of one chain due together share on-chain transactions). A backlog
  * fills the batch in one fetch and waits for nothing; an idle queue costs one fetch.
  */
-async function gather(boss: PgBoss, queue: string, batchSize: number, windowMs: number): Promise<PgBoss.Job<ExecutionJob>[]> {
-  const jobs = await boss.fetch<ExecutionJob>(queue, { batchSize });
-  if (jobs.length === 0) return jobs;
+async function gather<T extends { job: PgBoss.Job<ExecutionJob> }>(deps: ExecutionDeps, poll: Poll<T>): Promise<T[]> {
+  const { batchSize, windowMs } = poll;
+  const fetched = await poll.fetch(deps, batchSize);
+  if (fetched.length === 0) return fetched;
   const deadline = performance.now() + windowMs;
-  for (let left = windowMs; jobs.length < batchSize && left > 0; left = deadline - performance.now()) {
+  for (let left = windowMs; fetched.length < batchSize && left > 0; left = deadline - performance.now()) {
     await delay(Math.min(left, EXECUTION_WINDOW_POLL_MS));
-    jobs.push(...(await boss.fetch<ExecutionJob>(queue, { batchSize: batchSize - jobs.length })));
+    fetched.push(...(await poll.fetch(deps, batchSize - fetched.length)));
   }
-  return jobs;
+  return fetched;
 }
 
 /** Polls `queue` until stopped, a batch per tick. `stopTimeoutMs`: how long stop() waits for the batch in flight. */
-export function startQueuePoller(deps: ExecutionDeps, queue: keyof typeof POLLS, stopTimeoutMs: number): Periodic {
-  const { batchSize, idleSeconds, windowMs } = POLLS[queue];
+export function startQueuePoller(deps: ExecutionDeps, queue: typeof EXECUTION_QUEUE | typeof EXECUTION_DEAD_LETTER_QUEUE, stopTimeoutMs: number): Periodic {
+  return queue === EXECUTION_QUEUE ? startPoll(deps, queue, EXECUTION_POLL, stopTimeoutMs) : startPoll(deps, queue, DEAD_LETTER_POLL, stopTimeoutMs);
+}
+
+function startPoll<T extends { job: PgBoss.Job<ExecutionJob> }>(deps: ExecutionDeps, queue: string, poll: Poll<T>, stopTimeoutMs: number): Periodic {
   return every(
     `queue:${queue}`,
-    idleSeconds,
+    poll.idleSeconds,
     async () => {
-      const jobs = await gather(deps.boss, queue, batchSize, windowMs);
-      if (jobs.length === 0) return undefined;
-      const outcomes =
-        queue === EXECUTION_QUEUE
-          ? await executeBatch(deps, jobs.map((job) => runOf(job.data)))
-          : await Promise.all(
-              jobs.map((job) => handleDeadExecution(deps, job.data).then((): ItemOutcome<void> => ({ ok: true, value: undefined }), (error: unknown): ItemOutcome<void> => ({ ok: false, error }))),
-            );
-      await settleJobs(deps.boss, queue, jobs, outcomes);
+      const fetched = await gather(deps, poll);
+      if (fetched.length === 0) return undefined;
+      const outcomes = await poll.run(deps, fetched);
+      await settleJobs(deps.boss, queue, fetched.map((f) => f.job), outcomes);
       // More may be due: a batch gathered within a window looks again at once (the window paces it), a batch fetched
       // without one only when it came back full.
-      return jobs.length === batchSize || windowMs > 0 ? RUN_AGAIN : undefined;
+      return fetched.length === poll.batchSize || poll.windowMs > 0 ? RUN_AGAIN : undefined;
     },
     deps.log,
     { stopTimeoutMs },
