@@ -15,10 +15,12 @@ import { drainExecution } from '../helpers/workers.js';
 const dir = mkdtempSync(join(tmpdir(), 'stableroute-screening-'));
 const listFile = join(dir, 'sanctioned.txt');
 const evmAddress = () => `0x${randomBytes(20).toString('hex')}`;
+const PLACEHOLDER = evmAddress();
 
 let t: TestContext;
 beforeAll(async () => {
-  writeFileSync(listFile, '# nothing listed yet\n');
+  // A list that lists nothing refuses the start (decision 182): one address nobody here pays.
+  writeFileSync(listFile, `# placeholder\n${PLACEHOLDER}\n`);
   t = await createTestContext({ SCREENING_LIST_FILE: listFile, SIM_TREASURY_USDC: '1000' });
 });
 afterAll(async () => t.close());
@@ -38,7 +40,7 @@ describe('screening before signing', () => {
     expect(await treasury('ethereum')).toMatchObject({ available_usdc: '958', reserved_usdc: '42' });
 
     // Listed in checksum-less upper case: EVM addresses match whatever their case.
-    writeFileSync(listFile, `0x${listed.slice(2).toUpperCase()} # OFAC SDN 2026-11-26\n`);
+    writeFileSync(listFile, `${PLACEHOLDER}\n0x${listed.slice(2).toUpperCase()} # OFAC SDN 2026-11-26\n`);
     await waitFor('the list reloaded', async () => (await t.ctx.screener.screen([{ chain: 'ethereum', address: listed, amountMicros: 1n }]))[0]!.hit, 10_000);
 
     await drainExecution(t);
