@@ -241,5 +241,10 @@ export const SCREENING_DENY_CACHE_SECONDS = 60;
  * distinct well-formed address (malformed ones are refused before screening), this many at a time.
  */
 export const SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX = 8;
+/**
+ * How long one operator's request to force a replacement that screening refuses waits for a different operator's
+ * (decision 184); after it, the next force is a new request.
+ */
+export const SCREENING_OVERRIDE_SECONDS = 3600;
 /** The provider's answer read at most: `{"decision":"allow"}` needs a few bytes; more is a malformed answer. */
 export const SCREENING_ANSWER_BYTES_MAX = 4096;
