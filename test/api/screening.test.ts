@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX } from '../../src/bounds.js';
 import { createScreener } from '../../src/core/screening/screener.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { freePort, killAll, runCommand, startService, waitFor, waitHealthy, type ServiceProcess } from '../helpers/process.js';
@@ -273,4 +274,53 @@ describe('the screening provider', () => {
       await t.close();
     }
   });
+});
+
+describe('a payout batch of junk destinations', () => {
+  it('asks the provider once per distinct well-formed address, a few at a time, with no transaction open meanwhile', async () => {
+    const provider = await startScreeningProvider(SECRET);
+    const t = await createTestContext({
+      SCREENING_URL: provider.url,
+      SCREENING_SECRET: SECRET,
+      SCREENING_FAIL: 'closed',
+      SCREENING_TIMEOUT_SECONDS: '30',
+      SIM_TREASURY_USDC: '1000000',
+    });
+    try {
+      const valid = Array.from({ length: 20 }, () => evmAddress());
+      // 1,000 items: 900 named destinations that are no address at all (each different), 100 naming 20 real addresses.
+      const items = Array.from({ length: 1000 }, (_, i) => ({
+        idempotency_key: `junk-${i}`,
+        amount_usd: 0.01,
+        priority: 'fast',
+        destination:
+          i % 10 === 9
+            ? { ethereum_address: valid[((i - 9) / 10) % valid.length]! }
+            : i % 2 === 0
+              ? { ethereum_address: `0x${i.toString(16).padStart(39, '0')}` }
+              : { ethereum_address: `not-an-address-${i}`, solana_address: `0OIl${i}` },
+      }));
+      const release = provider.hold();
+      const posted = t.app.inject({ method: 'POST', url: '/payout_batches', headers: KEY, payload: { idempotency_key: 'junk-batch', items } });
+      await waitFor('the provider asked', async () => provider.inFlight >= Math.min(SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX, valid.length), 10_000);
+      // While the provider thinks, the batch holds no lock and no transaction.
+      const { rows } = await t.db.pool.query<{ locks: number; open: number }>(
+        `SELECT (SELECT COUNT(*)::int FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE l.locktype = 'advisory' AND a.datname = current_database()) AS locks,
+                (SELECT COUNT(*)::int FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%') AS open`,
+      );
+      release();
+      const res = await posted;
+      expect(rows[0]).toEqual({ locks: 0, open: 0 });
+      expect(res.statusCode).toBe(201);
+      const answers = res.json().items as { result: string; error?: { code: string } }[];
+      expect(answers.filter((a) => a.result === 'created')).toHaveLength(100);
+      expect(new Set(answers.filter((a) => a.result === 'refused').map((a) => a.error!.code))).toEqual(new Set(['INVALID_DESTINATION']));
+      expect(provider.requests).toHaveLength(valid.length);
+      expect(new Set(provider.requests.map((r) => r.address))).toEqual(new Set(valid));
+      expect(provider.maxInFlight).toBeLessThanOrEqual(SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX);
+    } finally {
+      await t.close();
+      await provider.close();
+    }
+  }, 60_000);
 });
