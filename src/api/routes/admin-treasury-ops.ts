@@ -21,8 +21,7 @@ const alertSchema = {
   properties: {
     id: { type: 'string' },
     kind: { type: 'string', enum: [...ALERT_KINDS] },
-    /** Null for an alert about no one chain (`screening_list_rejected`). */
-    chain: { anyOf: [chainSchema, { type: 'null' }] },
+    chain: { type: ['string', 'null'], description: 'A chain of CHAINS; null for an alert about no one chain (screening_list_rejected)' },
     message: { type: 'string' },
     status: { type: 'string', enum: ['open', 'resolved'] },
     first_seen_at: timestamp,
