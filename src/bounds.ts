@@ -240,9 +240,20 @@ export const SCREENING_LIST_CHECK_MS = 1000;
 export const SCREENING_LIST_FILE_BYTES_MAX = 512 * 1024 * 1024;
 /** The provider's answers one process remembers; the oldest is forgotten first. */
 export const SCREENING_CACHE_ENTRIES_MAX = 10_000;
-/** How long the provider's `allow` is trusted before the address is asked about again. */
+/** How long the provider's `allow` is trusted at quote time before the address is asked about again (never before signing). */
 export const SCREENING_ALLOW_CACHE_SECONDS = 300;
 /** How long its `deny` is remembered: shorter, so a provider's correction is seen soon; a deny costs a refusal, not money. */
 export const SCREENING_DENY_CACHE_SECONDS = 60;
+/**
+ * Requests to the provider one screening (one quote, payout batch, withdrawal or execution batch) has in flight at
+ * once; its distinct addresses wait their turn. A payout batch of PAYOUT_BATCH_ITEMS_MAX items asks at most once per
+ * distinct well-formed address (malformed ones are refused before screening), this many at a time.
+ */
+export const SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX = 8;
+/**
+ * How long one operator's request to force a replacement that screening refuses waits for a different operator's
+ * (decision 184); after it, the next force is a new request.
+ */
+export const SCREENING_OVERRIDE_SECONDS = 3600;
 /** The provider's answer read at most: `{"decision":"allow"}` needs a few bytes; more is a malformed answer. */
 export const SCREENING_ANSWER_BYTES_MAX = 4096;

@@ -84,6 +84,11 @@ export interface Config {
   operatorWebhookSecret: string;
   /** SCREENING_LIST_FILE: the local denylist of recipients, one address per line; null: no list. */
   screeningListFile: string | null;
+  /**
+   * SCREENING_LIST_MAX_DROP_PERCENT: a reload of the list that drops more than this share of the entries in force
+   * (or comes out empty) is refused; the last good list stays (decision 182).
+   */
+  screeningListMaxDropPercent: number;
   /** SCREENING_URL: the screening provider asked about each recipient; operator configuration, no SSRF guard. */
   screeningUrl: string | null;
   /** SCREENING_SECRET (or _FILE): signs the provider's requests; required with SCREENING_URL. */
@@ -623,6 +628,7 @@ export function loadConfig(env: Env = process.env): Config {
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),
     operatorWebhookSecret: operatorWebhookSecret ?? webhookSigningSecret ?? DEV_WEBHOOK_SECRET,
     screeningListFile: present(env, 'SCREENING_LIST_FILE') ?? null,
+    screeningListMaxDropPercent: integer(env, 'SCREENING_LIST_MAX_DROP_PERCENT', 10, 0, 100),
     screeningUrl,
     screeningSecret,
     screeningTimeoutSeconds: seconds(env, 'SCREENING_TIMEOUT_SECONDS', 2, 0.05),

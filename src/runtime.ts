@@ -134,6 +134,8 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   try {
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
+    // From here on, a refused reload of the screening list raises its operator alert (decision 182).
+    screener.reportListTo({ pool, clock, log, config });
     closers.unshift(async () => boss.stop({ graceful: true, wait: true, timeout: QUEUE_STOP_TIMEOUT_MS }));
     // Before any adapter starts: a chain dropped from CHAINS with money or payments on it stops start-up.
     for (const left of await refuseRemovedChains(pool, config.chainNames)) {

@@ -2172,6 +2172,15 @@ export interface paths {
                     };
                 };
                 /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2551,7 +2560,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Operator alerts (low gas, reconciliation mismatch, screening hit), newest first; `cursor` is the previous page's next_cursor */
+        /** Operator alerts (low gas, reconciliation mismatch, screening hit, screening list rejected), newest first; `cursor` is the previous page's next_cursor */
         get: {
             parameters: {
                 query?: {
@@ -2575,8 +2584,9 @@ export interface paths {
                             data?: {
                                 id?: string;
                                 /** @enum {string} */
-                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit";
-                                chain?: components["schemas"]["Chain"];
+                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit" | "screening_list_rejected";
+                                /** @description A chain of CHAINS; null for an alert about no one chain (screening_list_rejected) */
+                                chain?: string | null;
                                 message?: string;
                                 /** @enum {string} */
                                 status?: "open" | "resolved";

@@ -59,7 +59,9 @@ const USAGE = `usage: stableroute <command>
   intents resolve ID --settled|--failed|--replace|--retry|--cancel-on-chain [--force] [--json]
                              resolve a payment intent in manual_review (--retry: one more execution
                              attempt, when nothing of it is on chain; --cancel-on-chain: a zero-value
-                             self-send on the stuck Ethereum nonce; the payment fails once it is final)
+                             self-send on the stuck Ethereum nonce; the payment fails once it is final;
+                             --replace screens every recipient it pays again: a hit refuses it unless
+                             two different operators each run --replace --force)
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   intents approve|reject ID [--reason TEXT] [--json]
                              decide on a payment waiting for approval (approve queues it; reject fails it, funds released)

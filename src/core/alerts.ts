@@ -65,7 +65,7 @@ async function announce(tx: Queryable, deps: AlertDeps, alert: AlertRow, eventTy
 export async function raiseAlert(
   tx: Queryable,
   deps: AlertDeps,
-  alert: { kind: AlertKind; chain: Chain; message: string },
+  alert: { kind: AlertKind; chain: Chain | null; message: string },
   at: Date,
 ): Promise<boolean> {
   const { alert: row, opened } = await upsertOpenAlert(tx, { id: newId('alt'), ...alert, at });
@@ -76,8 +76,8 @@ export async function raiseAlert(
   return opened;
 }
 
-/** Resolves the open alert of this kind and chain, if there is one. Returns whether one was resolved. */
-export async function resolveAlert(tx: Queryable, deps: AlertDeps, kind: AlertKind, chain: Chain, at: Date): Promise<boolean> {
+/** Resolves the open alert of this kind and chain (null: about no chain), if there is one. Returns whether one was resolved. */
+export async function resolveAlert(tx: Queryable, deps: AlertDeps, kind: AlertKind, chain: Chain | null, at: Date): Promise<boolean> {
   const row = await resolveOpenAlert(tx, kind, chain, at);
   if (!row) return false;
   deps.log.info({ alert_id: row.id, alert_kind: row.kind, chain: row.chain }, 'operator alert resolved');

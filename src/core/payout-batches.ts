@@ -2,7 +2,9 @@
 // once, each quoted by the path POST /quotes takes (decideQuotes) and reserved by the one reservation path
 // (reserveInTransaction), all in one transaction that also stores the batch and its answer: its items are decided
 // together, so a merchant's daily limit counts the whole batch, and a second request with the batch's key replays it.
-import { advisoryXactLocksText, withReadSnapshot, withTransaction } from '../db/pool.js';
+// The quotes, and so the screening of every recipient (an HTTP call when a provider is set), are decided before that
+// transaction, with no lock held (decision 185); the transaction takes one lock, whatever the number of items.
+import { withReadSnapshot, withTransaction, type Queryable } from '../db/pool.js';
 import { findIntentsByKeys } from '../db/queries/intents.js';
 import {
   batchStatusTotals,
@@ -18,8 +20,8 @@ import { batchProgress, planItems, requestHash, type BatchProgress, type PayoutI
 import type { ReservationRequest } from '../domain/reservation.js';
 import { newId } from '../ids.js';
 import type { AppContext } from './context.js';
-import { decideQuotes } from './quotes.js';
-import { reserveInTransaction, type CreateIntentResult } from './reservations/reserve-batch.js';
+import { decideQuotes, type QuoteOutcome } from './quotes.js';
+import { lockAllCreationsOf, reserveInTransaction, type CreateIntentResult } from './reservations/reserve-batch.js';
 
 export interface PayoutBatchRequest {
   idempotencyKey: string;
@@ -42,13 +44,11 @@ export interface PayoutBatchResult {
  */
 export async function createPayoutBatch(ctx: AppContext, merchantId: string, request: PayoutBatchRequest, answerOf: BatchAnswer): Promise<PayoutBatchResult> {
   const hash = requestHash(request.items);
+  const quotedAhead = await quoteAhead(ctx, merchantId, request);
   return withTransaction(ctx.pool, async (tx) => {
-    // 1. Load, under the locks of the batch's key and its items' keys (the reservation path takes the latter too, in
-    // the same order): a concurrent request with the same batch key waits here and then replays.
-    await advisoryXactLocksText(tx, [
-      JSON.stringify(['payout_batch', merchantId, request.idempotencyKey]),
-      ...request.items.map((item) => JSON.stringify([merchantId, item.idempotencyKey])),
-    ]);
+    // 1. Load, under the merchant's creation lock, one for the batch (decision 185): a concurrent request with the same
+    // batch key waits here and then replays, and so does a payment created meanwhile under one of its items' keys.
+    await lockAllCreationsOf(tx, merchantId);
     const stored = await findPayoutBatchByKey(tx, merchantId, request.idempotencyKey);
     if (stored) {
       if (stored.requestHash !== hash) {
@@ -56,28 +56,21 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
       }
       return { answer: stored.response, replayed: true };
     }
-    const existing = await findIntentsByKeys(
-      tx,
-      request.items.map((item) => ({ merchantId, idempotencyKey: item.idempotencyKey })),
-    );
-    const terms = new Map((await findQuoteRequests(tx, [...new Set(existing.map((i) => i.quote_id))])).map((q) => [q.id, q]));
-    const storedTerms = new Map<string, StoredTerms>(
-      existing.map((intent) => {
-        const quote = terms.get(intent.quote_id)!;
-        return [intent.idempotency_key, { quoteId: quote.id, amountMicros: quote.amount_micros, destinations: quote.destinations, priority: quote.priority }];
-      }),
-    );
+    const storedTerms = await storedTermsOf(tx, merchantId, request.items);
 
-    // 2. Decide: each item's plan, the new items' quotes (the POST /quotes path), then every item's reservation in
-    // one call, in order, so the batch's own reservations count against its merchant's limits item after item.
+    // 2. Decide: each item's plan, the new items' quotes (decided ahead, the POST /quotes path), then every item's
+    // reservation in one call, in order, so the batch's own reservations count against its merchant's limits item
+    // after item. Payments are never removed, so an item to quote now was one to quote ahead too.
     const plans = planItems(request.items, storedTerms);
     const toQuote = plans.flatMap((plan, index) => (plan.kind === 'quote' ? [index] : []));
-    const quoted = await decideQuotes(
-      ctx,
-      merchantId,
-      toQuote.map((index) => request.items[index]!),
+    const quoteOf = new Map(
+      toQuote.map((index) => {
+        const outcome = quotedAhead?.get(index);
+        if (!outcome) throw new Error(`payout batch item ${index} was not quoted ahead of its transaction`);
+        return [index, outcome];
+      }),
     );
-    const quoteOf = new Map(toQuote.map((index, n) => [index, quoted[n]!]));
+    const quoted = [...quoteOf.values()];
     const early = new Map<number, AppError>();
     const reservations: { index: number; request: ReservationRequest }[] = [];
     for (const [index, plan] of plans.entries()) {
@@ -137,6 +130,37 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
     await completeBatchesOf(tx, [batch.id], [], batch.createdAt);
     return { answer: batch.response, replayed: false };
   });
+}
+
+/** The terms of the payments the items' keys already hold, by key. */
+async function storedTermsOf(db: Queryable, merchantId: string, items: readonly PayoutItem[]): Promise<Map<string, StoredTerms>> {
+  const existing = await findIntentsByKeys(
+    db,
+    items.map((item) => ({ merchantId, idempotencyKey: item.idempotencyKey })),
+  );
+  const terms = new Map((await findQuoteRequests(db, [...new Set(existing.map((i) => i.quote_id))])).map((q) => [q.id, q]));
+  return new Map(
+    existing.map((intent) => {
+      const quote = terms.get(intent.quote_id)!;
+      return [intent.idempotency_key, { quoteId: quote.id, amountMicros: quote.amount_micros, destinations: quote.destinations, priority: quote.priority }];
+    }),
+  );
+}
+
+/**
+ * The quotes of the items that look new, decided before the batch's transaction and its lock (screening may ask a
+ * provider over HTTP); null when a batch is stored under the key already (its answer is replayed, nothing asked).
+ * Read without locks: an item a concurrent creation takes meanwhile is found under the lock and its quote dropped.
+ */
+async function quoteAhead(ctx: AppContext, merchantId: string, request: PayoutBatchRequest): Promise<Map<number, QuoteOutcome> | null> {
+  if (await findPayoutBatchByKey(ctx.pool, merchantId, request.idempotencyKey)) return null;
+  const toQuote = planItems(request.items, await storedTermsOf(ctx.pool, merchantId, request.items)).flatMap((plan, index) => (plan.kind === 'quote' ? [index] : []));
+  const quoted = await decideQuotes(
+    ctx,
+    merchantId,
+    toQuote.map((index) => request.items[index]!),
+  );
+  return new Map(toQuote.map((index, n) => [index, quoted[n]!]));
 }
 
 /** The batch with its progress, or null for an unknown id or another merchant's (both 404). */

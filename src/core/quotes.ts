@@ -58,13 +58,18 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
   // under its locks, so a quote decided from facts a few milliseconds old can only be refused later, never overspend.
   const facts = ctx.facts;
   const cached = <T>(topic: FactTopic, key: string, load: () => Promise<T>) => (facts ? facts.get(topic, key, load) : load());
-  // Every destination named, whether or not routing would pick its chain: a hit on one refuses its whole quote. With
-  // only the local list set this is a map lookup per destination, no I/O; a provider is asked once for the batch.
-  const recipients = requests.map((request) =>
-    ctx.config.chainNames.flatMap((chain) => {
-      const address = request.destinations[chain];
-      return address === undefined ? [] : [{ chain, address, amountMicros: request.amountMicros }];
-    }),
+  // A request naming a malformed address is refused before anything is asked about it (decision 185). Every other
+  // destination named is screened, whether or not routing would pick its chain: a hit on one refuses its whole quote.
+  // With only the local list set this is a map lookup per destination, no I/O; a provider is asked once per distinct
+  // address of the batch, a few at a time.
+  const malformed = requests.map((request) => malformedDestination(ctx, request));
+  const recipients = requests.map((request, i) =>
+    malformed[i]
+      ? []
+      : ctx.config.chainNames.flatMap((chain) => {
+          const address = request.destinations[chain];
+          return address === undefined ? [] : [{ chain, address, amountMicros: request.amountMicros }];
+        }),
   );
   const [policy, snapshots, balances, verdicts] = await Promise.all([
     cached('policies', merchantId, () => findPolicy(ctx.pool, merchantId)),
@@ -76,6 +81,7 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
   const screened = recipients.map((ofRequest) => screenedChains(ofRequest, verdicts.slice(next, (next += ofRequest.length))));
   const now = ctx.clock.now();
   return requests.map((request, i) => {
+    if (malformed[i]) return { ok: false, error: malformed[i] };
     try {
       return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances, screened: screened[i]! }, now) };
     } catch (error) {
@@ -93,14 +99,19 @@ interface RouteInputs {
   screened: readonly string[];
 }
 
-/** One request's quote from the inputs read for its batch; a refusal throws its AppError. */
-function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest, inputs: RouteInputs, now: Date): QuoteRow {
+/** The refusal of a request naming an address that is not one on its chain (or is the treasury), or null. */
+function malformedDestination(ctx: AppContext, request: QuoteRequest): AppError | null {
   for (const chain of ctx.config.chainNames) {
     const address = request.destinations[chain];
     if (address !== undefined && !adapterOf(ctx.adapters, chain).isValidAddress(address)) {
-      throw new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
+      return new AppError('INVALID_DESTINATION', `destination.${chain}_address is not a valid ${chain} recipient (an address, not the treasury)`);
     }
   }
+  return null;
+}
+
+/** One request's quote from the inputs read for its batch (its destinations well-formed); a refusal throws its AppError. */
+function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest, inputs: RouteInputs, now: Date): QuoteRow {
   const { policy, snapshots, balances, screened } = inputs;
   if (screened.length > 0) {
     throw new AppError('RECIPIENT_SCREENED', `the recipient on ${screened.join(', ')} is refused by sanctions screening`, {

@@ -180,13 +180,14 @@ export async function advisoryXactLockText(tx: Queryable, key: string): Promise<
   await advisoryXactLocksText(tx, [key]);
 }
 
-/** Waits for the locks of several text keys, taken in one fixed order so that two batches never deadlock. */
-export async function advisoryXactLocksText(tx: Queryable, keys: readonly string[]): Promise<void> {
+/**
+ * Waits for the locks of several text keys, taken in one fixed order so that two batches never deadlock; `shared`:
+ * locks that only exclude the exclusive holders of the same keys.
+ */
+export async function advisoryXactLocksText(tx: Queryable, keys: readonly string[], options: { shared?: boolean } = {}): Promise<void> {
   if (keys.length === 0) return;
-  await tx.query(
-    `SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k) s ORDER BY h`,
-    [keys],
-  );
+  const lock = options.shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await tx.query(`SELECT ${lock}(h) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k) s ORDER BY h`, [keys]);
 }
 
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {

@@ -12,9 +12,10 @@ export type ScreeningVerdict =
   /** `source`: the list's comment for the address, or the provider; never shown to a merchant. */
   | { hit: true; by: 'list' | 'provider'; source: string | null };
 
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** An EVM address as a list may write it: the `0x` prefix too in any case (`0X...` is the same address). */
+const EVM_ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
 
-/** How `address` is kept in a list: an EVM address lower-cased, anything else as written. */
+/** How `address` is kept in a list: an EVM address lower-cased (its prefix too), anything else as written. */
 function listKey(address: string): string {
   return EVM_ADDRESS.test(address) ? address.toLowerCase() : address;
 }
@@ -52,4 +53,19 @@ export function checkDenylist(list: Denylist, recipients: readonly { chain: Chai
     const key = lookupKey(chain, address);
     return list.has(key) ? { hit: true, by: 'list', source: list.get(key) ?? null } : { hit: false };
   });
+}
+
+/**
+ * Why a reload of the list must not replace the list in force, or null: a list that lists nothing, or one that drops
+ * more than `maxDropPercent` of the addresses in force (a truncated or half-written file keeps a prefix of the
+ * addresses). `inForce` is null at start-up, when there is nothing to compare with. Counted by address, not by size:
+ * a list swapped for another of the same length drops everything.
+ */
+export function listReloadRefusal(inForce: Denylist | null, next: Denylist, maxDropPercent: number): string | null {
+  if (next.size === 0) return 'it lists no address';
+  if (inForce === null || inForce.size === 0) return null;
+  let dropped = 0;
+  for (const address of inForce.keys()) if (!next.has(address)) dropped++;
+  if (dropped * 100 <= maxDropPercent * inForce.size) return null;
+  return `it drops ${dropped} of the ${inForce.size} addresses in force, more than SCREENING_LIST_MAX_DROP_PERCENT (${maxDropPercent}%)`;
 }

@@ -12,6 +12,7 @@ import { testAudit } from '../helpers/audit.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { waitFor } from '../helpers/process.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 
 let t: TestContext;
@@ -230,6 +231,53 @@ describe('policies over a batch', () => {
     expect(created).toBe(2);
     const spent = await t.db.pool.query('SELECT SUM(amount_micros)::text AS s FROM payment_intents WHERE merchant_id = $1', [m.id]);
     expect(spent.rows[0].s).toBe(usd(80).toString());
+  });
+});
+
+describe('the locks a batch holds', () => {
+  it('one advisory lock for the whole batch; a payment created meanwhile under an item\'s key still waits for it and is never made twice', async () => {
+    const m = await merchant();
+    const blocker = await t.db.pool.connect();
+    try {
+      // The chain's available funds locked by someone else: the batch stops there, holding the locks it took before.
+      await blocker.query('BEGIN');
+      await blocker.query("SELECT 1 FROM ledger_accounts WHERE chain = 'solana' AND currency = 'USDC' AND kind = 'treasury_available' AND stripe = 0 FOR UPDATE");
+      const posted = post(m.headers, { idempotency_key: 'one-lock', items: Array.from({ length: 200 }, (_, i) => item(`ol-${i}`, 1)) });
+      const waiting = await waitFor(
+        'the batch waiting for the funds',
+        async () =>
+          (
+            await t.db.pool.query<{ pid: number }>(
+              "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%treasury_available%'",
+            )
+          ).rows[0]?.pid,
+        10_000,
+      );
+      const { rows: locks } = await t.db.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1", [
+        waiting,
+      ]);
+      // Meanwhile the same merchant creates a payment the usual way under the key of the batch's first item.
+      const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: m.headers, payload: { amount_usd: 1, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
+      const single = t.app.inject({ method: 'POST', url: '/payment_intents', headers: m.headers, payload: { quote_id: quote.json().quote_id, idempotency_key: 'ol-0' } });
+      await waitFor('the single creation waiting for the batch', async () => {
+        const { rows } = await t.db.pool.query<{ n: number }>(
+          "SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%advisory%'",
+        );
+        return rows[0]!.n > 0;
+      }, 10_000);
+      await blocker.query('ROLLBACK');
+      const [batch, alone] = await Promise.all([posted, single]);
+      expect(locks[0]!.n).toBe(1);
+      expect(batch.json().counts.created).toBe(200);
+      // The batch came first: the key names its payment, made with another quote.
+      expect(alone.statusCode).toBe(409);
+      expect(alone.json().code).toBe('IDEMPOTENCY_KEY_REUSED');
+      const made = await t.db.pool.query("SELECT COUNT(*)::int AS n FROM payment_intents WHERE merchant_id = $1 AND idempotency_key = 'ol-0'", [m.id]);
+      expect(made.rows[0].n).toBe(1);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+    }
   });
 });
 

@@ -18,6 +18,9 @@ import { createTestContext, KEY, type TestContext } from '../helpers/context.js'
 import { startRpcProxy, type RpcProxy } from '../helpers/rpc-proxy.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
 import pino from 'pino';
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { devnetEnv } from '../helpers/devnet.js';
 import { testAudit } from '../helpers/audit.js';
 
@@ -29,8 +32,11 @@ let eth: EthereumDevnet;
 let sol: SolanaDevnet;
 let proxy: RpcProxy;
 let t: TestContext;
+/** The screening list: one address nobody here pays, until a test lists a recipient. */
+const listFile = join(mkdtempSync(join(tmpdir(), 'stableroute-real-screening-')), 'sanctioned.txt');
 
 beforeAll(async () => {
+  writeFileSync(listFile, `# placeholder\n0x${'dead'.repeat(10)}\n`);
   [eth, sol] = await Promise.all([startEthereumDevnet(), startSolanaDevnet({ slotMs: 50, finalizeAfterSlots: 8 })]);
   // The treasury approves the batch contract once, as an operator does before setting ETHEREUM_BATCH_CONTRACT.
   const treasury = createWalletClient({ account: privateKeyToAccount(eth.treasuryKey), transport: http(eth.rpcUrl) });
@@ -40,6 +46,7 @@ beforeAll(async () => {
   t = await createTestContext({
     ...devnetEnv(eth, sol, { ETHEREUM_RPC_URL: proxy.url, ETHEREUM_BATCH_CONTRACT: eth.batchContractAddress }),
     RPC_TIMEOUT_SECONDS: '1',
+    SCREENING_LIST_FILE: listFile,
     STUCK_AFTER_SECONDS: '600',
     EXECUTION_RETRY_DELAY_SECONDS: '1',
   });
@@ -319,6 +326,54 @@ describe('real chains', () => {
     for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
     const balance = (owner: Address) => client.readContract({ address: eth.usdcAddress, abi: ERC20, functionName: 'balanceOf', args: [owner] });
     for (const [i, to] of recipients.entries()) expect(await balance(to)).toBe(6_000_000n + BigInt(i) * 10_000n);
+  });
+
+  it('Ethereum: a replacement screens every recipient it pays: a listed one refuses it until two different operators force it', async () => {
+    const recipients = Array.from({ length: 3 }, () => privateKeyToAccount(generatePrivateKey()).address);
+    const ids: string[] = [];
+    const attempts = async () =>
+      (await t.db.pool.query('SELECT id, tx_id, status FROM payment_attempts WHERE payment_intent_id = ANY($1) ORDER BY id', [ids])).rows;
+    const lastResolve = async () =>
+      (await t.db.pool.query<{ actor: string; outcome: string; details: Record<string, unknown> }>(
+        "SELECT actor, outcome, details FROM audit_log WHERE action = 'payment.resolve' ORDER BY seq DESC LIMIT 1",
+      )).rows[0]!;
+    const operator = (id: string) => testAudit('payment.resolve', { id, role: 'admin', peer: null });
+    await setAutomine(eth.rpcUrl, false);
+    try {
+      for (const [i, to] of recipients.entries()) ids.push(await pay(7 + i / 100, { ethereum_address: to }, `eth-screened-batch-${i}`));
+      await executeOnePoll(3);
+      t.clock.advance(601_000);
+      await confirm(t);
+      for (const id of ids) expect((await read(id)).status).toBe('manual_review');
+      // The third recipient is listed while the batch is stuck; the operator works from the first payment's page.
+      appendFileSync(listFile, `${recipients[2]!.toLowerCase()} # OFAC SDN 2026-12-01\n`);
+      await t.ctx.screener.reloadList();
+      const stuck = await attempts();
+
+      const res = await t.app.inject({ method: 'POST', url: `/admin/payments/${ids[0]}/resolve`, payload: { resolution: 'replace' } });
+      expect(res.statusCode).toBe(409);
+      expect(res.json()).toMatchObject({ code: 'REPLACEMENT_SCREENED', message: expect.stringContaining(`${ids[2]} (the screening list: OFAC SDN 2026-12-01)`) });
+      expect((await lastResolve()).outcome).toBe('refused:REPLACEMENT_SCREENED');
+      // One operator's force is a request; the same operator's second force is not a second pair of eyes.
+      await expect(resolveManualReview(t.ctx, ids[0]!, 'replace', { force: true, audit: operator('op_alice') })).rejects.toMatchObject({
+        code: 'SCREENING_OVERRIDE_PENDING',
+      });
+      await expect(resolveManualReview(t.ctx, ids[2]!, 'replace', { force: true, audit: operator('op_alice') })).rejects.toMatchObject({ code: 'SELF_APPROVAL' });
+      expect(await attempts()).toEqual(stuck);
+
+      const replaced = await resolveManualReview(t.ctx, ids[1]!, 'replace', { force: true, audit: operator('op_bob') });
+      expect(replaced.status).toBe('broadcasted');
+      expect(await lastResolve()).toMatchObject({
+        actor: 'op_bob',
+        outcome: 'ok',
+        details: { screening_override: { requested_by: 'op_alice', screened: [{ payment_intent_id: ids[2], by: 'list', list_source: 'OFAC SDN 2026-12-01' }] } },
+      });
+      const { rows: overrides } = await t.db.pool.query('SELECT requested_by, used_by FROM screening_overrides');
+      expect(overrides).toEqual([{ requested_by: 'op_alice', used_by: 'op_bob' }]);
+    } finally {
+      await setAutomine(eth.rpcUrl, true);
+    }
+    for (const id of ids) expect((await settle(id, () => mineBlocks(eth.rpcUrl, 1))).status).toBe('settled');
   });
 
   it('Ethereum: a batch that reverts on chain is retried alone: the others settle, the recipient frozen meanwhile fails alone', async () => {

@@ -47,6 +47,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const adapters = await createAdapters(config, db.pool, clock, log, metrics);
   const groupCommits = createGroupCommits({ pool: db.pool, clock, boss, log, config });
   const screener = await createScreener(config, clock, log);
+  screener.reportListTo({ pool: db.pool, clock, log, config });
   const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics, groupCommits, screener };
   await ensureTreasuries(db.pool, adapters, clock.now());
   if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());

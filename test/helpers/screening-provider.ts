@@ -1,6 +1,7 @@
 // A screening provider on loopback, as an operator's vendor would run it: it checks the Standard Webhooks signature
 // (and the spec's hex one) of every request with the shared secret, and answers what the test set for the address:
-// allow, deny, nothing at all (a hang, to run out the timeout), a 500, or a body that is not an answer.
+// allow, deny, nothing at all (a hang, to run out the timeout), a 500, or a body that is not an answer. A test can hold
+// every answer until it lets them go (`hold`), and read how many requests were in flight at once.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signingKeys } from '../../src/webhook-client/secret.js';
@@ -20,16 +21,38 @@ export interface FakeProvider {
   url: string;
   requests: ScreeningRequest[];
   answers: Map<string, ProviderAnswer>;
+  /** Requests received and not answered yet, now and at most so far. */
+  inFlight: number;
+  maxInFlight: number;
+  /** Holds every answer from now on until the returned function is called. */
+  hold(): () => void;
   close(): Promise<void>;
 }
 
 export async function startScreeningProvider(secret: string, fallback: ProviderAnswer = 'allow'): Promise<FakeProvider> {
   const keys = signingKeys(secret, { issued: false });
-  const provider: FakeProvider = { url: '', requests: [], answers: new Map(), close: async () => undefined };
+  let held: Promise<void> = Promise.resolve();
+  const provider: FakeProvider = {
+    url: '',
+    requests: [],
+    answers: new Map(),
+    inFlight: 0,
+    maxInFlight: 0,
+    hold: () => {
+      let release!: () => void;
+      held = new Promise((resolve) => (release = resolve));
+      return () => release();
+    },
+    close: async () => undefined,
+  };
   const server: Server = createServer((req, res) => {
+    provider.inFlight++;
+    provider.maxInFlight = Math.max(provider.maxInFlight, provider.inFlight);
+    res.on('close', () => provider.inFlight--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      await held;
       const body = Buffer.concat(chunks);
       const id = String(req.headers['webhook-id'] ?? '');
       const timestamp = Number(req.headers['webhook-timestamp']);

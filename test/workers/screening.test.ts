@@ -1,7 +1,8 @@
 // Screening right before signing (issue 29 item 1): a recipient listed after its payment was quoted and created fails
 // the payment before anything is signed: `failure_reason: screening_hit`, the reservation back in available funds, an
 // operator alert, an audit record, and no transaction on the (simulated) chain. A payment whose recipient is not
-// listed goes on, in the same batch.
+// listed goes on, in the same batch. With a screening provider, the screen before signing asks it again: an `allow`
+// remembered from the quote is not trusted (issue 35), and its silence there means SCREENING_FAIL.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,15 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
+import { startScreeningProvider, type FakeProvider } from '../helpers/screening-provider.js';
 import { drainExecution } from '../helpers/workers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'stableroute-screening-'));
 const listFile = join(dir, 'sanctioned.txt');
 const evmAddress = () => `0x${randomBytes(20).toString('hex')}`;
+const PLACEHOLDER = evmAddress();
 
 let t: TestContext;
 beforeAll(async () => {
-  writeFileSync(listFile, '# nothing listed yet\n');
+  // A list that lists nothing refuses the start (decision 182): one address nobody here pays.
+  writeFileSync(listFile, `# placeholder\n${PLACEHOLDER}\n`);
   t = await createTestContext({ SCREENING_LIST_FILE: listFile, SIM_TREASURY_USDC: '1000' });
 });
 afterAll(async () => t.close());
@@ -38,7 +42,7 @@ describe('screening before signing', () => {
     expect(await treasury('ethereum')).toMatchObject({ available_usdc: '958', reserved_usdc: '42' });
 
     // Listed in checksum-less upper case: EVM addresses match whatever their case.
-    writeFileSync(listFile, `0x${listed.slice(2).toUpperCase()} # OFAC SDN 2026-11-26\n`);
+    writeFileSync(listFile, `${PLACEHOLDER}\n0x${listed.slice(2).toUpperCase()} # OFAC SDN 2026-11-26\n`);
     await waitFor('the list reloaded', async () => (await t.ctx.screener.screen([{ chain: 'ethereum', address: listed, amountMicros: 1n }]))[0]!.hit, 10_000);
 
     await drainExecution(t);
@@ -72,5 +76,52 @@ describe('screening before signing', () => {
         details: { chain: 'ethereum', address: listed, amount_micros: '40000000', by: 'list', list_source: 'OFAC SDN 2026-11-26' },
       },
     ]);
+  });
+});
+
+describe('the provider before signing', () => {
+  const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+  let provider: FakeProvider;
+  let p: TestContext;
+  beforeAll(async () => {
+    provider = await startScreeningProvider(SECRET);
+    p = await createTestContext({
+      SCREENING_URL: provider.url,
+      SCREENING_SECRET: SECRET,
+      SCREENING_FAIL: 'closed',
+      SCREENING_TIMEOUT_SECONDS: '0.3',
+      SIM_TREASURY_USDC: '1000',
+    });
+  });
+  afterAll(async () => {
+    await p.close();
+    await provider.close();
+  });
+  const statusOf = async (id: string) => (await p.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
+  const asked = (address: string) => provider.requests.filter((r) => r.address === address).length;
+
+  it('is asked again: a recipient it allowed at the quote and denies two minutes later is not signed for', async () => {
+    const recipient = evmAddress();
+    const id = await createPayment(p.app, 5, { ethereum_address: recipient });
+    expect(asked(recipient)).toBe(1);
+    provider.answers.set(recipient, 'deny');
+    p.clock.advance(120_000); // well inside the 300 s an allow is remembered for quotes
+    await drainExecution(p);
+    expect(asked(recipient)).toBe(2);
+    expect(await statusOf(id)).toMatchObject({ status: 'failed', attempts: [] });
+    const { rows } = await p.db.pool.query("SELECT payload FROM webhook_events WHERE payment_intent_id = $1 AND event_type = 'payment.failed'", [id]);
+    expect(rows[0]!.payload.failure_reason).toBe('screening_hit');
+  });
+
+  it('a provider that does not answer before signing refuses the recipient (SCREENING_FAIL=closed); one that allows lets it go', async () => {
+    const silent = evmAddress();
+    const clean = evmAddress();
+    const refused = await createPayment(p.app, 3, { ethereum_address: silent });
+    const paid = await createPayment(p.app, 4, { ethereum_address: clean });
+    provider.answers.set(silent, 'hang');
+    await drainExecution(p);
+    expect((await statusOf(refused)).status).toBe('failed');
+    expect((await statusOf(paid)).status).toBe('broadcasted');
+    expect(asked(clean)).toBe(2);
   });
 });

@@ -100,7 +100,7 @@ export function adminPaymentRoutes(app: FastifyInstance, ctx: AppContext): void 
           'Resolve a payment in manual_review: settled, failed, replace, retry or cancel_on_chain (checked against the chain; force overrides where it may)',
         params: idParams,
         body: resolveBody,
-        response: { 200: resolutionResultSchema, 400: errorRef, 404: errorRef, 409: errorRef, 502: errorRef },
+        response: { 200: resolutionResultSchema, 400: errorRef, 403: errorRef, 404: errorRef, 409: errorRef, 502: errorRef },
       },
       config: {
         validationCodes: { '': 'INVALID_RESOLUTION', resolution: 'INVALID_RESOLUTION', force: 'INVALID_REQUEST', id: 'PAYMENT_INTENT_NOT_FOUND' },

@@ -22,7 +22,7 @@ const alertSchema = {
   properties: {
     id: { type: 'string' },
     kind: { type: 'string', enum: [...ALERT_KINDS] },
-    chain: chainSchema,
+    chain: { type: ['string', 'null'], description: 'A chain of CHAINS; null for an alert about no one chain (screening_list_rejected)' },
     message: { type: 'string' },
     status: { type: 'string', enum: ['open', 'resolved'] },
     first_seen_at: timestamp,
@@ -71,7 +71,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     {
       schema: {
         tags: ['admin'],
-        summary: 'Operator alerts (low gas, reconciliation mismatch, screening hit), newest first; `cursor` is the previous page\'s next_cursor',
+        summary: 'Operator alerts (low gas, reconciliation mismatch, screening hit, screening list rejected), newest first; `cursor` is the previous page\'s next_cursor',
         querystring: {
           type: 'object',
           properties: { status: { type: 'string', enum: ['open', 'resolved'] }, limit: limitSchema, cursor: { type: 'string', pattern: '^alt_[0-9a-z]{1,64}$' } },

@@ -1,5 +1,6 @@
 // Screening again right before signing: a list can change between the quote and the payment's turn. The recipients of
-// the transfers about to be signed are screened with no lock held (the provider, when set, is an HTTP call); a payment
+// the transfers about to be signed are screened with no lock held (the provider, when set, is an HTTP call, asked
+// afresh: an `allow` remembered from the quote is not trusted here, decision 183; its silence means SCREENING_FAIL); a payment
 // whose recipient is refused fails under its lock, if it is still as its run left it (broadcasting, under this run's
 // lease, nothing signed): `failure_reason: screening_hit`, its reservation released, an operator alert and an audit
 // record, all in one transaction. Nothing is signed or sent for it.
@@ -22,7 +23,10 @@ export const SCREENING_ACTOR: Actor = { id: 'system:screening', role: null, peer
 
 /** The screening's verdict on each intent's recipient, in order. */
 export function screenRecipients(deps: ExecutionDeps, intents: readonly PaymentIntentRow[]): Promise<ScreeningVerdict[]> {
-  return deps.screener.screen(intents.map((i) => ({ chain: i.selected_chain, address: i.destination_address, amountMicros: i.amount_micros })));
+  return deps.screener.screen(
+    intents.map((i) => ({ chain: i.selected_chain, address: i.destination_address, amountMicros: i.amount_micros })),
+    { fresh: true },
+  );
 }
 
 export interface Screened {

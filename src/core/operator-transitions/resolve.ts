@@ -2,7 +2,8 @@
 //  settled         - an outside check found the transfer final: settle it (with the chain's fee when the chain knows it)
 //  failed          - the transfer provably will not land: fail it and release the funds
 //  replace         - re-sign the same transaction with a higher fee and the same nonce (Ethereum), watch it again; an
-//                    on-chain batch's replacement pays every payment of it, each watched again
+//                    on-chain batch's replacement pays every payment of it, each watched again; every recipient is
+//                    screened afresh first, and a hit refuses it unless two operators force it (replacement-screening.ts)
 //  retry           - nothing is on chain (an abandoned execution, decision 58): one more execution attempt
 //  cancel_on_chain - a transaction on the same nonce that moves nothing (Ethereum), watched by the confirmation worker,
 //                    which fails the payment once it is final (decision 63)
@@ -17,13 +18,15 @@ import { AppError } from '../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
-import type { LifecycleDeps } from '../context.js';
+import type { AppContext, LifecycleDeps } from '../context.js';
 import { CHANGED } from '../lifecycle/changed.js';
 import { moveAndTell } from '../lifecycle/events.js';
 import { failByCancel, failIntent, postFee, settleIntent } from '../lifecycle/outcomes.js';
 import { signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
+import { useOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';
+import { clearReplacement } from './replacement-screening.js';
 
 export type { Resolution };
 
@@ -42,7 +45,7 @@ async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVe
 const CHECKS_REPLACED: readonly Resolution[] = ['failed', 'cancel_on_chain'];
 
 export async function resolveManualReview(
-  deps: LifecycleDeps,
+  deps: LifecycleDeps & Pick<AppContext, 'screener'>,
   intentId: string,
   resolution: Resolution,
   options: { force?: boolean; audit: AuditEntry },
@@ -94,15 +97,21 @@ export async function resolveManualReview(
     ];
     const refusal = standingRefusal(refusalOf(resolution, seen.selected_chain, onNonce), options.force ?? false);
     let prepared: PreparedTransfer | null = null;
+    let override: ScreeningOverrideRow | null = null;
     if (!refusal && resolution === 'replace') {
       const paid = await Promise.all(seenMates.map(async (mate) => (await findIntent(deps.pool, mate.payment_intent_id))!));
+      override = await clearReplacement(deps, seenLive!, paid, { force: options.force ?? false, audit: options.audit });
       prepared = await adapter.prepareReplacement!(paid.map(transferRequestOf), signedOf(seenLive!));
     }
     if (!refusal && resolution === 'cancel_on_chain') prepared = await adapter.prepareCancel!(signedOf(seenLive!));
 
     // 3. Lock, re-check, decide, persist.
     // The audit record names every payment the action moves: a batch's replacement moves them all.
-    const audit = { ...options.audit, targets: [...new Set([...options.audit.targets, ...seenMates.map((mate) => mate.payment_intent_id)])] };
+    const audit = {
+      ...options.audit,
+      targets: [...new Set([...options.audit.targets, ...seenMates.map((mate) => mate.payment_intent_id)])],
+      ...(override && { details: { ...options.audit.details, screening_override: { id: override.id, requested_by: override.requested_by, screened: override.screened } } }),
+    };
     const result = await auditedRound(deps, audit, async (tx): Promise<(ResolutionResult & { send?: SignedTransfer }) | typeof CHANGED> => {
       const now = deps.clock.now();
       const locked = await lockIntents(tx, [intentId, ...seenMates.map((mate) => mate.payment_intent_id)]);
@@ -158,6 +167,8 @@ export async function resolveManualReview(
       if (mates.map((m) => m.id).join() !== (cancel ? [seenLive!] : seenMates).map((m) => m.id).join()) return CHANGED;
       const paid = mates.map((mate) => locked.get(mate.payment_intent_id)!);
       if (!paid.every((p) => WATCHED.includes(p.status))) return CHANGED;
+      // A second operator's force: the first one's request is used here, once, with the replacement it allows.
+      if (override && !(await useOverride(tx, override.id, options.audit.actor.id, now))) return CHANGED;
       const successors = await signAttempts(tx, adapter, paid.map((p) => ({ intent: p, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' })), now);
       const { signed } = successors[0]!;
       for (const mate of mates) {

@@ -1,4 +1,4 @@
-// One reservation transaction for a batch of payment-intent creations (group commit): the idempotency keys' locks,
+// One reservation transaction for a batch of payment-intent creations (group commit): the creation locks (below),
 // the existing intents and the quotes in one query each, the treasury rows of the chains involved locked once, a pure
 // decision per request in arrival order (src/domain/reservation.ts), then multi-row inserts of the intents, their
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
@@ -46,17 +46,39 @@ function quoteFacts(quote: QuoteTerms): QuoteFacts {
   };
 }
 
+/**
+ * The locks that keep one (merchant, idempotency key) to one payment (decision 185). A creation that names its keys
+ * (the group commit's requests) takes its merchants' creation locks shared, then its keys' locks: concurrent creations
+ * of other keys go on, a second one with the same key waits and then replays. A payout batch takes its merchant's
+ * creation lock exclusive instead, one lock for all of its items' keys, however many: it waits for the creations under
+ * way and they wait for it. Merchants before keys, each set in one fixed order, so none of them deadlock.
+ */
+export async function lockCreations(tx: Queryable, requests: readonly Pick<ReservationRequest, 'merchantId' | 'idempotencyKey'>[]): Promise<void> {
+  await advisoryXactLocksText(tx, [...new Set(requests.map((r) => creationLockOf(r.merchantId)))], { shared: true });
+  await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
+}
+
+/** A payout batch's one lock: every creation of the merchant waits for it, and it for them. */
+export async function lockAllCreationsOf(tx: Queryable, merchantId: string): Promise<void> {
+  await advisoryXactLocksText(tx, [creationLockOf(merchantId)]);
+}
+
+const creationLockOf = (merchantId: string) => JSON.stringify(['payment_creations', merchantId]);
+
 export async function reserveBatch(deps: Deps, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
-  return withTransaction(deps.pool, (tx) => reserveInTransaction(tx, deps, requests));
+  return withTransaction(deps.pool, async (tx) => {
+    await lockCreations(tx, requests);
+    return reserveInTransaction(tx, deps, requests);
+  });
 }
 
 /**
- * The reservation of `requests` in the caller's transaction `tx`: the group commit's own transaction (reserveBatch), or
- * a payout batch's, which stores the batch with its payments. The requests are decided together, in order.
+ * The reservation of `requests` in the caller's transaction `tx`, which holds their creation locks: the group
+ * commit's own transaction (reserveBatch, lockCreations), or a payout batch's (lockAllCreationsOf), which stores the
+ * batch with its payments. The requests are decided together, in order.
  */
 export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool'>, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
-  // 1. Load, under the locks: same (merchant, key) requests of other batches and processes queue up here.
-  await advisoryXactLocksText(tx, requests.map((r) => JSON.stringify([r.merchantId, r.idempotencyKey])));
+  // 1. Load, under the caller's creation locks: same (merchant, key) requests of other batches and processes wait.
   const stored = await findIntentsByKeys(tx, requests);
   const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
   const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));

@@ -1,15 +1,27 @@
 // The local denylist (SCREENING_LIST_FILE), kept in memory and reloaded when the file changes, in every process that
 // holds one: a watch on the file's directory (it also sees a file replaced by rename, the way deploy tools and editors
 // write), and a stat every SCREENING_LIST_CHECK_MS in case the watch misses a change (network file systems, a watch
-// the platform refuses). Lookups read the map in memory and never touch the disk. A file that goes missing, cannot be
-// read or grows past its bound after a good load keeps the last good list, and says so in the log once per problem.
+// the platform refuses). Lookups read the map in memory and never touch the disk. A reload never weakens screening:
+// a file that goes missing, cannot be read, grows past its bound, lists nothing or drops more than
+// SCREENING_LIST_MAX_DROP_PERCENT of the addresses in force (a truncated or half-written file) is refused, the last
+// good list stays in force, the log says so once per problem, and the listeners hear the verdict (the operator alert
+// `screening_list_rejected`, list-alerts.ts). At start-up there is nothing to compare with: only an unreadable or
+// empty file refuses the start (decision 182).
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { SCREENING_LIST_CHECK_MS, SCREENING_LIST_FILE_BYTES_MAX } from '../../bounds.js';
 import { ConfigError } from '../../config.js';
-import { parseDenylist, type Denylist } from '../../domain/screening.js';
+import { listReloadRefusal, parseDenylist, type Denylist } from '../../domain/screening.js';
+
+/** What a reload of the file came to: `stamp` names the file's version (inode, size, mtime). */
+export type ListVerdict =
+  | { accepted: true; stamp: string; addresses: number }
+  | { accepted: false; stamp: string; problem: string; inForce: number };
+
+/** A file that was read but must not replace the list (empty, or too many addresses dropped). */
+class ListRefused extends Error {}
 
 export class DenylistFile {
   private list: Denylist = new Map();
@@ -18,24 +30,29 @@ export class DenylistFile {
   private reading: Promise<void> | null = null;
   private readAgain = false;
   private problem: string | null = null;
+  /** The version of the file last refused: the periodic check does not read it again until it moves. */
+  private refusedStamp = '';
+  private readonly listeners: ((verdict: ListVerdict) => void)[] = [];
   private watcher: FSWatcher | null = null;
   private readonly timer: NodeJS.Timeout;
 
   private constructor(
     readonly path: string,
+    private readonly maxDropPercent: number,
     private readonly log: Logger,
   ) {
     this.timer = setInterval(() => void this.refresh({ force: false }), SCREENING_LIST_CHECK_MS);
     this.timer.unref();
   }
 
-  /** Reads the file once; a file that cannot be read at start-up refuses the start, naming the variable. */
-  static async open(path: string, log: Logger): Promise<DenylistFile> {
-    const file = new DenylistFile(path, log);
+  /** Reads the file once; a file that cannot be read, or lists nothing, at start-up refuses the start, naming the variable. */
+  static async open(path: string, maxDropPercent: number, log: Logger): Promise<DenylistFile> {
+    const file = new DenylistFile(path, maxDropPercent, log);
     try {
       await file.load();
     } catch (error) {
       file.stop();
+      if (error instanceof ListRefused) throw new ConfigError('SCREENING_LIST_FILE', `refusing the screening list ${path}: ${error.message}`);
       const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       throw new ConfigError('SCREENING_LIST_FILE', `cannot read the screening list ${path} (${code})`);
     }
@@ -45,6 +62,11 @@ export class DenylistFile {
 
   get current(): Denylist {
     return this.list;
+  }
+
+  /** Hears the verdict of every reload that read a new version of the file, or failed to (not the start-up read). */
+  onVerdict(listener: (verdict: ListVerdict) => void): void {
+    this.listeners.push(listener);
   }
 
   /**
@@ -61,7 +83,7 @@ export class DenylistFile {
         do {
           const force = options.force || this.readAgain;
           this.readAgain = false;
-          await this.load({ force }).catch((error: unknown) => this.keepLast(error));
+          await this.load({ force });
         } while (this.readAgain);
       } finally {
         this.reading = null;
@@ -82,24 +104,41 @@ export class DenylistFile {
   }
 
   private async load(options: { force: boolean } = { force: true }): Promise<void> {
-    const info = await stat(this.path);
-    const stamp = `${info.ino}:${info.size}:${info.mtimeMs}`;
-    if (!options.force && stamp === this.stamp) return;
-    if (info.size > SCREENING_LIST_FILE_BYTES_MAX) throw new Error(`larger than ${SCREENING_LIST_FILE_BYTES_MAX} bytes`);
-    const list = parseDenylist(await readFile(this.path, 'utf8'));
-    const changed = stamp !== this.stamp || list.size !== this.list.size;
-    this.list = list;
-    this.stamp = stamp;
-    if (this.problem !== null) this.log.info({ path: this.path }, 'screening list readable again');
-    this.problem = null;
-    if (changed) this.log.info({ path: this.path, addresses: list.size }, 'screening list loaded');
+    const initial = this.stamp === '';
+    let stamp = '';
+    try {
+      const info = await stat(this.path);
+      stamp = `${info.ino}:${info.size}:${info.mtimeMs}`;
+      if (!options.force && (stamp === this.stamp || stamp === this.refusedStamp)) return;
+      if (info.size > SCREENING_LIST_FILE_BYTES_MAX) throw new Error(`larger than ${SCREENING_LIST_FILE_BYTES_MAX} bytes`);
+      const list = parseDenylist(await readFile(this.path, 'utf8'));
+      const refusal = listReloadRefusal(initial ? null : this.list, list, this.maxDropPercent);
+      if (refusal !== null) throw new ListRefused(refusal);
+      const changed = stamp !== this.stamp || list.size !== this.list.size;
+      this.list = list;
+      this.stamp = stamp;
+      this.refusedStamp = '';
+      if (this.problem !== null) this.log.info({ path: this.path }, 'screening list readable again');
+      this.problem = null;
+      if (changed) this.log.info({ path: this.path, addresses: list.size }, 'screening list loaded');
+      if (!initial) this.tell({ accepted: true, stamp, addresses: list.size });
+    } catch (error) {
+      if (initial) throw error;
+      this.refusedStamp = stamp;
+      this.keepLast(error, stamp);
+    }
   }
 
-  private keepLast(error: unknown): void {
-    const problem = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+  private keepLast(error: unknown, stamp: string): void {
+    const problem = error instanceof ListRefused ? error.message : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+    this.tell({ accepted: false, stamp, problem, inForce: this.list.size });
     if (problem === this.problem) return;
     this.problem = problem;
-    this.log.error({ path: this.path, problem, addresses: this.list.size }, 'screening list unreadable; the last good list stays in force');
+    this.log.error({ path: this.path, problem, addresses: this.list.size }, 'screening list refused; the last good list stays in force');
+  }
+
+  private tell(verdict: ListVerdict): void {
+    for (const listener of this.listeners) listener(verdict);
   }
 
   private watchDirectory(): void {

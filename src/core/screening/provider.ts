@@ -4,13 +4,15 @@
 // the operator's proxy in front of it, knows the request is ours. The URL is the operator's own configuration, so the
 // webhooks' SSRF guard does not apply (like OPERATOR_WEBHOOK_URL), and redirects are not followed. Answers are kept in
 // memory per (chain, address), bounded in count and time; a timeout, a non-2xx or a malformed answer is never kept and
-// means what SCREENING_FAIL says.
+// means what SCREENING_FAIL says. Right before signing the remembered `allow` is not used: the provider is asked again
+// (decision 183). One call asks once per distinct address, at most SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX at a time.
 import type { Logger } from 'pino';
 import {
   SCREENING_ALLOW_CACHE_SECONDS,
   SCREENING_ANSWER_BYTES_MAX,
   SCREENING_CACHE_ENTRIES_MAX,
   SCREENING_DENY_CACHE_SECONDS,
+  SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX,
 } from '../../bounds.js';
 import type { Clock } from '../../clock.js';
 import type { ScreeningFailMode } from '../../config.js';
@@ -33,6 +35,11 @@ export interface Recipient {
   amountMicros: bigint;
 }
 
+export interface ScreenOptions {
+  /** Ask the provider again instead of trusting a remembered `allow` (a remembered `deny` still refuses). */
+  fresh?: boolean;
+}
+
 type Decision = 'allow' | 'deny';
 
 /** Why an answer could not be used; never the answer's body (it could echo anything). */
@@ -50,25 +57,34 @@ export class ScreeningProvider {
     private readonly log: Logger,
   ) {}
 
-  /** The provider's verdict on each recipient, in order; one request per distinct address not in the cache, all at once. */
-  async screen(recipients: readonly Recipient[]): Promise<ScreeningVerdict[]> {
-    const asks = new Map<string, Promise<Decision>>();
+  /**
+   * The provider's verdict on each recipient, in order: one request per distinct address not in the cache, at most
+   * SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX of them in flight, so one HTTP request of ours (a payout batch of a
+   * thousand items) never fans out into a thousand requests at once.
+   */
+  async screen(recipients: readonly Recipient[], options: ScreenOptions = {}): Promise<ScreeningVerdict[]> {
+    const distinct = new Map<string, Recipient>();
     for (const recipient of recipients) {
       const key = `${recipient.chain}:${lookupKey(recipient.chain, recipient.address)}`;
-      if (!asks.has(key)) asks.set(key, this.decide(key, recipient));
+      if (!distinct.has(key)) distinct.set(key, recipient);
     }
+    const waiting = [...distinct];
     const decided = new Map<string, Decision>();
-    await Promise.all([...asks].map(async ([key, ask]) => decided.set(key, await ask)));
+    const lane = async () => {
+      for (let next = waiting.shift(); next !== undefined; next = waiting.shift()) decided.set(next[0], await this.decide(next[0], next[1], options.fresh ?? false));
+    };
+    await Promise.all(Array.from({ length: Math.min(SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX, waiting.length) }, lane));
     return recipients.map((r) =>
       decided.get(`${r.chain}:${lookupKey(r.chain, r.address)}`) === 'deny' ? { hit: true, by: 'provider', source: 'provider' } : { hit: false },
     );
   }
 
-  private async decide(key: string, recipient: Recipient): Promise<Decision> {
+  private async decide(key: string, recipient: Recipient, fresh: boolean): Promise<Decision> {
     const nowMs = this.clock.now().getTime();
     const cached = this.answers.get(key);
-    if (cached && cached.untilMs > nowMs) return cached.decision;
+    if (cached && cached.untilMs > nowMs && !(fresh && cached.decision === 'allow')) return cached.decision;
     this.answers.delete(key);
+    // A question already on its way was asked within SCREENING_TIMEOUT_SECONDS: fresh enough to share.
     const pending = this.asking.get(key);
     if (pending) return pending;
     const asked = this.askAndKeep(key, recipient, nowMs).finally(() => this.asking.delete(key));

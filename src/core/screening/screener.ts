@@ -5,21 +5,36 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { checkDenylist, type ScreeningVerdict } from '../../domain/screening.js';
+import { ListAlerts, type ListAlertDeps } from './list-alerts.js';
 import { DenylistFile } from './list-file.js';
-import { ScreeningProvider, type Recipient } from './provider.js';
+import { ScreeningProvider, type Recipient, type ScreenOptions } from './provider.js';
 
-export type { Recipient, ScreeningVerdict };
+export type { ListAlertDeps, Recipient, ScreeningVerdict, ScreenOptions };
 
 export interface Screener {
-  /** The verdict on each recipient, in order. With only a list set, it answers without any I/O. */
-  screen(recipients: readonly Recipient[]): Promise<ScreeningVerdict[]>;
+  /**
+   * The verdict on each recipient, in order. With only a list set, it answers without any I/O. `fresh`: the provider
+   * is asked again whatever `allow` it gave before (a remembered `deny` still refuses): the screening before signing.
+   */
+  screen(recipients: readonly Recipient[], options?: ScreenOptions): Promise<ScreeningVerdict[]>;
+  /**
+   * Once the database is open: a refused reload of the list raises the operator alert `screening_list_rejected`, the
+   * next accepted one resolves it (list-alerts.ts). Nothing without a list.
+   */
+  reportListTo(deps: ListAlertDeps): void;
+  /** Reads the list file again now (what its watch does on a change), its verdict written once the promise resolves. */
+  reloadList(): Promise<void>;
   close(): Promise<void>;
 }
 
-type ScreeningConfig = Pick<Config, 'screeningListFile' | 'screeningUrl' | 'screeningSecret' | 'screeningTimeoutSeconds' | 'screeningFail'>;
+type ScreeningConfig = Pick<
+  Config,
+  'screeningListFile' | 'screeningListMaxDropPercent' | 'screeningUrl' | 'screeningSecret' | 'screeningTimeoutSeconds' | 'screeningFail'
+>;
 
 export async function createScreener(config: ScreeningConfig, clock: Clock, log: Logger): Promise<Screener> {
-  const list = config.screeningListFile === null ? null : await DenylistFile.open(config.screeningListFile, log);
+  const list = config.screeningListFile === null ? null : await DenylistFile.open(config.screeningListFile, config.screeningListMaxDropPercent, log);
+  let alerts: ListAlerts | null = null;
   const provider =
     config.screeningUrl === null
       ? null
@@ -29,16 +44,26 @@ export async function createScreener(config: ScreeningConfig, clock: Clock, log:
           log,
         );
   return {
-    async screen(recipients) {
+    async screen(recipients, options = {}) {
       const verdicts: ScreeningVerdict[] = list ? checkDenylist(list.current, recipients) : recipients.map(() => ({ hit: false }));
       if (provider) {
         const unlisted = recipients.flatMap((recipient, i) => (verdicts[i]!.hit ? [] : [{ recipient, i }]));
-        if (unlisted.length > 0) (await provider.screen(unlisted.map((u) => u.recipient))).forEach((verdict, j) => (verdicts[unlisted[j]!.i] = verdict));
+        if (unlisted.length > 0) {
+          (await provider.screen(unlisted.map((u) => u.recipient), options)).forEach((verdict, j) => (verdicts[unlisted[j]!.i] = verdict));
+        }
       }
       return verdicts;
     },
+    reportListTo(deps) {
+      if (list && !alerts) alerts = new ListAlerts(list, deps);
+    },
+    async reloadList() {
+      await list?.refresh({ force: true });
+      await alerts?.settled();
+    },
     async close() {
       await list?.close();
+      await alerts?.close();
     },
   };
 }

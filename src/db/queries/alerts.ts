@@ -1,15 +1,17 @@
-// Operator alerts and the operator webhook's outbox (migration 065; screening_hit: 092).
+// Operator alerts and the operator webhook's outbox (migration 065; screening_hit: 092; screening_list_rejected and
+// alerts about no chain: 097).
 import type { Chain } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
-export type AlertKind = 'low_gas' | 'reconciliation_mismatch' | 'screening_hit';
-export const ALERT_KINDS: readonly AlertKind[] = ['low_gas', 'reconciliation_mismatch', 'screening_hit'];
+export type AlertKind = 'low_gas' | 'reconciliation_mismatch' | 'screening_hit' | 'screening_list_rejected';
+export const ALERT_KINDS: readonly AlertKind[] = ['low_gas', 'reconciliation_mismatch', 'screening_hit', 'screening_list_rejected'];
 export type AlertStatus = 'open' | 'resolved';
 
 export interface AlertRow {
   id: string;
   kind: AlertKind;
-  chain: Chain;
+  /** Null for an alert about no one chain (the screening list). */
+  chain: Chain | null;
   message: string;
   status: AlertStatus;
   first_seen_at: Date;
@@ -25,12 +27,12 @@ const COLUMNS = 'id, kind, chain, message, status, first_seen_at, last_seen_at, 
  */
 export async function upsertOpenAlert(
   db: Queryable,
-  alert: { id: string; kind: AlertKind; chain: Chain; message: string; at: Date },
+  alert: { id: string; kind: AlertKind; chain: Chain | null; message: string; at: Date },
 ): Promise<{ alert: AlertRow; opened: boolean }> {
   const { rows } = await db.query<AlertRow & { opened: boolean }>(
     `INSERT INTO operator_alerts AS a (id, kind, chain, message, status, first_seen_at, last_seen_at)
      VALUES ($1, $2, $3, $4, 'open', $5, $5)
-     ON CONFLICT (kind, chain) WHERE status = 'open'
+     ON CONFLICT (kind, (COALESCE(chain, ''))) WHERE status = 'open'
      DO UPDATE SET message = EXCLUDED.message, last_seen_at = GREATEST(a.last_seen_at, EXCLUDED.last_seen_at)
      RETURNING ${COLUMNS}, (xmax = 0) AS opened`,
     [alert.id, alert.kind, alert.chain, alert.message, alert.at],
@@ -40,10 +42,10 @@ export async function upsertOpenAlert(
 }
 
 /** Resolves the open alert of this kind and chain, if any; returns it. */
-export async function resolveOpenAlert(db: Queryable, kind: AlertKind, chain: Chain, at: Date): Promise<AlertRow | null> {
+export async function resolveOpenAlert(db: Queryable, kind: AlertKind, chain: Chain | null, at: Date): Promise<AlertRow | null> {
   const { rows } = await db.query<AlertRow>(
     `UPDATE operator_alerts SET status = 'resolved', resolved_at = $3
-      WHERE kind = $1 AND chain = $2 AND status = 'open' RETURNING ${COLUMNS}`,
+      WHERE kind = $1 AND COALESCE(chain, '') = COALESCE($2, '') AND status = 'open' RETURNING ${COLUMNS}`,
     [kind, chain, at],
   );
   return rows[0] ?? null;
