@@ -40,8 +40,9 @@ function storable(value: unknown, key: string, depth: number): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : String(value);
   if (value instanceof Date) return value.toISOString();
-  if (value === null || value === undefined) return null;
-  if (typeof value !== 'object') return value;
+  if (typeof value === 'boolean') return value;
+  // null, and what JSON has no form for (a function, a symbol): stored and hashed alike as null.
+  if (value === null || typeof value !== 'object') return null;
   if (depth >= AUDIT_DETAILS_DEPTH_MAX) return '[too deep]';
   if (Array.isArray(value)) return value.map((v) => storable(v, '', depth + 1));
   return Object.fromEntries(

@@ -192,5 +192,10 @@ describe('the audit head anchored outside the database', () => {
     await writeFile(file, `${AUDIT_KEY}\n`);
     const fromFile = await runCommand(['audit', 'verify'], { ...withoutKey, AUDIT_KEY_FILE: file, DATABASE_URL: other.url });
     expect(fromFile.code, fromFile.stdout + fromFile.stderr).toBe(0);
+    // An anchor file the service cannot append to would leave its records unanchored: no start.
+    const unanchored = startService(['serve'], { ...PRODUCTION, AUDIT_ANCHOR_FILE: join(file, 'not-a-directory', 'audit.anchor'), DATABASE_URL: other.url, PORT: String(await freePort()) });
+    starts.push(unanchored);
+    expect(await unanchored.exited).toBe(1);
+    expect(unanchored.output()).toMatch(/AUDIT_ANCHOR_FILE: cannot append to .*ENOTDIR/);
   }, 60_000);
 });
