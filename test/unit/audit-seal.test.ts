@@ -152,6 +152,14 @@ describe('the head anchored outside the database', () => {
     expect(await verify(settings(anchor))).toMatchObject({ ok: true, records: 2, anchor: { lines: 2 } });
   });
 
+  it('appends racing on the head each leave their one line, whole, in whatever order they committed', async () => {
+    const anchor = newAnchor();
+    await Promise.all(Array.from({ length: 24 }, (_, n) => append(n + 1, settings(anchor))));
+    const lines = (await readFile(anchor, 'utf8')).trim().split('\n');
+    expect(lines.sort()).toEqual((await rows()).map((r) => `${r.seq} ${r.hash}`).sort());
+    expect(await verify(settings(anchor))).toMatchObject({ ok: true, records: 24, anchor: { lines: 24, latest_seq: '24', unreadable: 0 } });
+  });
+
   it('the anchor is a lower bound: records without a line (a process died after its commit) pass; lines out of order and a torn line too', async () => {
     const anchor = newAnchor();
     for (let n = 1; n <= 3; n++) await append(n);
