@@ -194,6 +194,8 @@ export const PERIODIC_FAILURE_BACKOFF_MAX_MS = 5_000;
 export const METRICS_READ_TIMEOUT_MS = 5_000;
 /** Records an audit-chain proof reads at once. */
 export const AUDIT_VERIFY_PAGE_ROWS = 1000;
+/** Nesting of an audit record's details kept; deeper values are stored as '[too deep]' (a body of any depth is storable). */
+export const AUDIT_DETAILS_DEPTH_MAX = 16;
 /** Problems a ledger check reports at most: enough to act on, bounded output. */
 export const LEDGER_VERIFY_PROBLEMS_MAX = 100;
 /**

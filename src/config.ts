@@ -96,6 +96,15 @@ export interface Config {
   screeningTimeoutSeconds: number;
   /** SCREENING_FAIL: what a provider that times out, errs or answers nonsense means (closed: deny; open: allow). */
   screeningFail: ScreeningFailMode;
+  /** The audit log's key and anchor (decision 186). */
+  audit: AuditSettings;
+}
+
+export interface AuditSettings {
+  /** AUDIT_KEY (or _FILE): keys the audit log's hash chain (HMAC-SHA256). Not enumerable: never serialised with the config. */
+  key: string;
+  /** AUDIT_ANCHOR_FILE: each committed record's `seq hash` line is appended to it; null: no anchor file. */
+  anchorFile: string | null;
 }
 
 export type ScreeningFailMode = 'closed' | 'open';
@@ -164,6 +173,8 @@ type Env = Record<string, string | undefined>;
 
 const DEV_API_KEY_SALT = 'stableroute-dev-api-key-salt';
 const DEV_WEBHOOK_SECRET = 'stableroute-dev-webhook-secret';
+/** Development only: a key everyone knows proves nothing, so production requires its own (decision 186). */
+const DEV_AUDIT_KEY = 'stableroute-dev-audit-key';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function present(env: Env, name: string): string | undefined {
@@ -521,9 +532,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const adminToken = secret(env, 'ADMIN_TOKEN');
   const operatorWebhookSecret = secret(env, 'OPERATOR_WEBHOOK_SECRET');
+  const auditKey = requiredSecret(env, 'AUDIT_KEY', production, 'when NODE_ENV=production') ?? DEV_AUDIT_KEY;
   if (production) {
-    // A guessable secret forges webhooks, brute-forces key hashes or opens the admin API: refuse to start with it.
-    for (const [name, value] of [['API_KEY_SALT', apiKeySalt], ['WEBHOOK_SIGNING_SECRET', webhookSigningSecret], ['ADMIN_TOKEN', adminToken], ['OPERATOR_WEBHOOK_SECRET', operatorWebhookSecret]] as const) {
+    // A guessable secret forges webhooks, brute-forces key hashes, opens the admin API or lets the audit log be
+    // rewritten: refuse to start with it.
+    const secrets = [['API_KEY_SALT', apiKeySalt], ['WEBHOOK_SIGNING_SECRET', webhookSigningSecret], ['ADMIN_TOKEN', adminToken], ['OPERATOR_WEBHOOK_SECRET', operatorWebhookSecret], ['AUDIT_KEY', auditKey]] as const;
+    for (const [name, value] of secrets) {
       const problem = value === undefined ? null : weakSecretProblem(value);
       if (problem !== null) throw new ConfigError(name, `${problem} (NODE_ENV=production)`);
     }
@@ -633,5 +647,6 @@ export function loadConfig(env: Env = process.env): Config {
     screeningSecret,
     screeningTimeoutSeconds: seconds(env, 'SCREENING_TIMEOUT_SECONDS', 2, 0.05),
     screeningFail: screeningFail(env, production),
+    audit: Object.defineProperty({ anchorFile: present(env, 'AUDIT_ANCHOR_FILE') ?? null }, 'key', { value: auditKey, enumerable: false }) as AuditSettings,
   };
 }

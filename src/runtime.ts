@@ -7,10 +7,11 @@ import { buildApp } from './api/app.js';
 import type { Readiness } from './api/routes/health.js';
 import { createAdapters } from './chains/factory.js';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { AppContext } from './core/context.js';
 import { createGroupCommits } from './core/group-commits.js';
 import { createScreener } from './core/screening/screener.js';
+import { checkAnchorFile } from './core/audit-anchor.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -56,6 +57,7 @@ const SECRET_NAMES = [
   'WEBHOOK_SIGNING_SECRET',
   'OPERATOR_WEBHOOK_SECRET',
   'SCREENING_SECRET',
+  'AUDIT_KEY',
 ];
 const SECRET_PATHS = SECRET_NAMES.flatMap((name) => [name, `*.${name}`, `*.*.${name}`, `*.*.*.${name}`]);
 
@@ -115,6 +117,15 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   // First, before the database is touched: a list file that cannot be read refuses the start; after that, its changes
   // are picked up while running.
   const screener = await createScreener(config, clock, log);
+  // An anchor file this process cannot append to would leave its records unanchored: refuse the start instead.
+  if (config.audit.anchorFile !== null) {
+    try {
+      await checkAnchorFile(config.audit.anchorFile);
+    } catch (error) {
+      await screener.close();
+      throw new ConfigError('AUDIT_ANCHOR_FILE', `cannot append to ${config.audit.anchorFile} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+  }
   let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
     database = await openDatabase(config, log);

@@ -38,7 +38,7 @@ export function registerRefusalAudit(scope: FastifyInstance, ctx: AppContext): v
       // not a JSON body: the status says enough
     }
     try {
-      await auditRefusal(ctx.pool, auditEntryOf(request), code, ctx.clock.now());
+      await auditRefusal(ctx, auditEntryOf(request), code, ctx.clock.now());
     } catch (error) {
       request.log.error({ err: error }, 'the audit record of a refused admin request could not be written');
     }

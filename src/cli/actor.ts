@@ -2,8 +2,7 @@
 // its OS user's name. A command's use case appends the record of its action; a refusal is recorded here.
 import { userInfo } from 'node:os';
 import { systemClock } from '../clock.js';
-import { auditRefusal, type AuditEntry } from '../core/audit.js';
-import type { Pool } from '../db/pool.js';
+import { auditRefusal, type AuditDeps, type AuditEntry } from '../core/audit.js';
 import type { Actor } from '../domain/actor.js';
 import { AppError } from '../domain/errors.js';
 
@@ -22,11 +21,11 @@ export function cliAudit(action: string, targets: string[], details: Record<stri
 }
 
 /** Runs a state-changing command; a refusal (an AppError) is recorded under the CLI's actor, then passed on. */
-export async function recordingRefusals<T>(pool: Pool, entry: AuditEntry, fn: () => Promise<T>): Promise<T> {
+export async function recordingRefusals<T>(deps: AuditDeps, entry: AuditEntry, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof AppError) await auditRefusal(pool, entry, error.code, systemClock.now());
+    if (error instanceof AppError) await auditRefusal(deps, entry, error.code, systemClock.now());
     throw error;
   }
 }

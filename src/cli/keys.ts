@@ -49,7 +49,7 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
     return refusable(async () => {
       if (action === 'create') {
         const audit = cliAudit('api_key.create', [merchantId]);
-        const { key, apiKey } = await recordingRefusals(pool, audit, () => createApiKey(pool, config, merchantId, systemClock.now(), audit));
+        const { key, apiKey } = await recordingRefusals({ pool, config }, audit, () => createApiKey(pool, config, merchantId, systemClock.now(), audit));
         if (values.json) h.out(JSON.stringify({ ...keyView(key), api_key: apiKey }));
         else {
           h.out(`key_id:  ${key.id}`);
@@ -61,7 +61,7 @@ export async function merchantsKeysCommand(args: string[], config: Config, h: Cl
       if (action === 'revoke') {
         // The key may be named by the whole key: only its shown prefix goes on record.
         const audit = cliAudit('api_key.revoke', [merchantId], { key_ref: values.key!.trim().slice(0, SHOWN_PREFIX_LENGTH) });
-        const key = await recordingRefusals(pool, audit, () => revokeApiKey(pool, config, merchantId, values.key!.trim(), systemClock.now(), audit));
+        const key = await recordingRefusals({ pool, config }, audit, () => revokeApiKey(pool, config, merchantId, values.key!.trim(), systemClock.now(), audit));
         const active = (await apiKeysOf(pool, merchantId)).filter((k) => !k.revoked_at).length;
         if (values.json) h.out(JSON.stringify({ ...keyView(key), active_keys: active }));
         else {

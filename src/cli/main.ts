@@ -5,7 +5,8 @@ import { createMerchant, merchantInputProblem } from '../core/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { verifyLedger } from '../ledger/verify.js';
-import { verifyAudit } from '../core/audit.js';
+import { currentAuditHead } from '../core/audit.js';
+import { verifyAudit, type AuditExpectation } from '../core/audit-verify.js';
 import type { AppContext } from '../core/context.js';
 import { cancelPayment } from '../core/operator-transitions/cancel.js';
 import { resolveManualReview } from '../core/operator-transitions/resolve.js';
@@ -52,7 +53,11 @@ const USAGE = `usage: stableroute <command>
   merchants webhook enable MERCHANT_ID [--json]
                              enable an endpoint a 410 Gone disabled; queues the events held meanwhile
   ledger verify [--json]     recompute balances from postings; exit 1 on any difference
-  audit verify [--json]      check the audit log's hash chain; exit 1 naming the first broken record
+  audit verify [--expect SEQ:HASH ...] [--json]
+                             check the audit log's keyed hash chain (AUDIT_KEY), that it still holds each
+                             expected record (a head printed earlier) and every line of AUDIT_ANCHOR_FILE;
+                             exit 1 naming the first broken record
+  audit head [--json]        the last record's number and hash, to keep where the database's admins cannot write
   export payments|ledger --from ISO --to ISO [--chain C] [--merchant-id M] [--status S] [--out FILE]
                              payments (one row each) or ledger postings of the period [from, to) as CSV, to
                              stdout or FILE: the bytes of GET /admin/exports/*.csv; recorded in the audit log
@@ -129,6 +134,12 @@ async function withContext<T>(config: Config, fn: (ctx: AppContext) => Promise<T
 
 const helpers: CliHelpers = { withDatabase, withContext, out };
 
+/** `SEQ:HASH` as `audit head` prints them; null when it is not. */
+function expectation(text: string): AuditExpectation | null {
+  const match = /^([0-9]{1,18}):([0-9a-fA-F]{64})$/.exec(text.trim());
+  return match === null ? null : { seq: BigInt(match[1]!), hash: match[2]!.toLowerCase() };
+}
+
 function serveCommand(roles: Roles): Command {
   return async (_args, config) => {
     const runtime = await startRuntime(config, roles);
@@ -184,7 +195,7 @@ const commands: Record<string, Command> = {
     }
     return withDatabase(config, async (pool) => {
       const audit = cliAudit('merchant.create', [], { name: input.name, webhook_url: input.webhookUrl });
-      const { merchant, apiKey, webhookSecret } = await recordingRefusals(pool, audit, () => createMerchant(pool, config, input, systemClock.now(), audit));
+      const { merchant, apiKey, webhookSecret } = await recordingRefusals({ pool, config }, audit, () => createMerchant(pool, config, input, systemClock.now(), audit));
       if (values.json) {
         out(
           JSON.stringify({
@@ -224,16 +235,36 @@ const commands: Record<string, Command> = {
   },
 
   audit: async (args, config) => {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
-    if (positionals[0] !== 'verify' || positionals.length !== 1) {
-      process.stderr.write('usage: stableroute audit verify [--json]\n');
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, expect: { type: 'string', multiple: true, default: [] } },
+    });
+    const expectations = values.expect.map(expectation);
+    const command = positionals.length === 1 ? positionals[0] : undefined;
+    if ((command !== 'verify' && command !== 'head') || expectations.includes(null) || (command === 'head' && expectations.length > 0)) {
+      process.stderr.write('usage: stableroute audit verify [--expect SEQ:HASH ...] [--json]\n       stableroute audit head [--json]\n');
       return 2;
     }
+    if (command === 'head') {
+      return withDatabase(config, async (pool) => {
+        const head = await currentAuditHead(pool);
+        out(values.json ? JSON.stringify(head) : `head: record ${head.seq}, hash ${head.hash}`);
+        return 0;
+      });
+    }
     return withDatabase(config, async (pool) => {
-      const proof = await verifyAudit(pool);
+      const proof = await verifyAudit({ pool, config }, expectations as AuditExpectation[]);
       if (values.json) out(JSON.stringify(proof));
-      else if (proof.ok) out(`OK: ${proof.records} audit records, each chained to the one before it`);
-      else out(`BROKEN at record ${proof.seq}: ${proof.problem} (${proof.records} records before it verified)`);
+      else if (proof.ok) {
+        const unkeyed = proof.unkeyed_records > 0 ? ` (the first ${proof.unkeyed_records} written before AUDIT_KEY: they prove less)` : '';
+        out(`OK: ${proof.records} audit records, each chained to the one before it${unkeyed}`);
+        if (proof.expectations > 0) out(`OK: the log holds the ${proof.expectations} expected record(s)`);
+        if (proof.anchor !== null) {
+          const skipped = proof.anchor.unreadable > 0 ? `; ${proof.anchor.unreadable} unreadable line(s) skipped` : '';
+          out(`OK: the log holds the ${proof.anchor.lines} record(s) of AUDIT_ANCHOR_FILE, the latest ${proof.anchor.latest_seq ?? 'none'}${skipped}`);
+        }
+      } else out(`BROKEN at record ${proof.seq}: ${proof.problem} (${proof.records} records before it verified)`);
       return proof.ok ? 0 : 1;
     });
   },
@@ -271,7 +302,7 @@ commands.intents = async (args, config) => {
   return withContext(config, async (ctx) => {
     return refusable(async () => {
       const act = () => (cancel ? cancelPayment(ctx, positionals[1]!, audit) : resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force, audit }));
-      const result = await recordingRefusals(ctx.pool, audit, act);
+      const result = await recordingRefusals(ctx, audit, act);
       out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
       return 0;
     });

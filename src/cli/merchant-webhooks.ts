@@ -45,7 +45,7 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
       return withDatabase(config, (pool) =>
         refusable(async () => {
           const audit = cliAudit('webhook_secret.rotate', [merchantId], { overlap_seconds: overlapSeconds });
-          const result = await recordingRefusals(pool, audit, () => rotateWebhookSecret(pool, config, merchantId, now, overlapSeconds, audit));
+          const result = await recordingRefusals({ pool, config }, audit, () => rotateWebhookSecret(pool, config, merchantId, now, overlapSeconds, audit));
           if (values.json) out(JSON.stringify(result));
           else {
             out(`webhook_secret: ${result.webhook_secret}`);
@@ -63,7 +63,7 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
       return withDatabase(config, (pool) =>
         refusable(async () => {
           const audit = cliAudit('webhook_secret.end_overlap', [merchantId]);
-          const result = await recordingRefusals(pool, audit, () => endWebhookSecretOverlap(pool, merchantId, now, audit));
+          const result = await recordingRefusals({ pool, config }, audit, () => endWebhookSecretOverlap(pool, config, merchantId, now, audit));
           out(values.json ? JSON.stringify(result) : `${merchantId}: ${result.retired_secrets} previous secret(s) no longer sign deliveries`);
           return 0;
         }),
@@ -72,7 +72,7 @@ export async function merchantWebhookCommand(args: string[], config: Config, wit
       return withDatabase(config, (pool) =>
         refusable(async () => {
           const audit = cliAudit('webhook_endpoint.enable', [merchantId]);
-          const result = await recordingRefusals(pool, audit, () => enableWebhookEndpoint(pool, merchantId, now, audit));
+          const result = await recordingRefusals({ pool, config }, audit, () => enableWebhookEndpoint(pool, config, merchantId, now, audit));
           if (values.json) out(JSON.stringify(result));
           else out(`${merchantId}: webhook endpoint enabled${result.was_disabled ? '' : ' (it was not disabled)'}; ${result.requeued_events} held event(s) queued again`);
           return 0;

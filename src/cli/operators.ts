@@ -65,7 +65,7 @@ export async function operatorsCommand(args: string[], config: Config, h: CliHel
     return h.withDatabase(config, async (pool) => {
       const audit = cliAudit('operator.create', []);
       const create = () => createOperator(pool, config, { name: values.name!, role: values.role as OperatorRole }, systemClock.now(), audit);
-      const { operator, token } = await recordingRefusals(pool, audit, create);
+      const { operator, token } = await recordingRefusals({ pool, config }, audit, create);
       show(operator, token);
       return 0;
     });
@@ -87,9 +87,9 @@ export async function operatorsCommand(args: string[], config: Config, h: CliHel
     refusable(async () => {
       const audit = cliAudit(rotate ? 'operator.token_rotate' : 'operator.disable', [id]);
       if (rotate) {
-        const { operator, token } = await recordingRefusals(pool, audit, () => rotateOperatorToken(pool, config, id, systemClock.now(), audit));
+        const { operator, token } = await recordingRefusals({ pool, config }, audit, () => rotateOperatorToken(pool, config, id, systemClock.now(), audit));
         show(operator, token);
-      } else show(await recordingRefusals(pool, audit, () => disableOperator(pool, id, systemClock.now(), audit)));
+      } else show(await recordingRefusals({ pool, config }, audit, () => disableOperator(pool, config, id, systemClock.now(), audit)));
       return 0;
     }),
   );

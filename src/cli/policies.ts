@@ -107,7 +107,7 @@ export async function merchantsPolicyCommand(args: string[], config: Config, h: 
       const changed = Object.keys(change).length > 0;
       const audit = cliAudit('merchant.policy', [merchantId], { ...change });
       const policy = changed
-        ? await recordingRefusals(pool, audit, () => updateMerchantPolicy(pool, config, merchantId, change, systemClock.now(), audit))
+        ? await recordingRefusals({ pool, config }, audit, () => updateMerchantPolicy(pool, config, merchantId, change, systemClock.now(), audit))
         : await getMerchantPolicy(pool, config, merchantId);
       if (values.json) h.out(JSON.stringify(policyView(policy)));
       else printPolicy(policy, h.out);
@@ -143,7 +143,7 @@ export async function merchantsAddressesCommand(args: string[], config: Config, 
       refusable(async () => {
         const audit = cliAudit('address_book.add', [merchantId], { chain, address: values.address, label: values.label });
         const input = { chain: chain!, address: values.address!, label: values.label ?? null };
-        const { entry, created } = await recordingRefusals(ctx.pool, audit, () => addAddress(ctx, merchantId, input, audit));
+        const { entry, created } = await recordingRefusals(ctx, audit, () => addAddress(ctx, merchantId, input, audit));
         if (values.json) h.out(JSON.stringify({ ...addressView(entry), created }));
         else {
           printAddress(entry, h.out);
@@ -157,7 +157,7 @@ export async function merchantsAddressesCommand(args: string[], config: Config, 
     refusable(async () => {
       if (action === 'remove') {
         const audit = cliAudit('address_book.remove', [merchantId, chain!, values.address!.trim()]);
-        const removed = await recordingRefusals(pool, audit, () => removeAddress({ pool, clock: systemClock }, merchantId, chain!, values.address!.trim(), audit));
+        const removed = await recordingRefusals({ pool, config }, audit, () => removeAddress({ pool, clock: systemClock, config }, merchantId, chain!, values.address!.trim(), audit));
         if (values.json) h.out(JSON.stringify(addressView(removed)));
         else h.out(`removed ${removed.chain} ${removed.address}`);
         return 0;
@@ -199,7 +199,7 @@ export async function intentsApprovalCommand(args: string[], config: Config, h: 
       const audit = cliAudit(`payment.${action}`, [intentId!], { reason: values.reason });
       const input = { reason: values.reason ?? null, audit };
       const decide = () => (action === 'approve' ? approvePayment(ctx, intentId!, input) : rejectPayment(ctx, intentId!, input));
-      const result = await recordingRefusals(ctx.pool, audit, decide);
+      const result = await recordingRefusals(ctx, audit, decide);
       const progress = result.approval === 'pending' ? `, ${result.approvals} of ${result.approvals_required} approvals` : '';
       h.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.approval}${progress} (${result.status})`);
       return 0;

@@ -97,7 +97,7 @@ export async function intentsRefundCommand(args: string[], config: Config, helpe
   return helpers.withDatabase(config, async (pool) => {
     return refusable(async () => {
       const audit = cliAudit('payment.refund', [positionals[1]!], { tx_id: values.tx });
-      const result = await recordingRefusals(pool, audit, () => attachRefund({ pool, clock: systemClock }, positionals[1]!, values.tx!, audit));
+      const result = await recordingRefusals({ pool, config }, audit, () => attachRefund({ pool, clock: systemClock, config }, positionals[1]!, values.tx!, audit));
       helpers.out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: refund of ${result.refund_usdc} USDC booked from ${result.tx_id}`);
       return 0;
     });

@@ -27,7 +27,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
   return helpers.withContext(config, async (ctx) => {
     const audit = cliAudit('withdrawal.create', [], { chain: values.chain, to: values.to, amount_usdc: values.usdc, idempotency_key: values['idempotency-key'] });
     return refusable(async () => {
-      const result = await recordingRefusals(ctx.pool, audit, () => createWithdrawal(ctx, {
+      const result = await recordingRefusals(ctx, audit, () => createWithdrawal(ctx, {
         chain: values.chain!,
         to: values.to!,
         amountUsdc: values.usdc!,

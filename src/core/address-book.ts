@@ -33,7 +33,7 @@ export async function addAddress(
     throw new AppError('INVALID_DESTINATION', `${address} is not a valid ${input.chain} recipient (an address, not the treasury)`);
   }
   const now = ctx.clock.now();
-  return audited(ctx.pool, audit, now, async (tx) => {
+  return audited(ctx, audit, now, async (tx) => {
     await requireMerchant(tx, merchantId);
     const key = addressKey(input.chain, address);
     const created = await insertAddress(tx, {
@@ -54,13 +54,13 @@ export async function addAddress(
 
 /** Removes a recipient; the audit record commits with the removal. */
 export async function removeAddress(
-  ctx: Pick<AppContext, 'pool' | 'clock'>,
+  ctx: Pick<AppContext, 'pool' | 'clock' | 'config'>,
   merchantId: string,
   chain: Chain,
   address: string,
   audit: AuditEntry,
 ): Promise<AddressRow> {
-  return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
+  return audited(ctx, audit, ctx.clock.now(), async (tx) => {
     await requireMerchant(tx, merchantId);
     const removed = await deleteAddress(tx, merchantId, chain, addressKey(chain, address));
     if (!removed) throw new AppError('ADDRESS_NOT_FOUND', `${address} is not in the ${chain} address book of ${merchantId}`);

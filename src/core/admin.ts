@@ -69,7 +69,7 @@ export async function recordChainHealth(ctx: AppContext, input: ChainHealthInput
     source: 'admin',
     created_at: ctx.clock.now(),
   };
-  await audited(ctx.pool, audit, snapshot.created_at, (tx) => insertSnapshot(tx, snapshot));
+  await audited(ctx, audit, snapshot.created_at, (tx) => insertSnapshot(tx, snapshot));
   ctx.facts?.drop('health'); // the operator's next quote in this process sees it (other processes: the notice)
   return snapshot;
 }

@@ -48,10 +48,10 @@ async function requireMerchant(db: Queryable, merchantId: string): Promise<void>
 }
 
 /** A new active key next to the merchant's others (rotation: issue, switch clients over, revoke the old one). */
-export async function createApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt'>, merchantId: string, at: Date, audit: AuditEntry): Promise<{ key: ApiKeyRow; apiKey: string }> {
+export async function createApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt' | 'audit'>, merchantId: string, at: Date, audit: AuditEntry): Promise<{ key: ApiKeyRow; apiKey: string }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await audited(pool, audit, at, async (tx) => {
+      return await audited({ pool, config }, audit, at, async (tx) => {
         await requireMerchant(tx, merchantId);
         return issueApiKey(tx, config, merchantId, at);
       });
@@ -67,8 +67,8 @@ export async function createApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt'
  * Revokes one of the merchant's keys, named by its id (key_...), its shown prefix or the whole key. From the commit
  * on, every request with it is 401 in every process.
  */
-export async function revokeApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt'>, merchantId: string, ref: string, at: Date, audit: AuditEntry): Promise<ApiKeyRow> {
-  return audited(pool, audit, at, async (tx) => {
+export async function revokeApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt' | 'audit'>, merchantId: string, ref: string, at: Date, audit: AuditEntry): Promise<ApiKeyRow> {
+  return audited({ pool, config }, audit, at, async (tx) => {
     await requireMerchant(tx, merchantId);
     const { revoked, matches } = await revokeApiKeys(tx, merchantId, { id: ref, prefix: ref, hash: hashApiKey(config.apiKeySalt, ref) }, at);
     if (matches.length === 0) throw new AppError('API_KEY_NOT_FOUND', `no API key of ${merchantId} is named ${ref.slice(0, SHOWN_PREFIX_LENGTH)}`);

@@ -33,6 +33,6 @@ export interface LifecycleDeps {
   boss: PgBoss;
   clock: Clock;
   adapters: ChainAdapters;
-  config: Pick<Config, 'executionRetryDelaySeconds' | 'stuckAfterSeconds' | 'executionLeaseSeconds' | 'chains'>;
+  config: Pick<Config, 'executionRetryDelaySeconds' | 'stuckAfterSeconds' | 'executionLeaseSeconds' | 'chains' | 'audit'>;
   log: Logger;
 }

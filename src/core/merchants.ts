@@ -59,7 +59,7 @@ export function merchantInputProblem(input: MerchantInput, policy?: DestinationP
  */
 export async function createMerchant(
   pool: Pool,
-  config: Pick<Config, 'apiKeySalt' | 'production' | 'webhookSsrfGuard' | 'webhookAllowedHosts'>,
+  config: Pick<Config, 'apiKeySalt' | 'production' | 'webhookSsrfGuard' | 'webhookAllowedHosts' | 'audit'>,
   input: MerchantInput,
   at: Date,
   audit: AuditEntry,
@@ -68,7 +68,7 @@ export async function createMerchant(
   if (problem !== null) throw new AppError('INVALID_REQUEST', problem);
   const merchant: Merchant = { id: newId('mer'), name: input.name, webhook_url: input.webhookUrl };
   // One transaction: the merchant, its first API key (decision 91) and its webhook secret (decision 67).
-  return audited(pool, { ...audit, targets: [merchant.id] }, at, async (tx) => {
+  return audited({ pool, config }, { ...audit, targets: [merchant.id] }, at, async (tx) => {
     await insertMerchant(tx, { ...merchant, at });
     const { apiKey } = await issueApiKey(tx, config, merchant.id, at);
     const webhookSecret = await issueWebhookSecret(tx, config, merchant.id, at);

@@ -4,7 +4,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Pool, Queryable } from '../db/pool.js';
-import { audited, type AuditEntry } from './audit.js';
+import { audited, type AuditConfig, type AuditEntry } from './audit.js';
 import {
   disableOperator as disableOperatorRow,
   findOperator,
@@ -46,7 +46,7 @@ export function operatorInputProblem(name: string, role: string): string | null 
 
 export async function createOperator(
   pool: Pool,
-  config: Pick<Config, 'apiKeySalt'>,
+  config: Pick<Config, 'apiKeySalt' | 'audit'>,
   input: { name: string; role: OperatorRole },
   at: Date,
   audit: AuditEntry,
@@ -54,7 +54,7 @@ export async function createOperator(
   const { token, hash, prefix } = newToken(config.apiKeySalt);
   const operator: OperatorRow = { id: newId('op'), name: input.name.trim(), role: input.role, token_prefix: prefix, created_at: at, token_rotated_at: null, disabled_at: null };
   const entry = { ...audit, targets: [operator.id], details: { name: operator.name, role: operator.role } };
-  await audited(pool, entry, at, (tx) => insertOperator(tx, { ...operator, token_hash: hash }));
+  await audited({ pool, config }, entry, at, (tx) => insertOperator(tx, { ...operator, token_hash: hash }));
   return { operator, token };
 }
 
@@ -69,20 +69,20 @@ async function requireActive(db: Queryable, id: string): Promise<never> {
 }
 
 /** Disables an operator: its token is refused from the commit on, in every process. */
-export async function disableOperator(pool: Pool, id: string, at: Date, audit: AuditEntry): Promise<OperatorRow> {
-  return audited(pool, audit, at, async (tx) => (await disableOperatorRow(tx, id, at)) ?? requireActive(tx, id));
+export async function disableOperator(pool: Pool, config: AuditConfig, id: string, at: Date, audit: AuditEntry): Promise<OperatorRow> {
+  return audited({ pool, config }, audit, at, async (tx) => (await disableOperatorRow(tx, id, at)) ?? requireActive(tx, id));
 }
 
 /** A new token for an active operator, shown once; the old one is refused from the commit on. */
 export async function rotateOperatorToken(
   pool: Pool,
-  config: Pick<Config, 'apiKeySalt'>,
+  config: Pick<Config, 'apiKeySalt' | 'audit'>,
   id: string,
   at: Date,
   audit: AuditEntry,
 ): Promise<{ operator: OperatorRow; token: string }> {
   const { token, hash, prefix } = newToken(config.apiKeySalt);
-  const operator = await audited(pool, audit, at, async (tx) => (await replaceOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
+  const operator = await audited({ pool, config }, audit, at, async (tx) => (await replaceOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
   return { operator, token };
 }
 

@@ -3,7 +3,7 @@
 // src/domain/spending-policy.ts; this file loads its facts under the right locks.
 import type { Config } from '../config.js';
 import type { Pool, Queryable } from '../db/pool.js';
-import { audited, type AuditEntry } from './audit.js';
+import { audited, type AuditConfig, type AuditEntry } from './audit.js';
 import { findAddress } from '../db/queries/addresses.js';
 import { findPolicy, merchantVolume, savePolicy, type StoredPolicy } from '../db/queries/policies.js';
 import type { Chain } from '../domain/chain.js';
@@ -69,13 +69,13 @@ export interface PolicyChange {
 /** Applies an operator's change under the merchant's lock, so it is ordered with the reservations that read it. */
 export async function updateMerchantPolicy(
   pool: Pool,
-  config: PolicyConfig,
+  config: PolicyConfig & AuditConfig,
   merchantId: string,
   change: PolicyChange,
   at: Date,
   audit: AuditEntry,
 ): Promise<MerchantPolicy> {
-  return audited(pool, audit, at, async (tx) => {
+  return audited({ pool, config }, audit, at, async (tx) => {
     const stored = await findPolicy(tx, merchantId, { lock: true });
     if (!stored) throw notFound(merchantId);
     const overrides: PolicyOverrides = change.reset ? {} : { ...stored.overrides };

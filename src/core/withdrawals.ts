@@ -133,7 +133,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     const held = threshold !== null && amountMicros > threshold;
     const approval = held ? await insertApproval(tx, intent.id, threshold, now, request.audit.actor.id) : null;
     if (!held) await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
-    await appendAudit(tx, { ...request.audit, targets: [intent.id, ...request.audit.targets] }, 'ok', now);
+    await appendAudit(ctx.config, tx, { ...request.audit, targets: [intent.id, ...request.audit.targets] }, 'ok', now);
     return { intent, replayed: false, approval };
   });
   // A new withdrawal has no attempt yet; a replayed one may.

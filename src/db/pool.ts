@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { collectAfterCommit, endAfterCommit } from './after-commit.js';
 import { writeBatch, type ItemOutcome } from './group-commit.js';
 import { collectNotices, createNoticeSender, endNotices, type NoticeSender } from './notify.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, DB_PREPARED_STATEMENTS_MAX, DB_STATEMENT_TIMEOUT_MS, DB_TRANSACTION_TRIES_MAX } from '../bounds.js';
@@ -66,6 +67,7 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
     try {
       await client.query('BEGIN');
       collectNotices(client);
+      collectAfterCommit(client);
       const result = await fn(client);
       await client.query('COMMIT');
       committed = true;
@@ -77,7 +79,10 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
       throw error;
     } finally {
       endNotices(pool, client, committed);
+      const effects = endAfterCommit(client, committed);
       client.release();
+      // Committed: the effects are done before the caller learns of the commit (a CLI command may exit right after).
+      await effects;
     }
   }
 }
@@ -126,6 +131,7 @@ async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Pro
   try {
     await client.query(begin);
     collectNotices(client);
+    collectAfterCommit(client);
     const result = await fn(client);
     await client.query('COMMIT');
     committed = true;
@@ -137,7 +143,9 @@ async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Pro
     throw error;
   } finally {
     endNotices(pool, client, committed);
+    const effects = endAfterCommit(client, committed);
     client.release(broken);
+    await effects;
   }
 }
 

@@ -1,4 +1,4 @@
-// A floor under the secrets production depends on (API_KEY_SALT, WEBHOOK_SIGNING_SECRET, ADMIN_TOKEN). Pure.
+// A floor under the secrets production depends on (API_KEY_SALT, WEBHOOK_SIGNING_SECRET, ADMIN_TOKEN, AUDIT_KEY). Pure.
 //
 // A heuristic, not a proof: it refuses what is plainly guessable (short strings, one character repeated, a short
 // pattern repeated, text with few distinct characters) and accepts every secret a generator prints

@@ -15,7 +15,7 @@ const SIGNING = '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021';
 const TOKEN = '4c1f9e7d2b8a6053e1f7c9d4b2a80e6f3d5c7b9a1e2f4d6c';
 const SOL_TO = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const PEER = nonLoopbackAddress();
-const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, LOG_LEVEL: 'silent' };
+const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f', LOG_LEVEL: 'silent' };
 
 /** Headers a forger sends to look local: none of them may count. */
 const forged = (port: number) => ({

@@ -14,7 +14,7 @@ let t: TestContext;
 let other: { app: FastifyInstance; pool: Pool };
 
 beforeAll(async () => {
-  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: 'keys-test-salt-5b1e9c3a7d2f8e4b6a0c9d1e7f3a5b2c', WEBHOOK_SIGNING_SECRET: 'whsec-test-0f6c2a9e4b7d1c3e5a8f2b6d9c0e4a7b' });
+  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: 'keys-test-salt-5b1e9c3a7d2f8e4b6a0c9d1e7f3a5b2c', WEBHOOK_SIGNING_SECRET: 'whsec-test-0f6c2a9e4b7d1c3e5a8f2b6d9c0e4a7b', AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f' });
   const pool = createPool(t.db.url, 5);
   other = { pool, app: await buildApp(secondProcess(t.ctx, { pool }), { merchant: true, admin: false, readiness: { ready: true } }) };
 });

@@ -11,7 +11,7 @@ let acme: { id: string; key: string };
 let globex: { id: string; key: string };
 
 beforeAll(async () => {
-  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: 'whsec-test-7d2e9a1c4b8f0e6d3a5c7b9e1f2d4a6c' });
+  t = await createTestContext({ NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: 'whsec-test-7d2e9a1c4b8f0e6d3a5c7b9e1f2d4a6c', AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f' });
   const issue = async (name: string) => {
     const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name, webhookUrl: null }, t.clock.now(), testAudit());
     return { id: merchant.id, key: apiKey };

@@ -18,6 +18,7 @@ const env = {
   NODE_ENV: 'production',
   API_KEY_SALT: 'f0c1d2e3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a59687',
   WEBHOOK_SIGNING_SECRET: '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021',
+  AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
   WITHDRAWAL_APPROVAL_ABOVE_USD: '100',
   LOG_LEVEL: 'silent',
   PORT: '0',
@@ -45,7 +46,7 @@ beforeAll(async () => {
   await operator('Cy Approver', 'approver');
   await operator('Vic Viewer', 'viewer');
   await operator('Gone Operator', 'operator');
-  await disableOperator(db.pool, people.get('Gone Operator')!.id, new Date(), testAudit('operator.disable'));
+  await disableOperator(db.pool, config, people.get('Gone Operator')!.id, new Date(), testAudit('operator.disable'));
 });
 afterAll(async () => {
   await runtime?.stop();

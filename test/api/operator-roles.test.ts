@@ -17,6 +17,7 @@ const env = {
   NODE_ENV: 'production',
   API_KEY_SALT: SALT,
   WEBHOOK_SIGNING_SECRET: '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021',
+  AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
   ADMIN_TOKEN: BREAK_GLASS,
   LOG_LEVEL: 'silent',
   PORT: '0',
@@ -139,10 +140,10 @@ describe('operator tokens', () => {
     const rotated = await rotateOperatorToken(db.pool, config, operator.id, new Date(), testAudit());
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(token))).status).toBe(401);
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(rotated.token))).status).toBe(200);
-    await disableOperator(db.pool, operator.id, new Date(), testAudit());
+    await disableOperator(db.pool, config, operator.id, new Date(), testAudit());
     expect((await send(PEER, PEER, port, 'GET', '/admin/payments', bearer(rotated.token))).status).toBe(401);
     await expect(rotateOperatorToken(db.pool, config, operator.id, new Date(), testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await expect(disableOperator(db.pool, 'op_missing', new Date(), testAudit())).rejects.toMatchObject({ code: 'OPERATOR_NOT_FOUND' });
+    await expect(disableOperator(db.pool, config, 'op_missing', new Date(), testAudit())).rejects.toMatchObject({ code: 'OPERATOR_NOT_FOUND' });
   });
 
   it('stores only a hash of each token', async () => {

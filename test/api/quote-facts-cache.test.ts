@@ -13,11 +13,11 @@ import { movements } from '../../src/ledger/movements.js';
 import { postMany } from '../../src/ledger/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
-import { testAudit } from '../helpers/audit.js';
+import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';
 
 const HOUR_MS = 3_600_000;
 const AT = new Date('2026-03-01T12:00:00Z');
-const CONFIG = { apiKeySalt: 'salt-for-the-cache-test-0123456789', production: true, webhookSsrfGuard: false, webhookAllowedHosts: [] };
+const CONFIG = { apiKeySalt: 'salt-for-the-cache-test-0123456789', production: true, webhookSsrfGuard: false, webhookAllowedHosts: [], ...TEST_AUDIT_CONFIG };
 
 let db: TestDatabase;
 let cache: NoticeCache;

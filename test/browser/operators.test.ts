@@ -23,6 +23,7 @@ const env = {
   NODE_ENV: 'production',
   API_KEY_SALT: 'c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0',
   WEBHOOK_SIGNING_SECRET: '0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a6978',
+  AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
   WITHDRAWAL_APPROVAL_ABOVE_USD: '1000',
   CHAINS: 'solana,ethereum,base',
   LOG_LEVEL: 'silent',
@@ -282,7 +283,7 @@ describe('operators in the console (production)', () => {
     await page.locator('[data-testid=audit] tbody tr').first().waitFor();
 
     // Disabled: the next request is refused, and the console says the session ended.
-    await disableOperator(db.pool, people.get('Vic Viewer')!.id, new Date(), setUp('operator.disable'));
+    await disableOperator(db.pool, config, people.get('Vic Viewer')!.id, new Date(), setUp('operator.disable'));
     await page.getByRole('button', { name: 'Refresh' }).click();
     await page.locator('[data-testid=signin-notice]', { hasText: 'session ended' }).waitFor();
     expect(await page.evaluate('sessionStorage.length')).toBe(0);

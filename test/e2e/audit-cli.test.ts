@@ -1,6 +1,11 @@
 // The audit log from the outside (issue 25): CLI commands and admin requests leave hash-chained records with no
 // secret in them or in any log line; `stableroute audit verify` is clean, then names the first record an UPDATE, a
-// DELETE or a swap made directly in SQL broke.
+// DELETE or a swap made directly in SQL broke. Issue 35: the head anchored outside the database (`audit head
+// --json`, `verify --expect SEQ:HASH`, AUDIT_ANCHOR_FILE) catches a tail cut off with the head moved back, and
+// production refuses to start without a strong AUDIT_KEY.
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { nonLoopbackAddress, send } from '../helpers/peer.js';
@@ -10,11 +15,12 @@ const PEER = nonLoopbackAddress();
 const SALT = 'f0c1d2e3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a59687';
 const SIGNING = '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021';
 const BREAK_GLASS = '4c1f9e7d2b8a6053e1f7c9d4b2a80e6f3d5c7b9a1e2f4d6c';
-const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, ADMIN_TOKEN: BREAK_GLASS };
+const AUDIT_KEY = '7e3a9c1f5b2d8e4a6c0f9b3d7e1a5c2f8b4d6e0a9c3f7b1d';
+const PRODUCTION = { NODE_ENV: 'production', API_KEY_SALT: SALT, WEBHOOK_SIGNING_SECRET: SIGNING, ADMIN_TOKEN: BREAK_GLASS, AUDIT_KEY };
 
 let db: TestDatabase;
 let service: ServiceProcess | undefined;
-const secrets: string[] = [BREAK_GLASS, SALT, SIGNING];
+const secrets: string[] = [BREAK_GLASS, SALT, SIGNING, AUDIT_KEY];
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -120,4 +126,76 @@ describe('the audit log of a production set-up', () => {
     expect(last(truncated.stdout)).toMatchObject({ ok: false, seq: '8' });
     await restore();
   }, 120_000);
+});
+
+describe('the audit head anchored outside the database', () => {
+  let other: TestDatabase;
+  let anchor: string;
+  beforeAll(async () => {
+    other = await createTestDatabase();
+    anchor = join(await mkdtemp(join(tmpdir(), 'sr-anchor-')), 'audit.anchor');
+  });
+  const starts: ServiceProcess[] = [];
+  afterAll(async () => {
+    await killAll(starts);
+    await other?.drop();
+  });
+  const anchored = (args: string[], env: Record<string, string> = {}) => runCommand(args, { ...PRODUCTION, DATABASE_URL: other.url, AUDIT_ANCHOR_FILE: anchor, ...env });
+  const bare = (args: string[]) => runCommand(args, { ...PRODUCTION, DATABASE_URL: other.url });
+
+  it('prints the head, writes one anchor line per record, and a cut tail fails against the anchor and against --expect', async () => {
+    for (const name of ['Ada', 'Bob']) expect((await anchored(['operators', 'create', '--name', name, '--role', 'admin', '--json'])).code).toBe(0);
+    const merchant = last((await anchored(['merchants', 'create', '--name', 'Acme', '--webhook-url', 'https://acme.example/hooks', '--json'])).stdout);
+    expect((await anchored(['merchants', 'policy', merchant.merchant_id!, '--max-payment-usd', '500'])).code).toBe(0);
+    const records = (await other.pool.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_log ORDER BY seq')).rows;
+    expect(records.map((r) => r.seq)).toEqual(['1', '2', '3', '4']);
+
+    const head = await bare(['audit', 'head', '--json']);
+    expect(head.code, head.stdout + head.stderr).toBe(0);
+    // seq is a string, as everywhere the audit log's sequence numbers leave the service (exact beyond 2^53).
+    expect(last(head.stdout)).toEqual({ seq: '4', hash: records[3]!.hash });
+    expect((await bare(['audit', 'head'])).stdout).toContain(records[3]!.hash);
+    const lines = (await readFile(anchor, 'utf8')).trim().split('\n').sort();
+    expect(lines).toEqual(records.map((r) => `${r.seq} ${r.hash}`).sort());
+
+    const clean = await anchored(['audit', 'verify', '--expect', `4:${records[3]!.hash}`, '--expect', `2:${records[1]!.hash}`]);
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    expect(clean.stdout).toMatch(/^OK: 4 audit records/m);
+    const wrong = await bare(['audit', 'verify', '--expect', `3:${records[1]!.hash}`]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toMatch(/BROKEN at record 3: .*expected/);
+    expect((await bare(['audit', 'verify', '--expect', 'four:abc'])).code).toBe(2);
+
+    // The tail cut off and the head moved back: the chain itself is intact, so only an outside fact can tell.
+    await other.pool.query('DELETE FROM audit_log WHERE seq > 2');
+    await other.pool.query('UPDATE audit_head SET seq = 2, hash = $1', [records[1]!.hash]);
+    expect((await bare(['audit', 'verify'])).code).toBe(0);
+    const againstAnchor = await anchored(['audit', 'verify']);
+    expect(againstAnchor.code).toBe(1);
+    expect(againstAnchor.stdout).toMatch(/BROKEN at record [34]: .*anchor/);
+    const againstHead = await bare(['audit', 'verify', '--expect', `4:${records[3]!.hash}`, '--json']);
+    expect(againstHead.code).toBe(1);
+    expect(last(againstHead.stdout)).toMatchObject({ ok: false, seq: '4' });
+    expect(last(againstHead.stdout).problem).toMatch(/the log ends at record 2/);
+  }, 120_000);
+
+  it('production refuses to start without AUDIT_KEY, or with a weak one, naming the variable', async () => {
+    const { AUDIT_KEY: _, ...withoutKey } = PRODUCTION;
+    const missing = startService(['serve'], { ...withoutKey, DATABASE_URL: other.url, PORT: String(await freePort()) });
+    starts.push(missing);
+    expect(await missing.exited).toBe(1);
+    expect(missing.output()).toMatch(/AUDIT_KEY.*required/);
+    const weak = await runCommand(['audit', 'verify'], { ...PRODUCTION, AUDIT_KEY: 'audit-key-2026', DATABASE_URL: other.url });
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/AUDIT_KEY: is too short/);
+    const file = join(await mkdtemp(join(tmpdir(), 'sr-audit-key-')), 'audit.key');
+    await writeFile(file, `${AUDIT_KEY}\n`);
+    const fromFile = await runCommand(['audit', 'verify'], { ...withoutKey, AUDIT_KEY_FILE: file, DATABASE_URL: other.url });
+    expect(fromFile.code, fromFile.stdout + fromFile.stderr).toBe(0);
+    // An anchor file the service cannot append to would leave its records unanchored: no start.
+    const unanchored = startService(['serve'], { ...PRODUCTION, AUDIT_ANCHOR_FILE: join(file, 'not-a-directory', 'audit.anchor'), DATABASE_URL: other.url, PORT: String(await freePort()) });
+    starts.push(unanchored);
+    expect(await unanchored.exited).toBe(1);
+    expect(unanchored.output()).toMatch(/AUDIT_ANCHOR_FILE: cannot append to .*ENOTDIR/);
+  }, 60_000);
 });

@@ -51,6 +51,7 @@ describe('merchants create', () => {
       NODE_ENV: 'production',
       API_KEY_SALT: '9f8e7d6c5b4a39281706f5e4d3c2b1a0',
       WEBHOOK_SIGNING_SECRET: 'whsec_K3p7Xn0QvR2sT9uW1yZ4aB6cD8eF0gH2iJ4kL6mN8oP=',
+      AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
     };
     for (const [url, message] of [
       ['http://acme.example/hooks', 'https'],

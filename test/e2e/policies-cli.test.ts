@@ -49,6 +49,7 @@ beforeAll(async () => {
     NODE_ENV: 'production',
     API_KEY_SALT: 'cli-policy-salt-8c3f1a6e9b2d5c7a0e4f6b1d3a9c5e2f',
     WEBHOOK_SIGNING_SECRET: 'cli-policy-secret-2a7e5c9f1b3d6a8c0e4b7f2d5a9c1e6b',
+    AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
     SIM_TREASURY_USDC: '100000',
     // One operator (the CLI's OS user) decides here; two-operator approvals are tested in test/api/audit-four-eyes.test.ts.
     APPROVALS_REQUIRE_SECOND_OPERATOR: 'off',

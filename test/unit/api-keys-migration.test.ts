@@ -10,10 +10,10 @@ import { authenticate, createKeyLookups } from '../../src/core/merchants.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { adminDatabaseUrl, databaseUrlFor } from '../helpers/db.js';
-import { testAudit } from '../helpers/audit.js';
+import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';
 
 const MIGRATIONS = new URL('../../src/db/migrations/', import.meta.url);
-const CONFIG = { apiKeySalt: 'legacy-salt', production: true };
+const CONFIG = { apiKeySalt: 'legacy-salt', production: true, ...TEST_AUDIT_CONFIG };
 const LEGACY_KEY = 'sr_live_issued-before-key-rotation-existed';
 const name = `sr_test_${randomBytes(6).toString('hex')}`;
 let pool: Pool;

@@ -7,6 +7,7 @@ import { refusal } from '../helpers/config.js';
 
 const STRONG_SALT = '8c1f0e5b7a9d4c23e6f1b0a9d8c7e6f5';
 const STRONG_WEBHOOK_SECRET = 'whsec_K3p7Xn0QvR2sT9uW1yZ4aB6cD8eF0gH2iJ4kL6mN8oP=';
+const STRONG_AUDIT_KEY = '3b9e1c7a5f2d8b4e0a6c9f1d3b7e5a2c8f4d0b6e';
 
 describe('config', () => {
   it('has the documented defaults', () => {
@@ -62,7 +63,7 @@ describe('config', () => {
   });
 
   it('production refuses weak secrets with a message naming the variable, never the value', () => {
-    const strong = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    const strong = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET, AUDIT_KEY: STRONG_AUDIT_KEY };
     expect(loadConfig(strong).production).toBe(true);
     expect(loadConfig({ ...strong, WEBHOOK_SIGNING_SECRET: 'whsec_MfKQ9r1bW3jPz6XvN0xQx0r7nYb8gL2c4dE5fG6hI7k=' }).production).toBe(true);
     expect(loadConfig({ ...strong, ADMIN_TOKEN: 'correct horse battery staple here ok' }).adminToken).toBe('correct horse battery staple here ok');
@@ -77,6 +78,29 @@ describe('config', () => {
     expect(loadConfig({ API_KEY_SALT: 's', WEBHOOK_SIGNING_SECRET: 'dev', ADMIN_TOKEN: 't' }).adminToken).toBe('t');
   });
 
+  it('AUDIT_KEY (or AUDIT_KEY_FILE): required and strong in production, a development key otherwise, never serialised', async () => {
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    expect(refusal(production).variable).toBe('AUDIT_KEY');
+    expect(String(refusal(production))).toMatch(/AUDIT_KEY: \(or AUDIT_KEY_FILE\) is required when NODE_ENV=production/);
+    for (const weak of ['audit', 'audit-key-for-production-2026', 'ab'.repeat(24)]) {
+      const thrown = refusal({ ...production, AUDIT_KEY: weak });
+      expect(thrown.variable, weak).toBe('AUDIT_KEY');
+      expect(String(thrown)).not.toContain(weak);
+    }
+    const config = loadConfig({ ...production, AUDIT_KEY: STRONG_AUDIT_KEY, AUDIT_ANCHOR_FILE: '/var/lib/anchor/audit.anchor' });
+    expect(config.audit).toMatchObject({ key: STRONG_AUDIT_KEY, anchorFile: '/var/lib/anchor/audit.anchor' });
+    expect(JSON.stringify(config, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))).not.toContain(STRONG_AUDIT_KEY);
+    expect(JSON.stringify({ ...config.audit })).not.toContain(STRONG_AUDIT_KEY);
+    const file = join(await mkdtemp(join(tmpdir(), 'sr-audit-key-')), 'audit.key');
+    await writeFile(file, `${STRONG_AUDIT_KEY}\n`);
+    expect(loadConfig({ ...production, AUDIT_KEY_FILE: file }).audit.key).toBe(STRONG_AUDIT_KEY);
+    expect(refusal({ ...production, AUDIT_KEY: STRONG_AUDIT_KEY, AUDIT_KEY_FILE: file }).variable).toBe('AUDIT_KEY');
+    // Development: a development key, and any key at all.
+    expect(loadConfig({}).audit).toMatchObject({ anchorFile: null });
+    expect(loadConfig({}).audit.key.length).toBeGreaterThan(0);
+    expect(loadConfig({ AUDIT_KEY: 'dev' }).audit.key).toBe('dev');
+  });
+
   it('webhook settings: DEV_MERCHANT_WEBHOOK_URL as onboarding checks it, the SSRF guard on in production, allowlists parsed', () => {
     for (const bad of ['http://', 'http:///hooks', 'ftp://h.example/', 'https://user:hunter2@h.example/hooks']) {
       const thrown = refusal({ DEV_MERCHANT_WEBHOOK_URL: bad });
@@ -85,7 +109,7 @@ describe('config', () => {
     }
     expect(loadConfig({ DEV_MERCHANT_WEBHOOK_URL: 'http://127.0.0.1:4000/hooks' }).devMerchantWebhookUrl).toBe('http://127.0.0.1:4000/hooks');
     expect(loadConfig({}).webhookSsrfGuard).toBe(false);
-    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET, AUDIT_KEY: STRONG_AUDIT_KEY };
     expect(loadConfig(production).webhookSsrfGuard).toBe(true);
     expect(loadConfig({ ...production, WEBHOOK_SSRF_GUARD: 'off' }).webhookSsrfGuard).toBe(false);
     expect(loadConfig({ WEBHOOK_ALLOWED_HOSTS: 'hooks.internal, 10.0.0.0/8' }).webhookAllowedHosts).toEqual(['hooks.internal', '10.0.0.0/8']);

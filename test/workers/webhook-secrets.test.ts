@@ -15,7 +15,7 @@ import { insertEvents } from '../../src/db/queries/outbox.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { testAudit } from '../helpers/audit.js';
+import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';
 
 const CONFIGURED = 'whsec_c2hhcmVkLXNlY3JldC1vZi10aGUtdGVzdC1tZXJjaGFudA==';
 const SALT = 'webhook-secrets-test-salt';
@@ -61,6 +61,7 @@ const config = {
   production: false,
   webhookSsrfGuard: false,
   webhookAllowedHosts: [] as string[],
+  ...TEST_AUDIT_CONFIG,
 };
 
 function deps(clock: ManualClock, log?: pino.Logger, overrides: Partial<WebhookDeps['config']> = {}): WebhookDeps {
@@ -163,7 +164,7 @@ describe('per-merchant webhook secrets', () => {
     const acme = await onboard(clock, 'Early');
     const second = await rotateWebhookSecret(db.pool, config, acme.merchant.id, clock.now(), 86_400, testAudit());
     expect(standardOk(acme.webhookSecret, await deliverOne(clock, acme.merchant.id))).toBe(true);
-    expect(await endWebhookSecretOverlap(db.pool, acme.merchant.id, clock.now(), testAudit())).toEqual({ merchant_id: acme.merchant.id, retired_secrets: 1 });
+    expect(await endWebhookSecretOverlap(db.pool, config, acme.merchant.id, clock.now(), testAudit())).toEqual({ merchant_id: acme.merchant.id, retired_secrets: 1 });
     const ended = await deliverOne(clock, acme.merchant.id);
     expect(standardOk(acme.webhookSecret, ended)).toBe(false);
     expect(standardOk(second.webhook_secret, ended)).toBe(true);

@@ -17,7 +17,7 @@ import { sendTestWebhook } from '../../src/core/webhooks/test-event.js';
 import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
-import { testAudit } from '../helpers/audit.js';
+import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';
 
 const SECRET = 'whk-test-secret';
 const RETRY_DELAY_SECONDS = 10;
@@ -393,11 +393,11 @@ describe('deliverDueEvents', () => {
 
     // The receiver is back; an operator enables the endpoint: every held event is queued again and delivered.
     gone = false;
-    expect(await enableWebhookEndpoint(db.pool, merchantId, clock.now(), testAudit())).toEqual({ merchant_id: merchantId, was_disabled: true, requeued_events: 3 });
+    expect(await enableWebhookEndpoint(db.pool, TEST_AUDIT_CONFIG, merchantId, clock.now(), testAudit())).toEqual({ merchant_id: merchantId, was_disabled: true, requeued_events: 3 });
     expect(await deliverDueEvents(deps)).toEqual({ ...NOTHING, delivered: 3 });
     for (const id of [eventId, pendingId, laterId]) expect(await eventRow(id)).toMatchObject({ status: 'delivered' });
     expect(receiver.received).toHaveLength(4);
-    expect(await enableWebhookEndpoint(db.pool, merchantId, clock.now(), testAudit())).toEqual({ merchant_id: merchantId, was_disabled: false, requeued_events: 0 });
+    expect(await enableWebhookEndpoint(db.pool, TEST_AUDIT_CONFIG, merchantId, clock.now(), testAudit())).toEqual({ merchant_id: merchantId, was_disabled: false, requeued_events: 0 });
   });
 
   it('does not follow redirects: a 3xx is a failed attempt', async () => {

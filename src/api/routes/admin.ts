@@ -134,7 +134,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
       config: { validationCodes: { '': 'NOT_FOUND', id: 'NOT_FOUND' } },
     },
-    async (request) => redeliverWebhookEvent(ctx.pool, request.params.id, ctx.clock.now(), auditEntryOf(request)),
+    async (request) => redeliverWebhookEvent(ctx.pool, ctx.config, request.params.id, ctx.clock.now(), auditEntryOf(request)),
   );
 
   app.post<{ Body: ChainHealthInput }>(

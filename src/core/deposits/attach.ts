@@ -21,8 +21,8 @@ export interface AttachResult {
   refund_usdc: string;
 }
 
-export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock'>, intentId: string, txId: string, audit: AuditEntry): Promise<AttachResult> {
-  return audited(ctx.pool, audit, ctx.clock.now(), async (tx) => {
+export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock' | 'config'>, intentId: string, txId: string, audit: AuditEntry): Promise<AttachResult> {
+  return audited(ctx, audit, ctx.clock.now(), async (tx) => {
     const at = ctx.clock.now();
     const intent = (await lockIntents(tx, [intentId])).get(intentId) ?? null;
     // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 121).

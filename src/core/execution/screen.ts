@@ -56,6 +56,7 @@ export async function failScreened(deps: ExecutionDeps, items: readonly Screened
           now,
         );
         await appendAudit(
+          deps.config,
           tx,
           {
             actor: SCREENING_ACTOR,

@@ -58,10 +58,10 @@ const csvText = (cells: readonly string[][]) => cells.map(csvRecord).join('');
  * Checks the filter (`400 INVALID_FILTER`), appends the `export.<kind>` audit record with the filter in a transaction
  * of its own (decision 155: no record, no export), and reads the first page; the rest is read as `chunks` is consumed.
  */
-export async function openExport(ctx: { pool: Pool; clock: Clock; config: Pick<Config, 'chainNames'> }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
+export async function openExport(ctx: { pool: Pool; clock: Clock; config: Pick<Config, 'chainNames' | 'audit'> }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
   const filter = parseExportFilter(request.filter, ctx.config.chainNames);
   const entry = { actor: request.actor, action: `export.${request.kind}`, targets: filter.merchantId ? [filter.merchantId] : [], details: filterDetails(filter) };
-  await audited(ctx.pool, entry, ctx.clock.now(), async () => undefined);
+  await audited(ctx, entry, ctx.clock.now(), async () => undefined);
   const { columns, read } = reader(ctx.pool, request.kind, filter, options.pageSize);
   const first = await read(null);
   async function* chunks(): AsyncGenerator<string, void, undefined> {

@@ -39,7 +39,7 @@ export interface ApprovalInput {
   audit: AuditEntry;
 }
 
-type ApprovalDeps = Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'> & { config: Pick<Config, 'approvalsRequireSecondOperator'> };
+type ApprovalDeps = Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'> & { config: Pick<Config, 'approvalsRequireSecondOperator' | 'audit'> };
 
 const viaOf = (entry: AuditEntry): DecidedVia => (entry.actor.id.startsWith('cli:') ? 'cli' : 'admin_api');
 
@@ -78,12 +78,12 @@ export async function approvePayment(deps: ApprovalDeps, intentId: string, input
     const result = { payment_intent_id: intent.id, status: intent.status, approvals_required: required };
     if (required === 2 && approval.first_approved_by === null) {
       await recordFirstApproval(tx, intent.id, actor, now);
-      await appendAudit(tx, { ...input.audit, details: { ...input.audit.details, approval: 'first of two' } }, 'ok', now);
+      await appendAudit(deps.config, tx, { ...input.audit, details: { ...input.audit.details, approval: 'first of two' } }, 'ok', now);
       return { ...result, approval: 'pending', approvals: 1 };
     }
     await decideApproval(tx, intent.id, { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
     await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
-    await appendAudit(tx, input.audit, 'ok', now);
+    await appendAudit(deps.config, tx, input.audit, 'ok', now);
     return { ...result, approval: 'approved', approvals: required };
   });
 }
@@ -94,7 +94,7 @@ export async function rejectPayment(deps: ApprovalDeps, intentId: string, input:
     const now = deps.clock.now();
     await decideApproval(tx, intent.id, { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
     await failIntent(tx, intent, 'approval_rejected', now);
-    await appendAudit(tx, input.audit, 'ok', now);
+    await appendAudit(deps.config, tx, input.audit, 'ok', now);
     const given = approval.first_approved_by === null ? 0 : 1;
     return { payment_intent_id: intent.id, status: intent.status, approval: 'rejected', approvals: given, approvals_required: approvalsRequired(intent, deps.config) };
   });

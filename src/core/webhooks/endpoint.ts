@@ -1,7 +1,7 @@
 // An operator enables a merchant's webhook endpoint that a 410 Gone disabled (decision 69): deliveries resume and
 // every event held meanwhile is queued again, with a fresh retry budget, in one transaction.
 import type { Pool } from '../../db/pool.js';
-import { audited, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
 import { enableWebhookEndpoint as enableEndpoint } from '../../db/queries/merchants.js';
 import { requeueHeldEvents } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
@@ -13,8 +13,8 @@ export interface EnableResult {
   requeued_events: number;
 }
 
-export async function enableWebhookEndpoint(pool: Pool, merchantId: string, at: Date, audit: AuditEntry): Promise<EnableResult> {
-  return audited(pool, audit, at, async (tx) => {
+export async function enableWebhookEndpoint(pool: Pool, config: AuditConfig, merchantId: string, at: Date, audit: AuditEntry): Promise<EnableResult> {
+  return audited({ pool, config }, audit, at, async (tx) => {
     const enabled = await enableEndpoint(tx, merchantId);
     if (enabled === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     if (enabled.webhookUrl === null) throw new AppError('WEBHOOK_URL_NOT_CONFIGURED', `merchant ${merchantId} has no webhook_url`);

@@ -1,12 +1,12 @@
 // The operator sends a failed webhook event again (the lists are in src/core/operator/webhooks.ts).
 import type { Pool, Queryable } from '../../db/pool.js';
-import { audited, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
 import { findEventStatus, requeueEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 
 /** Puts a failed (or stored) event back in the queue with a fresh retry budget; its audit record commits with it. */
-export async function redeliverWebhookEvent(pool: Pool, id: string, at: Date, audit: AuditEntry): Promise<{ id: string; status: string }> {
-  return audited(pool, audit, at, (tx) => requeue(tx, id, at));
+export async function redeliverWebhookEvent(pool: Pool, config: AuditConfig, id: string, at: Date, audit: AuditEntry): Promise<{ id: string; status: string }> {
+  return audited({ pool, config }, audit, at, (tx) => requeue(tx, id, at));
 }
 
 async function requeue(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {

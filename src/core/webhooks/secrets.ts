@@ -4,7 +4,7 @@
 import { addSeconds } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
-import { audited, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
 import { lockMerchant } from '../../db/queries/merchants.js';
 import { insertWebhookSecret, retireCurrentSecret, shortenOverlaps, signingSecretRows } from '../../db/queries/webhook-secrets.js';
 import { AppError } from '../../domain/errors.js';
@@ -49,13 +49,13 @@ export async function signingSecretsOf(db: Queryable, config: SecretConfig, merc
  */
 export async function rotateWebhookSecret(
   pool: Pool,
-  config: Pick<Config, 'apiKeySalt'>,
+  config: Pick<Config, 'apiKeySalt' | 'audit'>,
   merchantId: string,
   at: Date,
   overlapSeconds: number,
   audit: AuditEntry,
 ): Promise<RotationResult> {
-  return audited(pool, audit, at, async (tx) => {
+  return audited({ pool, config }, audit, at, async (tx) => {
     const merchant = await lockMerchant(tx, merchantId);
     if (merchant === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     if (merchant.isTest) {
@@ -72,8 +72,8 @@ export async function rotateWebhookSecret(
 }
 
 /** Ends every running overlap now: only the current secret signs from here on. */
-export async function endWebhookSecretOverlap(pool: Pool, merchantId: string, at: Date, audit: AuditEntry): Promise<{ merchant_id: string; retired_secrets: number }> {
-  return audited(pool, audit, at, async (tx) => {
+export async function endWebhookSecretOverlap(pool: Pool, config: AuditConfig, merchantId: string, at: Date, audit: AuditEntry): Promise<{ merchant_id: string; retired_secrets: number }> {
+  return audited({ pool, config }, audit, at, async (tx) => {
     if ((await lockMerchant(tx, merchantId)) === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     return { merchant_id: merchantId, retired_secrets: await shortenOverlaps(tx, merchantId, at) };
   });

@@ -64,7 +64,18 @@ export async function auditRecordsAfter(db: Queryable, after: bigint, limit: num
   return rows;
 }
 
-export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string }> {
-  const { rows } = await db.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_head');
-  return { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash };
+/** The head, and the last record hashed without the key (decision 186). */
+export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string; unkeyedThrough: bigint }> {
+  const { rows } = await db.query<{ seq: string; hash: string; unkeyed_through: string }>(
+    'SELECT seq::text AS seq, hash, unkeyed_through::text AS unkeyed_through FROM audit_head',
+  );
+  return { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash, unkeyedThrough: BigInt(rows[0]!.unkeyed_through) };
+}
+
+/** The hashes of the records with these sequence numbers (those that exist), by sequence number as text. */
+export async function auditHashesAt(db: Queryable, seqs: readonly bigint[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_log WHERE seq = ANY($1::bigint[])', [
+    seqs.map(String),
+  ]);
+  return new Map(rows.map((r) => [r.seq, r.hash]));
 }
