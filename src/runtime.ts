@@ -12,6 +12,7 @@ import type { AppContext } from './core/context.js';
 import { createGroupCommits } from './core/group-commits.js';
 import { createScreener } from './core/screening/screener.js';
 import { checkAnchorFile } from './core/audit-anchor.js';
+import { auditMigrationSteps } from './core/audit.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
@@ -99,7 +100,7 @@ export async function prepareDatabase(
   options: { supervise: boolean },
 ): Promise<{ applied: string[]; boss: PgBoss }> {
   return withStartupLock(pool, async (client) => {
-    const applied = await applyMigrations(client);
+    const applied = await applyMigrations(client, auditMigrationSteps(config));
     const boss = await startQueue({
       connectionString: url,
       jobTimeoutSeconds: config.executionJobTimeoutSeconds,

@@ -5,7 +5,7 @@ import { createMerchant, merchantInputProblem } from '../core/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { verifyLedger } from '../ledger/verify.js';
-import { currentAuditHead } from '../core/audit.js';
+import { auditMigrationSteps, currentAuditHead } from '../core/audit.js';
 import { verifyAudit, type AuditExpectation } from '../core/audit-verify.js';
 import type { AppContext } from '../core/context.js';
 import { cancelPayment } from '../core/operator-transitions/cancel.js';
@@ -112,7 +112,7 @@ async function withDatabase<T>(config: Config, fn: (pool: ReturnType<typeof crea
   const { url, embedded } = await openDatabase(config, log);
   const pool = createPool(url, 4);
   try {
-    await migrate(pool);
+    await migrate(pool, auditMigrationSteps(config));
     return await fn(pool, url);
   } finally {
     await pool.end();

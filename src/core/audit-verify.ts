@@ -5,7 +5,7 @@
 import type { Queryable } from '../db/pool.js';
 import { withReadSnapshot } from '../db/pool.js';
 import { auditHashesAt, auditHead, auditRecordsAfter } from '../db/queries/audit.js';
-import { auditRecordHash, GENESIS_HASH } from '../domain/audit-record.js';
+import { auditRecordHash, GENESIS_HASH, unkeyedSeal } from '../domain/audit-record.js';
 import { AUDIT_VERIFY_PAGE_ROWS } from '../bounds.js';
 import type { AuditDeps } from './audit.js';
 import { anchorBytes, readAnchor, type AnchorLine } from './audit-anchor.js';
@@ -65,12 +65,19 @@ async function verifyChain(db: Queryable, key: string): Promise<Broken | { ok: t
       if (auditRecordHash(keyed ? key : null, seq, row.prev_hash, row) !== row.hash) {
         return broken(keyed ? 'its contents do not match its hash under AUDIT_KEY (altered, or hashed without this key)' : 'its contents do not match its hash (altered)');
       }
+      // The last unkeyed record: the boundary must carry the key's seal, or whoever wrote the database moved it.
+      if (seq === head.unkeyedThrough && head.unkeyedSeal !== unkeyedSeal(key, seq, row.hash)) {
+        return broken(`records 1 to ${seq} are marked as written before AUDIT_KEY, but the mark is not sealed under this key (moved by whoever wrote the database)`);
+      }
       prevHash = row.hash;
       expectedSeq += 1n;
       records += 1;
       if (!keyed) unkeyed += 1;
     }
     if (page.length < AUDIT_VERIFY_PAGE_ROWS) break;
+  }
+  if (head.unkeyedThrough > expectedSeq - 1n) {
+    return { ok: false, records, seq: head.unkeyedThrough.toString(), problem: `records 1 to ${head.unkeyedThrough} are marked as written before AUDIT_KEY, but the log ends at record ${expectedSeq - 1n}` };
   }
   if (head.seq !== expectedSeq - 1n || head.hash !== prevHash) {
     return { ok: false, records, seq: head.seq.toString(), problem: `the log ends at record ${expectedSeq - 1n}, but ${head.seq} were written (records removed at the end)` };

@@ -7,9 +7,11 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { afterCommit } from '../db/after-commit.js';
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
-import { auditHead, insertAuditRecord, listAuditRecords, lockAuditHead, type AuditFilter, type AuditRow } from '../db/queries/audit.js';
+import { auditHashesAt, auditHead, insertAuditRecord, listAuditRecords, lockAuditHead, type AuditFilter, type AuditRow } from '../db/queries/audit.js';
 import type { Actor } from '../domain/actor.js';
-import { auditRecordHash, storableDetails, storableText } from '../domain/audit-record.js';
+import { auditRecordHash, GENESIS_HASH, storableDetails, storableText, unkeyedSeal } from '../domain/audit-record.js';
+import type { MigrationSteps } from '../db/migrate.js';
+import { sealUnkeyedThrough } from '../db/queries/audit.js';
 import { anchorLine, appendAnchorLine } from './audit-anchor.js';
 
 export type { AuditRow, AuditFilter };
@@ -52,6 +54,21 @@ export async function appendAudit(config: AuditConfig, tx: Queryable, entry: Aud
   const file = config.audit.anchorFile;
   // Only once committed: a rolled-back record's sequence number is taken again by the next one, with another hash.
   if (file !== null) await afterCommit(tx, () => appendAnchorLine(file, anchorLine(seq, hash)));
+}
+
+/**
+ * What migration 098 needs of the key: the boundary it sets between the records written before the key and after it,
+ * sealed under the key in the migration's own transaction, so that nobody without the key can move it (decision 186).
+ */
+export function auditMigrationSteps(config: AuditConfig): MigrationSteps {
+  return {
+    '098_audit_key.sql': async (client) => {
+      const { unkeyedThrough } = await auditHead(client);
+      const last = unkeyedThrough === 0n ? GENESIS_HASH : (await auditHashesAt(client, [unkeyedThrough])).get(unkeyedThrough.toString());
+      if (last === undefined) throw new Error(`audit record ${unkeyedThrough} is missing: run audit verify on the previous version`);
+      await sealUnkeyedThrough(client, unkeyedSeal(config.audit.key, unkeyedThrough, last));
+    },
+  };
 }
 
 /** Runs an action's transaction with its audit record in it. */

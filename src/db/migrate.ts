@@ -22,13 +22,19 @@ export async function withStartupLock<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   }
 }
 
+/**
+ * What a migration needs beyond its SQL, by file name: run in the migration's own transaction after its SQL, with what
+ * only the process has (a key that never enters the database).
+ */
+export type MigrationSteps = Readonly<Record<string, (client: pg.PoolClient) => Promise<void>>>;
+
 /** Applies pending SQL migrations in file-name order, each in its own transaction. Returns the names applied. */
-export async function migrate(pool: pg.Pool): Promise<string[]> {
-  return withStartupLock(pool, applyMigrations);
+export async function migrate(pool: pg.Pool, steps: MigrationSteps = {}): Promise<string[]> {
+  return withStartupLock(pool, (client) => applyMigrations(client, steps));
 }
 
 /** The migrations themselves, on a client that holds the start-up lock. */
-export async function applyMigrations(client: pg.PoolClient): Promise<string[]> {
+export async function applyMigrations(client: pg.PoolClient, steps: MigrationSteps = {}): Promise<string[]> {
   const applied: string[] = [];
   await client.query(
     'CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
@@ -41,6 +47,7 @@ export async function applyMigrations(client: pg.PoolClient): Promise<string[]> 
     await client.query('BEGIN');
     try {
       await client.query(sql);
+      await steps[file]?.(client);
       await client.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
       await client.query('COMMIT');
       applied.push(file);

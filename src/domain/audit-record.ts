@@ -81,3 +81,11 @@ export function auditRecordHash(key: string | null, seq: bigint, prevHash: strin
   const input = `${seq}\n${prevHash}\n${body}`;
   return (key === null ? createHash('sha256') : createHmac('sha256', key)).update(input).digest('hex');
 }
+
+/**
+ * The seal of the boundary between records written before the key and after it (decision 186): whoever can write the
+ * database could otherwise move the boundary up to the head and pass a log rewritten with plain SHA-256 off as old.
+ */
+export function unkeyedSeal(key: string, unkeyedThrough: bigint, lastUnkeyedHash: string): string {
+  return createHmac('sha256', key).update(`unkeyed-through\n${unkeyedThrough}\n${lastUnkeyedHash}`).digest('hex');
+}

@@ -9,7 +9,7 @@ import { appendFile, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { appendAudit, type AuditConfig } from '../../src/core/audit.js';
+import { appendAudit, auditMigrationSteps, type AuditConfig } from '../../src/core/audit.js';
 import { verifyAudit, type AuditExpectation } from '../../src/core/audit-verify.js';
 import { migrate } from '../../src/db/migrate.js';
 import { withTransaction } from '../../src/db/pool.js';
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(async () => db?.drop());
 beforeEach(async () => {
   await db.pool.query('TRUNCATE audit_log');
-  await db.pool.query("UPDATE audit_head SET seq = 0, hash = repeat('0', 64), unkeyed_through = 0");
+  await db.pool.query("UPDATE audit_head SET seq = 0, hash = repeat('0', 64), unkeyed_through = 0, unkeyed_seal = NULL");
 });
 
 const settings = (anchorFile: string | null = null, key = KEY): AuditConfig => ({ audit: { key, anchorFile } });
@@ -172,7 +172,7 @@ describe('the head anchored outside the database', () => {
 describe('records written before the key (an upgraded database)', () => {
   it('verify unkeyed and prove less; the first keyed record seals them; a keyed record turned unkeyed fails', async () => {
     // The database as migration 098 finds it: two records hashed with plain SHA-256.
-    await db.pool.query('ALTER TABLE audit_head DROP COLUMN unkeyed_through');
+    await db.pool.query('ALTER TABLE audit_head DROP COLUMN unkeyed_through, DROP COLUMN unkeyed_seal');
     await db.pool.query("DELETE FROM schema_migrations WHERE name = '098_audit_key.sql'");
     let prev = '0'.repeat(64);
     for (let n = 1; n <= 2; n++) {
@@ -185,20 +185,33 @@ describe('records written before the key (an upgraded database)', () => {
       await db.pool.query('UPDATE audit_head SET seq = $1, hash = $2', [n, hash]);
       prev = hash;
     }
-    expect(await migrate(db.pool)).toEqual(['098_audit_key.sql']);
+    expect(await migrate(db.pool, auditMigrationSteps(settings()))).toEqual(['098_audit_key.sql']);
     expect(await verify()).toMatchObject({ ok: true, records: 2, unkeyed_records: 2 });
 
     await append(3);
     await append(4);
     expect(await verify()).toMatchObject({ ok: true, records: 4, unkeyed_records: 2 });
-    // An unkeyed record rewritten with its chain recomputed: the first keyed record no longer follows it.
+    // An unkeyed record rewritten with its chain recomputed: the sealed boundary names the last unkeyed record's hash.
     const saved = await rows();
     await rewrite(2, { n: 20 }, sha256);
-    expect(await verify()).toMatchObject({ ok: false, seq: '3' });
+    expect(await verify()).toMatchObject({ ok: false, seq: '2', problem: expect.stringMatching(/not sealed/) });
     // Every keyed record turned back into an unkeyed one: the chain says where the key began.
     await rewrite(2, { n: 2 }, sha256);
     expect((await rows()).map((r) => r.hash).slice(0, 2)).toEqual(saved.map((r) => r.hash).slice(0, 2));
     expect(await verify()).toMatchObject({ ok: false, seq: '3', problem: expect.stringMatching(/under AUDIT_KEY/) });
+  });
+
+  it('the boundary cannot be moved: every record rewritten with plain SHA-256 and marked as written before the key fails', async () => {
+    for (let n = 1; n <= 4; n++) await append(n);
+    expect(await verify()).toMatchObject({ ok: true, records: 4, unkeyed_records: 0 });
+    await rewrite(1, { amount_usd: '9999' }, sha256);
+    await db.pool.query('UPDATE audit_head SET unkeyed_through = 4');
+    expect(await verify()).toMatchObject({ ok: false, seq: '4', problem: expect.stringMatching(/not sealed under this key/) });
+    // A seal the attacker computes without the key, or a mark beyond the end, fails too.
+    await db.pool.query('UPDATE audit_head SET unkeyed_seal = $1', [createHmac('sha256', 'a-guess').update('unkeyed-through\n4\n').digest('hex')]);
+    expect(await verify()).toMatchObject({ ok: false, seq: '4' });
+    await db.pool.query('UPDATE audit_head SET unkeyed_through = 40');
+    expect(await verify()).toMatchObject({ ok: false, seq: '40', problem: expect.stringMatching(/log ends at record 4/) });
   });
 });
 

@@ -64,12 +64,18 @@ export async function auditRecordsAfter(db: Queryable, after: bigint, limit: num
   return rows;
 }
 
-/** The head, and the last record hashed without the key (decision 186). */
-export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string; unkeyedThrough: bigint }> {
-  const { rows } = await db.query<{ seq: string; hash: string; unkeyed_through: string }>(
-    'SELECT seq::text AS seq, hash, unkeyed_through::text AS unkeyed_through FROM audit_head',
+/** The head, and the last record hashed without the key with its seal (decision 186). */
+export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string; unkeyedThrough: bigint; unkeyedSeal: string | null }> {
+  const { rows } = await db.query<{ seq: string; hash: string; unkeyed_through: string; unkeyed_seal: string | null }>(
+    'SELECT seq::text AS seq, hash, unkeyed_through::text AS unkeyed_through, unkeyed_seal FROM audit_head',
   );
-  return { seq: BigInt(rows[0]!.seq), hash: rows[0]!.hash, unkeyedThrough: BigInt(rows[0]!.unkeyed_through) };
+  const head = rows[0]!;
+  return { seq: BigInt(head.seq), hash: head.hash, unkeyedThrough: BigInt(head.unkeyed_through), unkeyedSeal: head.unkeyed_seal };
+}
+
+/** Stores the seal of the unkeyed records' boundary (migration 098's own transaction). */
+export async function sealUnkeyedThrough(db: Queryable, seal: string): Promise<void> {
+  await db.query('UPDATE audit_head SET unkeyed_seal = $1', [seal]);
 }
 
 /** The hashes of the records with these sequence numbers (those that exist), by sequence number as text. */
