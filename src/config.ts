@@ -29,6 +29,11 @@ export interface Config {
   adminExposeOpenEndpoints: boolean;
   /** Four-eyes (decision 103): withdrawals above this wait for an approver other than their requester; null: none wait. */
   withdrawalApprovalAboveMicros: bigint | null;
+  /**
+   * The rolling window of that threshold (decision 177): a withdrawal waits when it and the withdrawals that left
+   * without a second operator's approval within this many seconds would pass it.
+   */
+  withdrawalApprovalWindowSeconds: number;
   /** Four-eyes on payments held by a merchant's approval threshold: two approvals by two different operators. */
   approvalsRequireSecondOperator: boolean;
   databaseUrl: string | null;
@@ -565,6 +570,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: adminToken ?? null,
     adminExposeOpenEndpoints,
     withdrawalApprovalAboveMicros: usdLimit(env, 'WITHDRAWAL_APPROVAL_ABOVE_USD'),
+    withdrawalApprovalWindowSeconds: seconds(env, 'WITHDRAWAL_APPROVAL_WINDOW_SECONDS', 86_400),
     approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',

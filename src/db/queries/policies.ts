@@ -88,3 +88,18 @@ export async function merchantVolume(db: Queryable, merchantId: string, since: D
   );
   return BigInt(rows[0]!.volume);
 }
+
+/**
+ * The amount of the merchant's payment intents created after `since` that left without an operator's approval (they
+ * have no approval row: none was asked) and are not in one of `excluded` (their funds went back to the treasury).
+ * Held ones have not left; approved ones had their approval.
+ */
+export async function volumeWithoutApproval(db: Queryable, merchantId: string, since: Date, excluded: readonly PaymentStatus[]): Promise<bigint> {
+  const { rows } = await db.query<{ volume: string }>(
+    `SELECT COALESCE(SUM(i.amount_micros), 0)::text AS volume FROM payment_intents i
+      WHERE i.merchant_id = $1 AND i.created_at > $2 AND i.status <> ALL($3)
+        AND NOT EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_intent_id = i.id)`,
+    [merchantId, since, excluded],
+  );
+  return BigInt(rows[0]!.volume);
+}
