@@ -36,6 +36,11 @@ export interface Config {
   withdrawalApprovalWindowSeconds: number;
   /** Four-eyes on payments held by a merchant's approval threshold: two approvals by two different operators. */
   approvalsRequireSecondOperator: boolean;
+  /**
+   * APPROVALS_ALLOW_BREAK_GLASS (decision 180): in production, approvals by the break-glass token or the CLI count as a
+   * person's even while operator accounts exist (a one-person shop). Off: only named operators' do.
+   */
+  approvalsAllowBreakGlass: boolean;
   databaseUrl: string | null;
   dataDir: string;
   production: boolean;
@@ -572,6 +577,7 @@ export function loadConfig(env: Env = process.env): Config {
     withdrawalApprovalAboveMicros: usdLimit(env, 'WITHDRAWAL_APPROVAL_ABOVE_USD'),
     withdrawalApprovalWindowSeconds: seconds(env, 'WITHDRAWAL_APPROVAL_WINDOW_SECONDS', 86_400),
     approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
+    approvalsAllowBreakGlass: onOff(env, 'APPROVALS_ALLOW_BREAK_GLASS', false),
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,
@@ -607,6 +613,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxPaymentMicros: usdLimit(env, 'POLICY_MAX_PAYMENT_USD'),
       dailyLimitMicros: usdLimit(env, 'POLICY_DAILY_LIMIT_USD'),
       approvalAboveMicros: usdLimit(env, 'POLICY_APPROVAL_ABOVE_USD'),
+      approvalAbovePerDayMicros: usdLimit(env, 'POLICY_APPROVAL_ABOVE_USD_PER_DAY'),
       allowlist: onOff(env, 'POLICY_ALLOWLIST', false),
       addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
     },

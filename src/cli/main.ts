@@ -19,6 +19,7 @@ import { merchantWebhookCommand } from './merchant-webhooks.js';
 import { operatorsCommand } from './operators.js';
 import { destinationPolicy } from '../webhook-client/destination-guard.js';
 import { treasuryCommand } from './treasury.js';
+import { batchesCommand } from './batches.js';
 import { webhooksCommand } from './webhooks.js';
 import { intentsRefundCommand, simulateCommand } from './transfers.js';
 import { systemClock } from '../clock.js';
@@ -36,7 +37,7 @@ const USAGE = `usage: stableroute <command>
                              onboard a merchant; prints its API key and webhook secret once
   merchants policy MERCHANT_ID [--max-payment-usd N|none|default] [--daily-limit-usd N|none|default]
                    [--allowlist on|off|default] [--approval-above-usd N|none|default]
-                   [--rate-limit-per-minute N|default] [--reset] [--json]
+                   [--approval-above-usd-per-day N|none|default] [--rate-limit-per-minute N|default] [--reset] [--json]
                              show (and change) a merchant's spending policy in force
   merchants addresses add|remove|list MERCHANT_ID --chain C --address A [--label L] [--json]
                              the merchant's address book (recipients allowed when its allowlist is on)
@@ -63,7 +64,10 @@ const USAGE = `usage: stableroute <command>
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   intents approve|reject ID [--reason TEXT] [--json]
                              decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
-  intents approvals [--json] list the payments waiting for approval
+  intents approvals [--json] list the payments waiting for approval (a payout batch held whole is one entry)
+  batches approve|reject PAYOUT_BATCH_ID [--reason TEXT] [--json]
+                             decide on a payout batch held whole: every payment in it is queued, or fails
+                             (approval_rejected, funds released)
   intents refund ID --tx TX_ID [--json]
                              book an inbound USDC transfer the deposit scanner saw (from the payout's
                              destination, same chain, no more than the payout) as the settled payment's refund
@@ -293,6 +297,7 @@ commands.reconcile = async (args, config) => {
 };
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
+commands.batches = async (args, config) => batchesCommand(args, config, helpers);
 commands.export = async (args, config) => exportCommand(args, config, helpers);
 commands.operators = async (args, config) => operatorsCommand(args, config, helpers);
 

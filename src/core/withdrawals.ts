@@ -7,7 +7,7 @@ import { adapterOf } from '../chains/port.js';
 import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
-import { approvalsOf, findApproval, insertApproval, type ApprovalRow } from '../db/queries/approvals.js';
+import { approvalsOf, findApproval, insertApprovals, type ApprovalRow } from '../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
 import { findIntentsByKeys, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertCreatedIntents } from '../db/queries/transitions.js';
@@ -146,7 +146,10 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     // Above the four-eyes threshold (with what left without approval in the window) the withdrawal waits, reserved,
     // for an approver other than its requester; the approval queues its execution (core/operator-transitions/approve.ts).
     const held = withdrawalNeedsApproval(threshold, amountMicros, leftWithoutApproval);
-    const approval = held ? await insertApproval(tx, intent.id, threshold!, now, request.audit.actor.id) : null;
+    const approvals = held
+      ? await insertApprovals(tx, [{ intentId: intent.id, thresholdMicros: threshold!, requestedBy: request.audit.actor.id, payoutBatchId: null }], now)
+      : null;
+    const approval = approvals?.get(intent.id) ?? null;
     if (!held) await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     await appendAudit(tx, { ...request.audit, targets: [intent.id, ...request.audit.targets] }, 'ok', now);
     return { intent, replayed: false, approval };

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
 import type { AppContext } from '../../core/context.js';
 import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/operator-transitions/approve.js';
+import { approvePayoutBatch, rejectPayoutBatch } from '../../core/operator-transitions/approve-batch.js';
 import { getMerchantPolicy } from '../../core/policies.js';
 import type { Chain } from '../../domain/chain.js';
 import { auditEntryOf } from '../audit.js';
@@ -20,6 +21,7 @@ const policySchema = {
     max_payment_usd: usdOrNull,
     daily_limit_usd: usdOrNull,
     approval_above_usd: usdOrNull,
+    approval_above_usd_per_day: usdOrNull,
     allowlist: { type: 'boolean' },
     address_cooling_off_seconds: { type: 'number' },
     rate_limit_per_minute: { type: 'number' },
@@ -29,6 +31,7 @@ const policySchema = {
         max_payment_usd: source,
         daily_limit_usd: source,
         approval_above_usd: source,
+        approval_above_usd_per_day: source,
         allowlist: source,
         rate_limit_per_minute: source,
       },
@@ -63,6 +66,17 @@ const decisionSchema = {
   },
 } as const;
 
+const batchDecisionSchema = {
+  type: 'object',
+  properties: {
+    payout_batch_id: { type: 'string' },
+    approval: { type: 'string', enum: ['pending', 'approved', 'rejected'] },
+    approvals: { type: 'integer' },
+    approvals_required: { type: 'integer' },
+    payments: { type: 'integer' },
+  },
+} as const;
+
 const decisionBody = { type: 'object', properties: { reason: { type: 'string', maxLength: 500 } } } as const;
 
 export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -71,7 +85,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['admin'],
-        summary: 'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed',
+        summary:
+          'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments)',
         querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
         response: {
           200: arrayOf({
@@ -87,6 +102,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
             destination_address: { type: 'string' },
             approval_above_usd: { type: 'number' },
             requested_at: timestamp,
+            payout_batch_id: { type: ['string', 'null'] },
+            payments: { type: 'integer' },
           }),
           400: errorRef,
         },
@@ -121,6 +138,30 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
       async (request) => {
         const input = { reason: request.body?.reason ?? null, audit: auditEntryOf(request) };
         return action === 'approve' ? approvePayment(ctx, request.params.id, input) : rejectPayment(ctx, request.params.id, input);
+      },
+    );
+
+    app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      `/admin/payout_batches/:id/${action}`,
+      {
+        schema: {
+          tags: ['admin'],
+          summary:
+            action === 'approve'
+              ? 'Approve a payout batch held whole (decision 178): the executions of all its waiting payments are queued now'
+              : 'Reject a payout batch held whole: each of its waiting payments fails (approval_rejected) and its funds are released',
+          params: idParams,
+          body: decisionBody,
+          response: { 200: batchDecisionSchema, 400: errorRef, 404: errorRef, 409: errorRef },
+        },
+        config: { validationCodes: { '': 'INVALID_REQUEST', id: 'PAYOUT_BATCH_NOT_FOUND', reason: 'INVALID_REQUEST' } },
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+      },
+      async (request) => {
+        const input = { reason: request.body?.reason ?? null, audit: auditEntryOf(request) };
+        return action === 'approve' ? approvePayoutBatch(ctx, request.params.id, input) : rejectPayoutBatch(ctx, request.params.id, input);
       },
     );
   }
