@@ -61,9 +61,12 @@ const USAGE = `usage: stableroute <command>
                              resolve a payment intent in manual_review (--retry: one more execution
                              attempt, when nothing of it is on chain; --cancel-on-chain: a zero-value
                              self-send on the stuck Ethereum nonce; the payment fails once it is final)
+                             --failed --force over a transfer that may still land only requests it:
+                             another operator approves it (intents approve ID) before the payment fails
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   intents approve|reject ID [--reason TEXT] [--json]
-                             decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
+                             decide on a payment waiting for approval (approve queues it; reject fails it, funds released),
+                             or on a forced failure another operator requested (approve fails it; reject drops the request)
   intents approvals [--json] list the payments waiting for approval (a payout batch held whole is one entry)
   batches approve|reject PAYOUT_BATCH_ID [--reason TEXT] [--json]
                              decide on a payout batch held whole: every payment in it is queued, or fails
@@ -274,7 +277,8 @@ commands.intents = async (args, config) => {
     return refusable(async () => {
       const act = () => (cancel ? cancelPayment(ctx, positionals[1]!, audit) : resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force, audit }));
       const result = await recordingRefusals(ctx.pool, audit, act);
-      out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
+      const waits = result.approval === 'pending' ? '; the forced failure waits for another operator (intents approve|reject)' : '';
+      out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}${waits}`);
       return 0;
     });
   });

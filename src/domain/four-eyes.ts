@@ -1,4 +1,4 @@
-// Four-eyes (decisions 103, 177-180): when a movement of funds waits for a second pair of eyes, and whose eyes count.
+// Four-eyes (decisions 103, 177-181): when a movement of funds waits for a second pair of eyes, and whose eyes count.
 // Pure: the facts (amounts already moved without approval, who asked, whether operator accounts exist) come in.
 
 /**

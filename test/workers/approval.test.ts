@@ -86,6 +86,7 @@ describe('payments above the threshold', () => {
         requested_at: t.clock.now().toISOString(),
         payout_batch_id: null,
         payments: 1,
+        requested_action: 'send',
       },
     ]);
 

@@ -63,6 +63,7 @@ const decisionSchema = {
     approval: { type: 'string', enum: ['pending', 'approved', 'rejected'] },
     approvals: { type: 'integer' },
     approvals_required: { type: 'integer' },
+    requested_action: { type: 'string', enum: ['force_fail'] },
   },
 } as const;
 
@@ -86,7 +87,7 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['admin'],
         summary:
-          'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments)',
+          'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments). requested_action force_fail: a payment in manual_review whose forced failure waits for a second operator (its funds still reserved or in flight)',
         querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
         response: {
           200: arrayOf({
@@ -104,6 +105,7 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
             requested_at: timestamp,
             payout_batch_id: { type: ['string', 'null'] },
             payments: { type: 'integer' },
+            requested_action: { type: 'string', enum: ['send', 'force_fail'] },
           }),
           400: errorRef,
         },
@@ -123,8 +125,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
           tags: ['admin'],
           summary:
             action === 'approve'
-              ? 'Approve a payment waiting for approval: its execution is queued now'
-              : 'Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released',
+              ? 'Approve a payment waiting for approval: its execution is queued now. For a forced failure another operator requested (requested_action force_fail), the payment fails now, unless it moved on or its transfer landed meanwhile (409)'
+              : 'Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released. A forced failure is dropped instead: the payment stays in manual_review',
           params: idParams,
           body: decisionBody,
           response: { 200: decisionSchema, 400: errorRef, 404: errorRef, 409: errorRef },

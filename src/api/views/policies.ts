@@ -68,5 +68,6 @@ export function pendingApprovalView(p: WaitingApproval) {
     requested_at: p.requested_at.toISOString(),
     payout_batch_id: p.payout_batch_id,
     payments: p.payments,
+    requested_action: p.requested_action,
   };
 }

@@ -13,7 +13,7 @@ import { AppError } from '../../domain/errors.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { appendAudit } from '../audit.js';
 import { failIntent } from '../lifecycle/outcomes.js';
-import { approvalsRequired, namedOnly, stepOf, viaOf, type ApprovalDeps, type ApprovalInput } from './approve.js';
+import { approvalsRequired, namedOnly, stepOf, viaOf, type ApprovalDeps, type ApprovalInput } from './four-eyes.js';
 
 export interface BatchApprovalResult {
   payout_batch_id: string;

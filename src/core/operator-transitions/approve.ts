@@ -7,7 +7,6 @@
 // are needed (APPROVALS_REQUIRE_SECOND_OPERATOR) they come from two different operators, and where a second person is
 // needed the break-glass token and the CLI are nobody (decision 180). A payment of a payout batch held whole is
 // decided with its batch (approve-batch.ts, decision 178).
-import type { Config } from '../../config.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
 import {
   decideApprovals,
@@ -15,52 +14,27 @@ import {
   pendingApprovals,
   recordFirstApprovals,
   type ApprovalRow,
-  type DecidedVia,
   type PendingApproval,
 } from '../../db/queries/approvals.js';
 import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { anyActiveOperator } from '../../db/queries/operators.js';
-import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { AppError } from '../../domain/errors.js';
-import { approvalsNeeded, approvalStep, type ApprovalFacts } from '../../domain/four-eyes.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
-import { appendAudit, type AuditEntry } from '../audit.js';
+import { appendAudit } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
 import { failIntent } from '../lifecycle/outcomes.js';
+import { approveForcedFailure, hasPendingForcedFailure, rejectForcedFailure } from './force-fail.js';
+import {
+  approvalsRequired,
+  namedOnly,
+  stepOf,
+  viaOf,
+  type ApprovalDeps,
+  type ApprovalInput,
+  type ApprovalResult,
+  type FourEyesConfig,
+} from './four-eyes.js';
 
-export interface ApprovalResult {
-  payment_intent_id: string;
-  status: PaymentStatus;
-  approval: ApprovalRow['status'];
-  /** Approvals given so far, and needed. */
-  approvals: number;
-  approvals_required: number;
-}
-
-export interface ApprovalInput {
-  reason?: string | null;
-  /** Who decides (its actor), recorded with the decision in the same transaction. */
-  audit: AuditEntry;
-}
-
-export type FourEyesConfig = Pick<Config, 'approvalsRequireSecondOperator' | 'approvalsAllowBreakGlass' | 'production'>;
-
-export type ApprovalDeps = Pick<LifecycleDeps, 'pool' | 'boss' | 'clock'> & { config: FourEyesConfig };
-
-export const viaOf = (entry: AuditEntry): DecidedVia => (entry.actor.id.startsWith('cli:') ? 'cli' : 'admin_api');
-
-/**
- * Whether only named operators count as a person (decision 180): in production, while an operator account can sign
- * in, unless APPROVALS_ALLOW_BREAK_GLASS is on.
- */
-export async function namedOnly(db: Queryable, config: FourEyesConfig): Promise<boolean> {
-  return config.production && !config.approvalsAllowBreakGlass && (await anyActiveOperator(db));
-}
-
-/** Approvals a held payment needs: a withdrawal's requester is the first pair of eyes; a merchant's payment has none. */
-export function approvalsRequired(approval: Pick<ApprovalRow, 'requested_by'>, config: FourEyesConfig, onlyNamed: boolean): number {
-  return approvalsNeeded(approval.requested_by, config.approvalsRequireSecondOperator, onlyNamed);
-}
+export { approvalsRequired, namedOnly, type ApprovalDeps, type ApprovalInput, type ApprovalResult, type FourEyesConfig };
 
 /** Locks the intent and its approval; refuses unless the payment still waits for a decision of its own. */
 async function lockWaiting(tx: Queryable, intentId: string): Promise<{ intent: PaymentIntentRow; approval: ApprovalRow }> {
@@ -83,14 +57,12 @@ async function lockWaiting(tx: Queryable, intentId: string): Promise<{ intent: P
   return { intent, approval };
 }
 
-/** The four-eyes step of `input`'s actor, refused as an AppError. */
-export function stepOf(input: ApprovalInput, facts: ApprovalFacts): 'first' | 'final' {
-  const step = approvalStep(input.audit.actor.id, facts);
-  if (step.kind === 'refuse') throw new AppError(step.code, step.message);
-  return step.kind;
-}
-
+/**
+ * Approves what waits for `intentId`: its held sending (a payment or withdrawal above its threshold), or a forced
+ * failure another operator requested (force-fail.ts, decision 181).
+ */
 export async function approvePayment(deps: ApprovalDeps, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
+  if (await hasPendingForcedFailure(deps.pool, intentId)) return approveForcedFailure(deps, intentId, input);
   return withTransaction(deps.pool, async (tx) => {
     const { intent, approval } = await lockWaiting(tx, intentId);
     const now = deps.clock.now();
@@ -117,7 +89,9 @@ export async function approvePayment(deps: ApprovalDeps, intentId: string, input
   });
 }
 
+/** Rejects what waits for `intentId`: its held sending (it fails, funds released), or a forced failure (dropped). */
 export async function rejectPayment(deps: ApprovalDeps, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
+  if (await hasPendingForcedFailure(deps.pool, intentId)) return rejectForcedFailure(deps, intentId, input);
   return withTransaction(deps.pool, async (tx) => {
     const { intent, approval } = await lockWaiting(tx, intentId);
     const now = deps.clock.now();

@@ -119,9 +119,17 @@ export interface PendingApproval {
   payout_batch_id: string | null;
   /** The payments the entry decides: 1, or a held batch's waiting payments. */
   payments: number;
+  /**
+   * What an approval does: `send` a held payment (or batch), or `force_fail` a payment in manual review whose transfer
+   * may still land (decision 181; its threshold is 0: any amount).
+   */
+  requested_action: 'send' | 'force_fail';
 }
 
-/** What waits for an operator, oldest first: each payment held alone, and each payout batch held whole as one entry. */
+/**
+ * What waits for an operator, oldest first: each payment held alone, each payout batch held whole as one entry, and
+ * each forced failure requested of a payment still in manual review.
+ */
 export async function pendingApprovals(db: Queryable, limit: number): Promise<PendingApproval[]> {
   type Raw = Omit<PendingApproval, 'amount_micros' | 'threshold_micros'> & { amount_micros: string; threshold_micros: string };
   const { rows } = await db.query<Raw>(
@@ -132,13 +140,18 @@ export async function pendingApprovals(db: Queryable, limit: number): Promise<Pe
         WHERE a.status = 'pending' AND i.status = 'route_selected'
      )
      SELECT payment_intent_id, merchant_id, amount_micros::text, selected_chain, destination_address, threshold_micros::text,
-            requested_at, kind, requested_by, first_approved_by, NULL::text AS payout_batch_id, 1 AS payments
+            requested_at, kind, requested_by, first_approved_by, NULL::text AS payout_batch_id, 1 AS payments, 'send' AS requested_action
        FROM waiting WHERE payout_batch_id IS NULL
      UNION ALL
      SELECT min(payment_intent_id), min(merchant_id), sum(amount_micros)::text, (array_agg(selected_chain ORDER BY payment_intent_id))[1],
             (array_agg(destination_address ORDER BY payment_intent_id))[1], max(threshold_micros)::text, min(requested_at), min(kind),
-            NULL, max(first_approved_by), payout_batch_id, count(*)::int
+            NULL, max(first_approved_by), payout_batch_id, count(*)::int, 'send'
        FROM waiting WHERE payout_batch_id IS NOT NULL GROUP BY payout_batch_id
+     UNION ALL
+     SELECT f.payment_intent_id, i.merchant_id, i.amount_micros::text, i.selected_chain, i.destination_address, '0', f.requested_at,
+            i.kind, f.requested_by, f.first_approved_by, NULL, 1, 'force_fail'
+       FROM forced_failures f JOIN payment_intents i ON i.id = f.payment_intent_id
+      WHERE f.status = 'pending' AND i.status = 'manual_review'
      ORDER BY requested_at, payment_intent_id LIMIT $1`,
     [limit],
   );
