@@ -29,8 +29,18 @@ export interface Config {
   adminExposeOpenEndpoints: boolean;
   /** Four-eyes (decision 103): withdrawals above this wait for an approver other than their requester; null: none wait. */
   withdrawalApprovalAboveMicros: bigint | null;
+  /**
+   * The rolling window of that threshold (decision 177): a withdrawal waits when it and the withdrawals that left
+   * without a second operator's approval within this many seconds would pass it.
+   */
+  withdrawalApprovalWindowSeconds: number;
   /** Four-eyes on payments held by a merchant's approval threshold: two approvals by two different operators. */
   approvalsRequireSecondOperator: boolean;
+  /**
+   * APPROVALS_ALLOW_BREAK_GLASS (decision 180): in production, approvals by the break-glass token or the CLI count as a
+   * person's even while operator accounts exist (a one-person shop). Off: only named operators' do.
+   */
+  approvalsAllowBreakGlass: boolean;
   databaseUrl: string | null;
   dataDir: string;
   production: boolean;
@@ -597,7 +607,9 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: adminToken ?? null,
     adminExposeOpenEndpoints,
     withdrawalApprovalAboveMicros: usdLimit(env, 'WITHDRAWAL_APPROVAL_ABOVE_USD'),
+    withdrawalApprovalWindowSeconds: seconds(env, 'WITHDRAWAL_APPROVAL_WINDOW_SECONDS', 86_400),
     approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
+    approvalsAllowBreakGlass: onOff(env, 'APPROVALS_ALLOW_BREAK_GLASS', false),
     databaseUrl: url(env, 'DATABASE_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,
@@ -633,6 +645,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxPaymentMicros: usdLimit(env, 'POLICY_MAX_PAYMENT_USD'),
       dailyLimitMicros: usdLimit(env, 'POLICY_DAILY_LIMIT_USD'),
       approvalAboveMicros: usdLimit(env, 'POLICY_APPROVAL_ABOVE_USD'),
+      approvalAbovePerDayMicros: usdLimit(env, 'POLICY_APPROVAL_ABOVE_USD_PER_DAY'),
       allowlist: onOff(env, 'POLICY_ALLOWLIST', false),
       addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
     },

@@ -28,6 +28,8 @@ const ACTIONS: Readonly<Record<string, { permission: Permission; action: string 
   'POST /admin/webhook-events/:id/redeliver': { permission: 'operate', action: 'webhook_event.redeliver' },
   'POST /admin/payment_intents/:id/approve': { permission: 'approve', action: 'payment.approve' },
   'POST /admin/payment_intents/:id/reject': { permission: 'approve', action: 'payment.reject' },
+  'POST /admin/payout_batches/:id/approve': { permission: 'approve', action: 'payout_batch.approve' },
+  'POST /admin/payout_batches/:id/reject': { permission: 'approve', action: 'payout_batch.reject' },
   'POST /admin/withdrawals': { permission: 'administer', action: 'withdrawal.create' },
   'POST /admin/merchants/:id/addresses': { permission: 'administer', action: 'address_book.add' },
   'DELETE /admin/merchants/:id/addresses/:chain/:address': { permission: 'administer', action: 'address_book.remove' },

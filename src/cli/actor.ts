@@ -1,19 +1,30 @@
 // The CLI's actor and audit records (decision 102): whoever runs it has the database, so it acts as an admin under
-// its OS user's name. A command's use case appends the record of its action; a refusal is recorded here.
+// its OS user: the numeric uid the kernel reports (who it is), with the account's name for people (decision 180).
+// Never $USER: anyone can set it. A command's use case appends the record of its action; a refusal is recorded here.
 import { userInfo } from 'node:os';
 import { systemClock } from '../clock.js';
 import { auditRefusal, type AuditDeps, type AuditEntry } from '../core/audit.js';
 import type { Actor } from '../domain/actor.js';
 import { AppError } from '../domain/errors.js';
 
-export function cliActor(): Actor {
-  let user: string;
+/** `cli:<uid>(<name>)`, or `cli:<uid>` when the uid has no account name; `cli:unknown` where there are no uids. */
+export function cliActorId(): string {
+  let uid: number | undefined = process.getuid?.();
+  let name: string | null = null;
   try {
-    user = userInfo().username;
+    const info = userInfo();
+    // userInfo().uid is -1 on Windows, where there is no numeric uid.
+    if (uid === undefined && info.uid >= 0) uid = info.uid;
+    name = info.username;
   } catch {
-    user = process.env.USER ?? 'unknown';
+    // No account for this uid (a container's arbitrary uid): the uid alone.
   }
-  return { id: `cli:${user}`, role: 'admin', peer: null };
+  if (uid === undefined) return `cli:unknown${name ? `(${name})` : ''}`;
+  return `cli:${uid}${name ? `(${name})` : ''}`;
+}
+
+export function cliActor(): Actor {
+  return { id: cliActorId(), role: 'admin', peer: null };
 }
 
 export function cliAudit(action: string, targets: string[], details: Record<string, unknown> = {}): AuditEntry {

@@ -20,6 +20,7 @@ import { merchantWebhookCommand } from './merchant-webhooks.js';
 import { operatorsCommand } from './operators.js';
 import { destinationPolicy } from '../webhook-client/destination-guard.js';
 import { treasuryCommand } from './treasury.js';
+import { batchesCommand } from './batches.js';
 import { webhooksCommand } from './webhooks.js';
 import { intentsRefundCommand, simulateCommand } from './transfers.js';
 import { systemClock } from '../clock.js';
@@ -37,7 +38,7 @@ const USAGE = `usage: stableroute <command>
                              onboard a merchant; prints its API key and webhook secret once
   merchants policy MERCHANT_ID [--max-payment-usd N|none|default] [--daily-limit-usd N|none|default]
                    [--allowlist on|off|default] [--approval-above-usd N|none|default]
-                   [--rate-limit-per-minute N|default] [--reset] [--json]
+                   [--approval-above-usd-per-day N|none|default] [--rate-limit-per-minute N|default] [--reset] [--json]
                              show (and change) a merchant's spending policy in force
   merchants addresses add|remove|list MERCHANT_ID --chain C --address A [--label L] [--json]
                              the merchant's address book (recipients allowed when its allowlist is on)
@@ -67,10 +68,16 @@ const USAGE = `usage: stableroute <command>
                              self-send on the stuck Ethereum nonce; the payment fails once it is final;
                              --replace screens every recipient it pays again: a hit refuses it unless
                              two different operators each run --replace --force)
+                             --failed --force over a transfer that may still land only requests it:
+                             another operator approves it (intents approve ID) before the payment fails
   intents cancel ID [--json] cancel a payment not yet on chain; releases its funds
   intents approve|reject ID [--reason TEXT] [--json]
-                             decide on a payment waiting for approval (approve queues it; reject fails it, funds released)
-  intents approvals [--json] list the payments waiting for approval
+                             decide on a payment waiting for approval (approve queues it; reject fails it, funds released),
+                             or on a forced failure another operator requested (approve fails it; reject drops the request)
+  intents approvals [--json] list the payments waiting for approval (a payout batch held whole is one entry)
+  batches approve|reject PAYOUT_BATCH_ID [--reason TEXT] [--json]
+                             decide on a payout batch held whole: every payment in it is queued, or fails
+                             (approval_rejected, funds released)
   intents refund ID --tx TX_ID [--json]
                              book an inbound USDC transfer the deposit scanner saw (from the payout's
                              destination, same chain, no more than the payout) as the settled payment's refund
@@ -303,7 +310,8 @@ commands.intents = async (args, config) => {
     return refusable(async () => {
       const act = () => (cancel ? cancelPayment(ctx, positionals[1]!, audit) : resolveManualReview(ctx, positionals[1]!, chosen[0]!, { force: values.force, audit }));
       const result = await recordingRefusals(ctx, audit, act);
-      out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}`);
+      const waits = result.approval === 'pending' ? '; the forced failure waits for another operator (intents approve|reject)' : '';
+      out(values.json ? JSON.stringify(result) : `${result.payment_intent_id}: ${result.status}${result.tx_id ? ` (tx ${result.tx_id})` : ''}${waits}`);
       return 0;
     });
   });
@@ -326,6 +334,7 @@ commands.reconcile = async (args, config) => {
 };
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
+commands.batches = async (args, config) => batchesCommand(args, config, helpers);
 commands.export = async (args, config) => exportCommand(args, config, helpers);
 commands.operators = async (args, config) => operatorsCommand(args, config, helpers);
 

@@ -22,7 +22,8 @@ export interface CliHelpers {
 }
 
 export const POLICY_USAGE = `usage: stableroute merchants policy MERCHANT_ID [--max-payment-usd N|none|default] [--daily-limit-usd N|none|default]
-         [--allowlist on|off|default] [--approval-above-usd N|none|default] [--rate-limit-per-minute N|default] [--reset] [--json]
+         [--allowlist on|off|default] [--approval-above-usd N|none|default] [--approval-above-usd-per-day N|none|default]
+         [--rate-limit-per-minute N|default] [--reset] [--json]
        N sets the merchant's own limit, none lifts the limit for this merchant, default follows the service setting again
 `;
 export const ADDRESSES_USAGE = `usage: stableroute merchants addresses add|remove MERCHANT_ID --chain ethereum|solana --address A [--label L] [--json]
@@ -50,9 +51,11 @@ function policyChange(values: Record<string, string | boolean | undefined>): Pol
   const max = limitChange('max-payment-usd', values['max-payment-usd'] as string | undefined);
   const daily = limitChange('daily-limit-usd', values['daily-limit-usd'] as string | undefined);
   const approval = limitChange('approval-above-usd', values['approval-above-usd'] as string | undefined);
+  const perDay = limitChange('approval-above-usd-per-day', values['approval-above-usd-per-day'] as string | undefined);
   if (max !== undefined) change.maxPaymentMicros = max;
   if (daily !== undefined) change.dailyLimitMicros = daily;
   if (approval !== undefined) change.approvalAboveMicros = approval;
+  if (perDay !== undefined) change.approvalAbovePerDayMicros = perDay;
   const allowlist = values.allowlist as string | undefined;
   if (allowlist !== undefined) {
     if (!['on', 'off', 'default'].includes(allowlist)) throw new UsageError(`--allowlist expects on, off or default, got "${allowlist}"`);
@@ -74,6 +77,7 @@ function printPolicy(p: MerchantPolicy, out: (line: string) => void): void {
   out(`  max payment      ${limit(p.policy.maxPaymentMicros).padEnd(18)} (${s.maxPaymentMicros})`);
   out(`  daily limit      ${limit(p.policy.dailyLimitMicros).padEnd(18)} (${s.dailyLimitMicros}; rolling 24 hours)`);
   out(`  approval above   ${limit(p.policy.approvalAboveMicros).padEnd(18)} (${s.approvalAboveMicros})`);
+  out(`  approval per day ${limit(p.policy.approvalAbovePerDayMicros).padEnd(18)} (${s.approvalAbovePerDayMicros}; sent without approval, rolling 24 hours)`);
   out(`  allowlist        ${(p.policy.allowlist ? 'on' : 'off').padEnd(18)} (${s.allowlist})`);
   out(`  cooling-off      ${`${p.addressCoolingOffSeconds} s`.padEnd(18)} (service)`);
   out(`  rate limit       ${(p.rateLimitPerMinute === 0 ? 'none' : `${p.rateLimitPerMinute}/min`).padEnd(18)} (${p.rateLimitSource})`);
@@ -87,6 +91,7 @@ export async function merchantsPolicyCommand(args: string[], config: Config, h: 
       'max-payment-usd': { type: 'string' },
       'daily-limit-usd': { type: 'string' },
       'approval-above-usd': { type: 'string' },
+      'approval-above-usd-per-day': { type: 'string' },
       allowlist: { type: 'string' },
       'rate-limit-per-minute': { type: 'string' },
       reset: { type: 'boolean', default: false },
@@ -187,7 +192,8 @@ export async function intentsApprovalCommand(args: string[], config: Config, h: 
       else if (waiting.length === 0) h.out('(no payment waits for approval)');
       else {
         for (const w of waiting) {
-          h.out(`${w.payment_intent_id}  ${w.merchant_id}  ${w.amount_usd} USD on ${w.selected_chain} to ${w.destination_address}  since ${w.requested_at}`);
+          const what = w.payout_batch_id ? `${w.payout_batch_id} (${w.payments} payments, first ${w.payment_intent_id})` : w.payment_intent_id;
+          h.out(`${what}  ${w.merchant_id}  ${w.amount_usd} USD on ${w.selected_chain} to ${w.destination_address}  since ${w.requested_at}`);
         }
       }
       return 0;

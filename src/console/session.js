@@ -28,7 +28,9 @@ export function actorName(names, id) {
   if (!id) return null;
   if (names.has(id)) return names.get(id).name;
   if (SPECIAL[id]) return SPECIAL[id];
-  if (id.startsWith('cli:')) return `${id.slice(4)} (CLI)`;
+  // cli:<uid>(<name>) (decision 180): the name for people, the uid kept on hover.
+  const cli = /^cli:([^(]*)(?:\((.*)\))?$/.exec(id);
+  if (cli) return cli[2] ? `${cli[2]} (CLI, uid ${cli[1]})` : `uid ${cli[1]} (CLI)`;
   return id;
 }
 

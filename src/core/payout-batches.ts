@@ -94,7 +94,9 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
       reservations.push({ index, request: { merchantId, quoteId, idempotencyKey: item.idempotencyKey } });
     }
 
-    // 3. Persist: the quotes, the reservations (intents, postings, events, jobs), the batch with its answer.
+    // 3. Persist: the quotes, the reservations (intents, postings, events, jobs), the batch with its answer. Above its
+    // merchant's approval threshold the batch waits whole, under its id (decision 178).
+    const batchId = newId('pob');
     await insertQuotes(
       tx,
       quoted.flatMap((o) => (o.ok ? [o.quote] : [])),
@@ -103,6 +105,7 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
       tx,
       ctx,
       reservations.map((r) => r.request),
+      { payoutBatchId: batchId },
     );
     const outcomes: PayoutItemOutcome[] = request.items.map((_, index) => ({ kind: 'refused', error: early.get(index)! }));
     for (const [n, { index }] of reservations.entries()) {
@@ -110,7 +113,7 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
       outcomes[index] = outcome.ok ? { kind: outcome.result.replayed ? 'replayed' : 'created', result: outcome.result } : { kind: 'refused', error: outcome.error };
     }
     const batch: PayoutBatchRow = {
-      id: newId('pob'),
+      id: batchId,
       merchantId,
       idempotencyKey: request.idempotencyKey,
       requestHash: hash,

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Pool, Queryable } from '../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from './audit.js';
 import { findAddress } from '../db/queries/addresses.js';
-import { findPolicy, merchantVolume, savePolicy, type StoredPolicy } from '../db/queries/policies.js';
+import { findPolicy, merchantVolume, savePolicy, volumeWithoutApproval, type StoredPolicy } from '../db/queries/policies.js';
 import type { Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
 import type { Refusal } from '../domain/reservation.js';
@@ -59,6 +59,7 @@ export interface PolicyChange {
   maxPaymentMicros?: LimitChange;
   dailyLimitMicros?: LimitChange;
   approvalAboveMicros?: LimitChange;
+  approvalAbovePerDayMicros?: LimitChange;
   allowlist?: boolean | 'default';
   /** 0 = no limit. */
   rateLimitPerMinute?: number | 'default';
@@ -80,7 +81,7 @@ export async function updateMerchantPolicy(
     if (!stored) throw notFound(merchantId);
     const overrides: PolicyOverrides = change.reset ? {} : { ...stored.overrides };
     let rateLimitPerMinute = change.reset ? undefined : stored.rateLimitPerMinute;
-    for (const key of ['maxPaymentMicros', 'dailyLimitMicros', 'approvalAboveMicros'] as const) {
+    for (const key of ['maxPaymentMicros', 'dailyLimitMicros', 'approvalAboveMicros', 'approvalAbovePerDayMicros'] as const) {
       const value = change[key];
       if (value === 'default') delete overrides[key];
       else if (value !== undefined) overrides[key] = value;
@@ -107,15 +108,21 @@ export interface SpendingRequest {
   destination: string;
 }
 
-export type SpendingCheck = (request: SpendingRequest, reservedInBatchMicros: bigint) => Refusal | { approvalAboveMicros: bigint | null };
+export type SpendingCheck = (request: SpendingRequest, reservedInBatchMicros: bigint, sentInBatchMicros: bigint) => Refusal | { approvalAboveMicros: bigint | null };
+
+/** The check of one payment, and the approval threshold of a merchant whose policy was loaded (a batch's, decision 178). */
+export interface Spending {
+  check: SpendingCheck;
+  approvalAboveOf(merchantId: string): bigint | null;
+}
 
 /**
  * Loads, on the reservation's transaction, what the spending policies of `merchantIds` decide from, and returns the
- * check of one payment (pure from then on). When a merchant has a daily limit, its merchant row is locked
- * (`FOR NO KEY UPDATE`, merchants in id order, so two batches never deadlock) before its volume is read, so
- * concurrent reservations of one merchant, in any process, are checked one after the other against each other's
- * committed payments; the policy is read again under that lock. `wanted` are the (merchant, chain, destination)
- * the batch may pay, for the address books.
+ * check of one payment (pure from then on). When a merchant has a daily limit or a limit per day on what leaves
+ * without approval (decision 179), its merchant row is locked (`FOR NO KEY UPDATE`, merchants in id order, so two
+ * batches never deadlock) before its volumes are read, so concurrent reservations of one merchant, in any process, are
+ * checked one after the other against each other's committed payments; the policy is read again under that lock.
+ * `wanted` are the (merchant, chain, destination) the batch may pay, for the address books.
  */
 export async function loadSpending(
   tx: Queryable,
@@ -123,20 +130,23 @@ export async function loadSpending(
   merchantIds: readonly string[],
   wanted: readonly Omit<SpendingRequest, 'amountMicros'>[],
   now: Date,
-): Promise<SpendingCheck> {
-  const facts = new Map<string, { policy: EffectivePolicy; volume24hMicros: bigint }>();
+): Promise<Spending> {
+  const facts = new Map<string, { policy: EffectivePolicy; volume24hMicros: bigint; withoutApproval24hMicros: bigint }>();
+  const rolling = (p: EffectivePolicy) => p.dailyLimitMicros !== null || p.approvalAbovePerDayMicros !== null;
   for (const merchantId of [...new Set(merchantIds)].sort()) {
     let stored = await findPolicy(tx, merchantId);
     if (!stored) throw notFound(merchantId);
     let policy = effectivePolicy(config.policy, stored.overrides);
-    if (policy.dailyLimitMicros !== null) {
+    if (rolling(policy)) {
       stored = (await findPolicy(tx, merchantId, { lock: true }))!;
       policy = effectivePolicy(config.policy, stored.overrides);
     }
     // No upper bound on created_at: another process's clock may run a little ahead of ours, and its payment counts.
-    const volume24hMicros =
-      policy.dailyLimitMicros === null ? 0n : await merchantVolume(tx, merchantId, new Date(now.getTime() - DAY_MS), RELEASED_STATUSES);
-    facts.set(merchantId, { policy, volume24hMicros });
+    const since = new Date(now.getTime() - DAY_MS);
+    const volume24hMicros = policy.dailyLimitMicros === null ? 0n : await merchantVolume(tx, merchantId, since, RELEASED_STATUSES);
+    const withoutApproval24hMicros =
+      policy.approvalAbovePerDayMicros === null ? 0n : await volumeWithoutApproval(tx, merchantId, since, RELEASED_STATUSES);
+    facts.set(merchantId, { policy, volume24hMicros, withoutApproval24hMicros });
   }
   const addresses = new Map<string, Date | null>();
   for (const w of wanted) {
@@ -145,7 +155,7 @@ export async function loadSpending(
     const entry = await findAddress(tx, w.merchantId, w.chain, addressKey(w.chain, w.destination));
     addresses.set(key, entry?.usable_from ?? null);
   }
-  return (request, reservedInBatchMicros) => {
+  const check: SpendingCheck = (request, reservedInBatchMicros, sentInBatchMicros) => {
     const merchant = facts.get(request.merchantId);
     if (!merchant) throw new Error(`no policy loaded for ${request.merchantId}`);
     const usableFrom = addresses.get([request.merchantId, request.chain, addressKey(request.chain, request.destination)].join('\u0000')) ?? null;
@@ -154,11 +164,13 @@ export async function loadSpending(
       chain: request.chain,
       address: usableFrom ? { usableFrom } : null,
       volume24hMicros: merchant.volume24hMicros + reservedInBatchMicros,
+      withoutApproval24hMicros: merchant.withoutApproval24hMicros + sentInBatchMicros,
       now,
     });
     if (verdict.kind === 'refuse') return { code: verdict.code, message: verdict.message, details: verdict.details };
-    return { approvalAboveMicros: verdict.needsApproval ? merchant.policy.approvalAboveMicros : null };
+    return { approvalAboveMicros: verdict.needsApproval ? (verdict.heldAboveMicros ?? null) : null };
   };
+  return { check, approvalAboveOf: (merchantId) => facts.get(merchantId)?.policy.approvalAboveMicros ?? null };
 }
 
 /** Quote time: an amount above the per-payment maximum is refused before anything is stored; `stored` null: no such merchant. */

@@ -7,14 +7,17 @@ import { adapterOf } from '../chains/port.js';
 import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../clock.js';
 import { advisoryXactLockText, withTransaction } from '../db/pool.js';
-import { approvalsOf, findApproval, insertApproval, type ApprovalRow } from '../db/queries/approvals.js';
+import { approvalsOf, findApproval, insertApprovals, type ApprovalRow } from '../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
 import { findIntentsByKeys, type PaymentIntentRow } from '../db/queries/intents.js';
 import { insertCreatedIntents } from '../db/queries/transitions.js';
 import { insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
+import { volumeWithoutApproval } from '../db/queries/policies.js';
 import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../db/queries/withdrawals.js';
 import { isChainIn, type Chain } from '../domain/chain.js';
 import { AppError } from '../domain/errors.js';
+import { withdrawalNeedsApproval } from '../domain/four-eyes.js';
+import { RELEASED_STATUSES } from '../domain/spending-policy.js';
 import { newId } from '../ids.js';
 import { enqueueExecutions } from '../jobs/queue.js';
 import { movements } from '../ledger/movements.js';
@@ -24,6 +27,9 @@ import { appendAudit, type AuditEntry } from './audit.js';
 import type { AppContext } from './context.js';
 
 export { OPERATOR_MERCHANT_ID };
+
+/** The advisory lock every withdrawal checked against WITHDRAWAL_APPROVAL_ABOVE_USD takes (decision 177). */
+const WITHDRAWAL_WINDOW_LOCK = 'withdrawal-approval-window';
 
 export interface WithdrawalRequest {
   chain: string;
@@ -88,6 +94,16 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       if (!same) throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency key "${idempotencyKey}" was used for another withdrawal`);
       return { intent: existing, replayed: true, approval: await findApproval(tx, existing.id) };
     }
+    // The withdrawals of the rolling window, read under one lock that every withdrawal checked against the threshold
+    // takes (before the treasury rows, as reservations lock their merchant first): two at once, on any chains, are
+    // decided one after the other (decision 177).
+    const now = ctx.clock.now();
+    let leftWithoutApproval = 0n;
+    if (threshold !== null) {
+      await advisoryXactLockText(tx, WITHDRAWAL_WINDOW_LOCK);
+      const since = new Date(now.getTime() - ctx.config.withdrawalApprovalWindowSeconds * 1000);
+      leftWithoutApproval = await volumeWithoutApproval(tx, OPERATOR_MERCHANT_ID, since, RELEASED_STATUSES);
+    }
     const available = (await lockAvailable(tx, [chain])).get(chain) ?? 0n;
     // 2. Decide.
     if (amountMicros > available) {
@@ -97,7 +113,6 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       );
     }
     // 3. Persist: an internal quote (every intent names the quote it came from), the intent, its reservation, its job.
-    const now = ctx.clock.now();
     const quote: QuoteRow = {
       id: newId('quo'),
       merchant_id: OPERATOR_MERCHANT_ID,
@@ -128,10 +143,13 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     await insertQuotes(tx, [quote]);
     await insertCreatedIntents(tx, [intent], now);
     await postMany(tx, [{ movement: movements.reserve(chain, amountMicros), context: { paymentIntentId: intent.id, at: now } }]);
-    // Above the four-eyes threshold the withdrawal waits, reserved, for an approver other than its requester; the
-    // approval queues its execution (core/operator-transitions/approve.ts).
-    const held = threshold !== null && amountMicros > threshold;
-    const approval = held ? await insertApproval(tx, intent.id, threshold, now, request.audit.actor.id) : null;
+    // Above the four-eyes threshold (with what left without approval in the window) the withdrawal waits, reserved,
+    // for an approver other than its requester; the approval queues its execution (core/operator-transitions/approve.ts).
+    const held = withdrawalNeedsApproval(threshold, amountMicros, leftWithoutApproval);
+    const approvals = held
+      ? await insertApprovals(tx, [{ intentId: intent.id, thresholdMicros: threshold!, requestedBy: request.audit.actor.id, payoutBatchId: null }], now)
+      : null;
+    const approval = approvals?.get(intent.id) ?? null;
     if (!held) await enqueueExecutions(ctx.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     await appendAudit(ctx.config, tx, { ...request.audit, targets: [intent.id, ...request.audit.targets] }, 'ok', now);
     return { intent, replayed: false, approval };

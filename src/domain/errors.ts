@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   ADMIN_NOT_EXPOSED: 403,
   FORBIDDEN: 403,
   SELF_APPROVAL: 403,
+  NAMED_OPERATOR_REQUIRED: 403,
   // Operator endpoints behind the console (decisions 104, 108, 126).
   INVALID_RESOLUTION: 400,
   INVALID_FILTER: 400,

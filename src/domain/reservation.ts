@@ -50,10 +50,16 @@ export interface BatchFacts {
   available: ReadonlyMap<Chain, bigint>;
   now: Date;
   /**
-   * The spending policy of a request that may be reserved, given what this batch already reserved for its merchant:
-   * a refusal, or the approval threshold it is above (null: none). Without it, nothing is refused and nothing waits.
+   * The spending policy of a request that may be reserved, given what this batch already reserved for its merchant,
+   * and how much of that it sends without approval: a refusal, or the approval threshold it is above (null: none).
+   * Without it, nothing is refused and nothing waits.
    */
-  check?: (request: ReservationRequest, quote: QuoteFacts, reservedInBatchMicros: bigint) => Refusal | { approvalAboveMicros: bigint | null };
+  check?: (
+    request: ReservationRequest,
+    quote: QuoteFacts,
+    reservedInBatchMicros: bigint,
+    sentInBatchMicros: bigint,
+  ) => Refusal | { approvalAboveMicros: bigint | null };
 }
 
 export function keyOf(merchantId: string, idempotencyKey: string): string {
@@ -62,8 +68,9 @@ export function keyOf(merchantId: string, idempotencyKey: string): string {
 
 export function decideReservations(requests: readonly ReservationRequest[], facts: BatchFacts): ReservationDecision[] {
   const left = new Map(facts.available);
-  /** What this batch reserved so far, per merchant (their daily limits count it). */
+  /** What this batch reserved so far, per merchant (their daily limits count it), and of it what goes unapproved. */
   const reservedBy = new Map<string, bigint>();
+  const sentBy = new Map<string, bigint>();
   /** Keys that create an intent in this batch: the request that creates it, and its quote. Refusals claim none. */
   const claimed = new Map<string, { index: number; quoteId: string }>();
   const decisions: ReservationDecision[] = [];
@@ -94,7 +101,9 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
       decisions.push(refuse('QUOTE_EXPIRED', `quote ${quote.id} expired at ${quote.expiresAt.toISOString()}; request a new quote`));
       continue;
     }
-    const spending = facts.check?.(request, quote, reservedBy.get(request.merchantId) ?? 0n) ?? { approvalAboveMicros: null };
+    const spending = facts.check?.(request, quote, reservedBy.get(request.merchantId) ?? 0n, sentBy.get(request.merchantId) ?? 0n) ?? {
+      approvalAboveMicros: null,
+    };
     if ('code' in spending) {
       decisions.push({ kind: 'refuse', refusal: spending });
       continue;
@@ -112,9 +121,27 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
     claimed.set(key, { index, quoteId: request.quoteId });
     left.set(quote.chain, available - quote.amountMicros);
     reservedBy.set(request.merchantId, (reservedBy.get(request.merchantId) ?? 0n) + quote.amountMicros);
+    if (spending.approvalAboveMicros === null) sentBy.set(request.merchantId, (sentBy.get(request.merchantId) ?? 0n) + quote.amountMicros);
     decisions.push({ kind: 'reserve', quote, position: created++, approvalAboveMicros: spending.approvalAboveMicros });
   }
   return decisions;
+}
+
+/**
+ * A payout batch is decided whole (decision 178): when what it reserves is above its merchant's approval threshold,
+ * or any of its payments waits for approval on its own (the threshold, the limit per day), every payment it reserves
+ * waits, and one decision sends or fails them all. Returns the threshold the batch waits at, or null: none waits.
+ */
+export function batchHold(decisions: readonly ReservationDecision[], approvalAboveMicros: bigint | null): bigint | null {
+  let total = 0n;
+  let held: bigint | null = null;
+  for (const decision of decisions) {
+    if (decision.kind !== 'reserve') continue;
+    total += decision.quote.amountMicros;
+    held ??= decision.approvalAboveMicros;
+  }
+  if (approvalAboveMicros !== null && total > approvalAboveMicros) return approvalAboveMicros;
+  return held;
 }
 
 function refuse(code: ErrorCode, message: string): ReservationDecision {

@@ -17,12 +17,17 @@ export interface SpendingPolicy {
   dailyLimitMicros: bigint | null;
   /** Payments strictly above this wait for an operator's approval before broadcast. */
   approvalAboveMicros: bigint | null;
+  /**
+   * A payment waits too when it would bring the merchant's payments sent without approval in the last 24 hours (not
+   * failed, cancelled or expired) above this (decision 179): splitting cannot beat the threshold.
+   */
+  approvalAbovePerDayMicros: bigint | null;
   /** Only addresses in the merchant's address book can be paid. */
   allowlist: boolean;
 }
 
-export type PolicyLimit = 'maxPaymentMicros' | 'dailyLimitMicros' | 'approvalAboveMicros';
-export const POLICY_LIMITS: readonly PolicyLimit[] = ['maxPaymentMicros', 'dailyLimitMicros', 'approvalAboveMicros'];
+export type PolicyLimit = 'maxPaymentMicros' | 'dailyLimitMicros' | 'approvalAboveMicros' | 'approvalAbovePerDayMicros';
+export const POLICY_LIMITS: readonly PolicyLimit[] = ['maxPaymentMicros', 'dailyLimitMicros', 'approvalAboveMicros', 'approvalAbovePerDayMicros'];
 
 /**
  * A merchant's overrides. A limit that is `undefined` inherits the service default; `null` is "no limit" even when
@@ -32,6 +37,7 @@ export interface PolicyOverrides {
   maxPaymentMicros?: bigint | null;
   dailyLimitMicros?: bigint | null;
   approvalAboveMicros?: bigint | null;
+  approvalAbovePerDayMicros?: bigint | null;
   allowlist?: boolean;
 }
 
@@ -48,13 +54,21 @@ export function effectivePolicy(defaults: SpendingPolicy, overrides: PolicyOverr
   const [maxPaymentMicros, maxSource] = pick('maxPaymentMicros');
   const [dailyLimitMicros, dailySource] = pick('dailyLimitMicros');
   const [approvalAboveMicros, approvalSource] = pick('approvalAboveMicros');
+  const [approvalAbovePerDayMicros, perDaySource] = pick('approvalAbovePerDayMicros');
   const [allowlist, allowlistSource] = pick('allowlist');
   return {
     maxPaymentMicros,
     dailyLimitMicros,
     approvalAboveMicros,
+    approvalAbovePerDayMicros,
     allowlist,
-    sources: { maxPaymentMicros: maxSource, dailyLimitMicros: dailySource, approvalAboveMicros: approvalSource, allowlist: allowlistSource },
+    sources: {
+      maxPaymentMicros: maxSource,
+      dailyLimitMicros: dailySource,
+      approvalAboveMicros: approvalSource,
+      approvalAbovePerDayMicros: perDaySource,
+      allowlist: allowlistSource,
+    },
   };
 }
 
@@ -70,16 +84,20 @@ export interface SpendingFacts {
   address: AddressEntry | null;
   /** The merchant's payouts of the last 24 hours that still hold or spent funds; read only when a daily limit applies. */
   volume24hMicros: bigint;
+  /** Of those, the ones sent without an operator's approval (none was asked); read only when a limit per day applies. */
+  withoutApproval24hMicros: bigint;
   now: Date;
 }
 
 export type SpendingVerdict =
-  | { kind: 'allow'; needsApproval: boolean }
+  /** `heldAboveMicros`: the threshold a payment that needs approval is above (per payment, or per day). */
+  | { kind: 'allow'; needsApproval: boolean; heldAboveMicros?: bigint }
   | { kind: 'refuse'; code: Extract<ErrorCode, `POLICY_${string}` | `RECIPIENT_${string}`>; message: string; details: Record<string, string> };
 
 /**
  * The decision. Checks run cheapest-to-explain first: the per-payment maximum, then the recipient, then the daily
- * volume; a payment that passes them all needs approval when it is strictly above the approval threshold.
+ * volume; a payment that passes them all needs approval when it is strictly above the approval threshold, or when it
+ * would bring what left without approval in 24 hours above the limit per day.
  */
 export function decideSpending(policy: SpendingPolicy, facts: SpendingFacts): SpendingVerdict {
   if (policy.maxPaymentMicros !== null && facts.amountMicros > policy.maxPaymentMicros) {
@@ -117,13 +135,20 @@ export function decideSpending(policy: SpendingPolicy, facts: SpendingFacts): Sp
       details: { daily_limit_usd: usd(policy.dailyLimitMicros), remaining_usd: usd(left) },
     };
   }
-  return { kind: 'allow', needsApproval: policy.approvalAboveMicros !== null && facts.amountMicros > policy.approvalAboveMicros };
+  if (policy.approvalAboveMicros !== null && facts.amountMicros > policy.approvalAboveMicros) {
+    return { kind: 'allow', needsApproval: true, heldAboveMicros: policy.approvalAboveMicros };
+  }
+  const perDay = policy.approvalAbovePerDayMicros;
+  if (perDay !== null && facts.withoutApproval24hMicros + facts.amountMicros > perDay) {
+    return { kind: 'allow', needsApproval: true, heldAboveMicros: perDay };
+  }
+  return { kind: 'allow', needsApproval: false };
 }
 
 /** Quote time: only the per-payment maximum can be judged before a route and a reservation exist. */
 export function decideQuoteAmount(policy: SpendingPolicy, amountMicros: bigint): SpendingVerdict {
-  const maximumOnly: SpendingPolicy = { ...policy, allowlist: false, dailyLimitMicros: null };
-  return decideSpending(maximumOnly, { amountMicros, chain: '', address: null, volume24hMicros: 0n, now: new Date(0) });
+  const maximumOnly: SpendingPolicy = { ...policy, allowlist: false, dailyLimitMicros: null, approvalAbovePerDayMicros: null };
+  return decideSpending(maximumOnly, { amountMicros, chain: '', address: null, volume24hMicros: 0n, withoutApproval24hMicros: 0n, now: new Date(0) });
 }
 
 /**

@@ -2,6 +2,7 @@
 // operator's actions through the same use cases as the CLI, answered in the spec's error format.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants.js';
+import { createOperator } from '../../src/core/operators.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
@@ -156,9 +157,16 @@ describe('POST /admin/payments/:id/resolve and /cancel', () => {
     expect(refused.statusCode).toBe(409);
     expect(refused.json()).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('force') });
     expect((await get(`/admin/payments/${stuckEthereum}`)).json().status).toBe('manual_review');
+    // Forced over a transfer that may still land: a request another operator approves (decision 181).
     const forced = await post(`/admin/payments/${stuckEthereum}/resolve`, { resolution: 'failed', force: true });
     expect(forced.statusCode).toBe(200);
-    expect(forced.json()).toMatchObject({ payment_intent_id: stuckEthereum, status: 'failed' });
+    expect(forced.json()).toMatchObject({ payment_intent_id: stuckEthereum, status: 'manual_review', approval: 'pending' });
+    const self = await post(`/admin/payment_intents/${stuckEthereum}/approve`, {});
+    expect([self.statusCode, self.json().code]).toEqual([403, 'SELF_APPROVAL']);
+    const { token } = await createOperator(t.db.pool, t.ctx.config, { name: 'second', role: 'approver' }, t.clock.now(), testAudit());
+    const approved = await t.app.inject({ method: 'POST', url: `/admin/payment_intents/${stuckEthereum}/approve`, headers: { authorization: `Bearer ${token}` }, payload: {} });
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toMatchObject({ payment_intent_id: stuckEthereum, status: 'failed', approval: 'approved', requested_action: 'force_fail' });
   });
 
   it('settles a payment in manual review and refuses a second resolution', async () => {

@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { nonLoopbackAddress, send } from '../helpers/peer.js';
 
 const PEER = nonLoopbackAddress();
+const BREAK_GLASS = '7d2c9e4f1a8b3605e2d7c1f9a4b8e30c6f5d2a9b7e1c4f8d';
 const SOL_TO = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const env = {
   NODE_ENV: 'production',
@@ -20,6 +21,9 @@ const env = {
   WEBHOOK_SIGNING_SECRET: '9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f3021',
   AUDIT_KEY: '6e2b9d4f1a8c3e7b5d0f2a9c4e6b8d1f3a5c7e9b0d2f',
   WITHDRAWAL_APPROVAL_ABOVE_USD: '100',
+  // Each withdrawal here is judged on its own (the rolling window has its own test in test/workers/withdrawals.test.ts).
+  WITHDRAWAL_APPROVAL_WINDOW_SECONDS: '0',
+  ADMIN_TOKEN: BREAK_GLASS,
   LOG_LEVEL: 'silent',
   PORT: '0',
   HOST: '0.0.0.0',
@@ -206,5 +210,71 @@ describe('the audit log', () => {
   it('holds no token, key or secret', async () => {
     const { rows } = await db.pool.query<{ t: string }>('SELECT string_agg(row_to_json(a)::text, E\'\\n\') AS t FROM audit_log a');
     for (const { token } of people.values()) expect(rows[0]!.t).not.toContain(token.slice(6));
+  });
+});
+
+// Issue 35: the break-glass token and the CLI are not second people while operator accounts exist (production,
+// APPROVALS_ALLOW_BREAK_GLASS off); a payout batch held whole is decided once, four-eyes as for a payment.
+describe('who counts as a second person', () => {
+  const glass = (method: string, path: string, body?: unknown) => send(PEER, PEER, port, method, path, { host: `localhost:${port}`, authorization: `Bearer ${BREAK_GLASS}` }, body);
+
+  it('the break-glass token cannot approve an operator\'s withdrawal', async () => {
+    const id = (await withdraw('ada', '300')).body.id as string;
+    const refused = await glass('POST', `/admin/payment_intents/${id}/approve`, {});
+    expect([refused.status, refused.body.code], JSON.stringify(refused.body)).toEqual([403, 'NAMED_OPERATOR_REQUIRED']);
+    expect(await jobsOf(id)).toBe(0);
+    expect((await auditOf(id)).map((r) => [r.actor, r.outcome])).toContainEqual(['break-glass', 'refused:NAMED_OPERATOR_REQUIRED']);
+    expect((await approve('bob', id)).body).toMatchObject({ approval: 'approved' });
+  });
+
+  it('a withdrawal the break-glass token requested needs two named approvers', async () => {
+    const res = await glass('POST', '/admin/withdrawals', { chain: 'solana', to: SOL_TO, amount_usdc: '250', idempotency_key: `w-${++keys}` });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const id = res.body.id as string;
+    const first = await approve('bob', id);
+    expect(first.body).toMatchObject({ approval: 'pending', approvals: 1, approvals_required: 2 });
+    expect(await jobsOf(id)).toBe(0);
+    const second = await approve('cy', id);
+    expect(second.body).toMatchObject({ approval: 'approved', approvals: 2, approvals_required: 2 });
+    expect(await jobsOf(id)).toBe(1);
+  });
+
+  it('a payout batch held whole: one entry, two different named approvers, refused to a viewer, itself twice, break-glass and a merchant key', async () => {
+    const { merchant, apiKey } = await createMerchant(db.pool, config, { name: 'Split Co', webhookUrl: null }, new Date(), testAudit('merchant.create'));
+    await updateMerchantPolicy(db.pool, config, merchant.id, { approvalAboveMicros: 100_000_000n }, new Date(), testAudit('merchant.policy'));
+    const items = [1, 2, 3, 4].map((i) => ({ idempotency_key: `split-${i}`, amount_usd: 99.99, destination: { solana_address: SOL_TO }, priority: 'fast' }));
+    const created = await send(PEER, PEER, port, 'POST', '/payout_batches', { host: `localhost:${port}`, 'x-api-key': apiKey }, { idempotency_key: 'split', items });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const batchId = created.body.id as string;
+    const ids = (created.body.items as { payment_intent: { payment_intent_id: string } }[]).map((i) => i.payment_intent.payment_intent_id);
+    const entries = ((await call('vic', 'GET', '/admin/approvals')).body as unknown as { payout_batch_id: string | null; payments: number; amount_usd: number }[]).filter(
+      (e) => e.payout_batch_id === batchId,
+    );
+    expect(entries).toEqual([expect.objectContaining({ payments: 4, amount_usd: 399.96, approvals: 0, approvals_required: 2 })]);
+
+    const decide = (name: string) => call(name, 'POST', `/admin/payout_batches/${batchId}/approve`, { reason: 'payroll' });
+    expect([(await decide('vic')).status, (await decide('vic')).body.code]).toEqual([403, 'FORBIDDEN']);
+    const forged = await send(PEER, PEER, port, 'POST', `/admin/payout_batches/${batchId}/approve`, { host: `localhost:${port}`, authorization: `Bearer ${apiKey}`, 'x-api-key': apiKey }, {});
+    expect(forged.status).toBe(401);
+    expect((await decide('bob')).body).toMatchObject({ payout_batch_id: batchId, approval: 'pending', approvals: 1, approvals_required: 2, payments: 4 });
+    expect(await jobsOf(ids[0]!)).toBe(0);
+    const twice = await decide('bob');
+    expect([twice.status, twice.body.code]).toEqual([403, 'SELF_APPROVAL']);
+    const byGlass = await glass('POST', `/admin/payout_batches/${batchId}/approve`, {});
+    expect([byGlass.status, byGlass.body.code]).toEqual([403, 'NAMED_OPERATOR_REQUIRED']);
+    const alone = await approve('cy', ids[1]!);
+    expect([alone.status, alone.body.code]).toEqual([409, 'INVALID_STATE']);
+    for (const id of ids) expect(await jobsOf(id)).toBe(0);
+    const done = await decide('cy');
+    expect(done.body).toMatchObject({ approval: 'approved', approvals: 2, approvals_required: 2, payments: 4 });
+    for (const id of ids) expect(await jobsOf(id)).toBe(1);
+    expect((await auditOf(batchId)).map((r) => [r.actor, r.action, r.outcome])).toEqual([
+      [people.get('vic')!.id, 'payout_batch.approve', 'refused:FORBIDDEN'],
+      [people.get('vic')!.id, 'payout_batch.approve', 'refused:FORBIDDEN'],
+      [people.get('bob')!.id, 'payout_batch.approve', 'ok'],
+      [people.get('bob')!.id, 'payout_batch.approve', 'refused:SELF_APPROVAL'],
+      ['break-glass', 'payout_batch.approve', 'refused:NAMED_OPERATOR_REQUIRED'],
+      [people.get('cy')!.id, 'payout_batch.approve', 'ok'],
+    ]);
   });
 });

@@ -33,6 +33,8 @@ const MATRIX: Record<string, readonly OperatorRole[]> = {
   'GET /admin/approvals': ['viewer', 'operator', 'approver', 'admin'],
   'POST /admin/payment_intents/{id}/approve': ['approver', 'admin'],
   'POST /admin/payment_intents/{id}/reject': ['approver', 'admin'],
+  'POST /admin/payout_batches/{id}/approve': ['approver', 'admin'],
+  'POST /admin/payout_batches/{id}/reject': ['approver', 'admin'],
   'GET /admin/merchants/{id}/policy': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/merchants/{id}/addresses': ['viewer', 'operator', 'approver', 'admin'],
   'POST /admin/merchants/{id}/addresses': ['admin'],

@@ -379,3 +379,80 @@ describe('GET /payout_batches/:id and payout_batch.completed', () => {
     }
   });
 });
+
+// Issue 35: a payout batch cannot split its way under the merchant's approval threshold. One whose total is above it
+// is held whole (reserved, nothing signed, no execution job), listed once in GET /admin/approvals with its
+// payout_batch_id, and decided once for every payment in it.
+describe('a payout batch above the approval threshold', () => {
+  const jobsOf = async (ids: string[]) =>
+    (await t.db.pool.query("SELECT COUNT(*)::int AS n FROM pgboss.job WHERE name = 'payment-execute' AND data->>'payment_intent_id' = ANY($1)", [ids])).rows[0].n as number;
+  const idsOf = (body: { items: { payment_intent?: { payment_intent_id: string } }[] }) => body.items.flatMap((i) => (i.payment_intent ? [i.payment_intent.payment_intent_id] : []));
+  const approvals = async () => (await t.app.inject({ method: 'GET', url: '/admin/approvals?limit=500' })).json() as Record<string, unknown>[];
+  const decideBatch = (id: string, action: 'approve' | 'reject', payload: object = {}) => t.app.inject({ method: 'POST', url: `/admin/payout_batches/${id}/${action}`, payload });
+
+  it('is held whole: 5 items of 99.99 under a threshold of 100 queue nothing, and show as one approval', async () => {
+    const m = await merchant({ approvalAboveMicros: usd(100) });
+    const res = await post(m.headers, { idempotency_key: 'split-1', items: [1, 2, 3, 4, 5].map((i) => item(`s-${i}`, 99.99)) });
+    expect(res.statusCode, res.body).toBe(201);
+    const batch = res.json();
+    const ids = idsOf(batch);
+    expect(ids).toHaveLength(5);
+    expect(batch.items.map((i: { payment_intent: { approval?: { status: string } } }) => i.payment_intent.approval?.status)).toEqual(Array(5).fill('pending'));
+    expect(await jobsOf(ids)).toBe(0);
+    await drainExecution(t);
+    expect((await read(m.headers, batch.id)).json().payments_by_status).toEqual({ route_selected: 5 });
+
+    const entries = (await approvals()).filter((a) => a.merchant_id === m.id);
+    expect(entries).toEqual([
+      expect.objectContaining({ payout_batch_id: batch.id, payments: 5, kind: 'payout', amount_usd: 499.95, approval_above_usd: 100, approvals: 0, approvals_required: 1 }),
+    ]);
+    expect(ids).toContain(entries[0]!.payment_intent_id);
+
+    // One of its payments cannot be decided alone: the batch is decided once.
+    const alone = await t.app.inject({ method: 'POST', url: `/admin/payment_intents/${ids[2]}/approve`, payload: {} });
+    expect([alone.statusCode, alone.json().code]).toEqual([409, 'INVALID_STATE']);
+    expect(alone.json().message).toContain(batch.id);
+    expect(await jobsOf(ids)).toBe(0);
+
+    const approved = await decideBatch(batch.id, 'approve', { reason: 'payroll checked' });
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect(approved.json()).toEqual({ payout_batch_id: batch.id, approval: 'approved', approvals: 1, approvals_required: 1, payments: 5 });
+    expect(await jobsOf(ids)).toBe(5);
+    expect((await approvals()).filter((a) => a.merchant_id === m.id)).toEqual([]);
+    const again = await decideBatch(batch.id, 'approve');
+    expect([again.statusCode, again.json().code]).toEqual([409, 'INVALID_STATE']);
+    await drainExecution(t);
+    expect((await read(m.headers, batch.id)).json().payments_by_status).toEqual({ broadcasted: 5 });
+  });
+
+  it('a rejection fails every payment in it (approval_rejected), releases the funds and tells the merchant', async () => {
+    const m = await merchant({ approvalAboveMicros: usd(100) });
+    const batch = (await post(m.headers, { idempotency_key: 'split-2', items: [1, 2, 3].map((i) => item(`r-${i}`, 60)) })).json();
+    const ids = idsOf(batch);
+    const rejected = await decideBatch(batch.id, 'reject', { reason: 'not ours' });
+    expect(rejected.statusCode, rejected.body).toBe(200);
+    expect(rejected.json()).toEqual({ payout_batch_id: batch.id, approval: 'rejected', approvals: 0, approvals_required: 1, payments: 3 });
+    expect(await jobsOf(ids)).toBe(0);
+    const { rows } = await t.db.pool.query(
+      `SELECT i.status, (SELECT string_agg(type, ',' ORDER BY id) FROM ledger_transactions l WHERE l.payment_intent_id = i.id) AS ledger,
+              (SELECT payload->>'failure_reason' FROM webhook_events e WHERE e.payment_intent_id = i.id AND e.event_type = 'payment.failed') AS failed
+         FROM payment_intents i WHERE i.id = ANY($1)`,
+      [ids],
+    );
+    expect(rows).toEqual(Array(3).fill({ status: 'failed', ledger: 'reserve,release', failed: 'approval_rejected' }));
+    expect((await read(m.headers, batch.id)).json()).toMatchObject({ status: 'completed', totals: { failed_usd: 180 } });
+    expect(await completedEvents(m.id)).toHaveLength(1);
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+
+  it('a batch at or under the threshold is not held; unknown and undecidable batches are refused', async () => {
+    const m = await merchant({ approvalAboveMicros: usd(100) });
+    const batch = (await post(m.headers, { idempotency_key: 'under', items: [item('u-1', 60), item('u-2', 40)] })).json();
+    expect(batch.items.map((i: { payment_intent: object }) => i.payment_intent)).not.toContainEqual(expect.objectContaining({ approval: expect.anything() }));
+    expect(await jobsOf(idsOf(batch))).toBe(2);
+    const notHeld = await decideBatch(batch.id, 'approve');
+    expect([notHeld.statusCode, notHeld.json().code]).toEqual([409, 'INVALID_STATE']);
+    const unknown = await decideBatch('pob_unknown', 'reject');
+    expect([unknown.statusCode, unknown.json().code]).toEqual([404, 'PAYOUT_BATCH_NOT_FOUND']);
+  });
+});

@@ -93,3 +93,57 @@ describe('daily limit under concurrency', () => {
     expect((await verifyLedger(t.db.pool)).ok).toBe(true);
   });
 });
+
+// Issue 35: `--approval-above-usd-per-day N` holds any payment that would bring what the merchant sent without approval
+// in the last 24 hours above N: exact under concurrency (two apps, one database) and within one payout batch.
+describe('the approval limit per day', () => {
+  const usd = (n: number) => BigInt(Math.round(n * 1_000_000));
+  async function merchantWithPerDay(limitUsd: number) {
+    const { merchant, apiKey } = await createMerchant(t.db.pool, t.ctx.config, { name: 'splitter', webhookUrl: null }, t.clock.now(), testAudit());
+    await updateMerchantPolicy(t.db.pool, t.ctx.config, merchant.id, { approvalAbovePerDayMicros: usd(limitUsd) }, t.clock.now(), testAudit());
+    return { id: merchant.id, headers: { 'x-api-key': apiKey } };
+  }
+  let keys = 0;
+  async function pay(app: FastifyInstance, headers: Record<string, string>, amount: number) {
+    const q = await t.app.inject({ method: 'POST', url: '/quotes', headers, payload: { amount_usd: amount, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
+    const res = await app.inject({ method: 'POST', url: '/payment_intents', headers, payload: { quote_id: q.json().quote_id, idempotency_key: `per-day-${++keys}` } });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { payment_intent_id: string; approval?: { status: string } };
+  }
+  const held = (p: { approval?: { status: string } }) => p.approval?.status === 'pending';
+
+  it('holds the payment that would pass it; held and approved payments do not count; the day rolls', async () => {
+    const m = await merchantWithPerDay(100);
+    const outcomes = [];
+    for (const amount of [60, 30, 20, 10]) outcomes.push(held(await pay(t.app, m.headers, amount)));
+    expect(outcomes).toEqual([false, false, true, false]);
+    expect(held(await pay(t.app, m.headers, 0.000001))).toBe(true);
+    t.clock.advance(24 * 3600_000 + 1);
+    expect(held(await pay(t.app, m.headers, 100))).toBe(false);
+  });
+
+  it('20 payments of 60 at once through two apps against a limit of 100: exactly one goes unapproved', async () => {
+    const m = await merchantWithPerDay(100);
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => pay(i % 2 ? second.app : t.app, m.headers, 60)));
+    expect(all.filter((p) => !held(p))).toHaveLength(1);
+  });
+
+  it('a payout batch counts its own earlier items, and is held whole once one of them would pass it', async () => {
+    const m = await merchantWithPerDay(100);
+    const batch = (key: string, amounts: number[]) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/payout_batches',
+        headers: m.headers,
+        payload: { idempotency_key: key, items: amounts.map((amount_usd, i) => ({ idempotency_key: `${key}-${i}`, amount_usd, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' })) },
+      });
+    const statuses = async (key: string, amounts: number[]) => {
+      const res = await batch(key, amounts);
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().items.map((i: { payment_intent: { approval?: { status: string } } }) => i.payment_intent.approval?.status ?? 'sent');
+    };
+    expect(await statuses('b-1', [50, 40])).toEqual(['sent', 'sent']);
+    expect(await statuses('b-2', [5, 20, 1])).toEqual(['pending', 'pending', 'pending']);
+    expect(await statuses('b-3', [10])).toEqual(['sent']);
+  });
+});

@@ -214,10 +214,18 @@ describe('admin: policy and address book', () => {
       max_payment_usd: 1000,
       daily_limit_usd: 250.5,
       approval_above_usd: null,
+      approval_above_usd_per_day: null,
       allowlist: true,
       address_cooling_off_seconds: COOLING_OFF_SECONDS,
       rate_limit_per_minute: 30,
-      sources: { max_payment_usd: 'default', daily_limit_usd: 'merchant', approval_above_usd: 'default', allowlist: 'merchant', rate_limit_per_minute: 'merchant' },
+      sources: {
+        max_payment_usd: 'default',
+        daily_limit_usd: 'merchant',
+        approval_above_usd: 'default',
+        approval_above_usd_per_day: 'default',
+        allowlist: 'merchant',
+        rate_limit_per_minute: 'merchant',
+      },
     });
     const missing = await t.app.inject({ method: 'GET', url: '/admin/merchants/mer_nobody/policy' });
     expect(missing.statusCode).toBe(404);

@@ -290,6 +290,39 @@ describe('operators in the console (production)', () => {
     await context.close();
   }, 90_000);
 
+  it('shows a payout batch held whole as one row, decided for all its payments (issue 35)', async () => {
+    const { merchant, apiKey } = await createMerchant(db.pool, config, { name: 'Split Co', webhookUrl: null }, new Date(), setUp('merchant.create'));
+    await updateMerchantPolicy(db.pool, config, merchant.id, { approvalAboveMicros: 10_000_000n }, new Date(), setUp('merchant.policy'));
+    const items = [1, 2, 3].map((i) => ({ idempotency_key: `console-split-${i}`, amount_usd: 5, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' }));
+    const created = await fetch(`${publicUrl}/payout_batches`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ idempotency_key: 'console-split', items }),
+    });
+    expect(created.status).toBe(201);
+    const batchId = ((await created.json()) as { id: string }).id;
+
+    const { context, page } = await freshPage();
+    await page.goto(`${admin}/console#/approvals`);
+    await signIn(page, 'Bob Approver');
+    const batch = row(page, batchId);
+    await batch.waitFor();
+    await expect(batch.textContent()).resolves.toContain('payout batch · 3 payments');
+    await expect(batch.locator('[data-testid=approval-count]').textContent()).resolves.toBe('0 of 2');
+    await batch.locator('[data-action=approve]').click();
+    await expect(page.locator('[data-testid=confirm-dialog]').textContent()).resolves.toContain(`Payout batch ${batchId} · 3 payments`);
+    await page.locator('[data-testid=confirm]').click();
+    await page.getByRole('status').filter({ hasText: `${batchId} (3 payments): approval 1 of 2 recorded` }).waitFor();
+    await expect(batch.locator('[data-testid=approval-count]').textContent()).resolves.toBe('1 of 2');
+    await signOut(page);
+    await signIn(page, 'Ada Lovelace');
+    await row(page, batchId).locator('[data-action=approve]').click();
+    await page.locator('[data-testid=confirm]').click();
+    await page.getByRole('status').filter({ hasText: `${batchId} (3 payments) approved (2 of 2)` }).waitFor();
+    await row(page, batchId).waitFor({ state: 'detached' });
+    await context.close();
+  }, 90_000);
+
   it('fetched nothing from outside the service and raised no page error', () => {
     expect(problems.outside).toEqual([]);
     expect(problems.errors).toEqual([]);

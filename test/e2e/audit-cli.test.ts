@@ -4,7 +4,7 @@
 // --json`, `verify --expect SEQ:HASH`, AUDIT_ANCHOR_FILE) catches a tail cut off with the head moved back, and
 // production refuses to start without a strong AUDIT_KEY.
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -45,7 +45,8 @@ describe('the audit log of a production set-up', () => {
     expect((await cli(['merchants', 'keys', 'revoke', merchant.merchant_id!, '--key', key.api_key!])).code).toBe(0);
     const rotated = last((await cli(['merchants', 'webhook-secret', 'rotate', merchant.merchant_id!, '--json'])).stdout);
     secrets.push(rotated.webhook_secret!);
-    expect((await cli(['merchants', 'policy', merchant.merchant_id!, '--max-payment-usd', '500'])).code).toBe(0);
+    // $USER is anyone's to set: the record names the OS user the kernel says runs the command (issue 35).
+    expect((await runCommand(['merchants', 'policy', merchant.merchant_id!, '--max-payment-usd', '500'], { ...PRODUCTION, DATABASE_URL: db.url, USER: 'mallory', LOGNAME: 'mallory' })).code).toBe(0);
     const refused = await cli(['operators', 'disable', 'op_missing']);
     expect(refused.code).toBe(1);
 
@@ -72,6 +73,8 @@ describe('the audit log of a production set-up', () => {
       ['cli', 'operator.disable', 'refused:OPERATOR_NOT_FOUND'],
       [admin.operator_id, 'address_book.add', 'ok'],
     ]);
+    const cliActors = new Set(rows.filter((r) => r.actor.startsWith('cli:')).map((r) => r.actor));
+    expect(cliActors).toEqual(new Set([`cli:${process.getuid!()}(${userInfo().username})`]));
     const everything = (await db.pool.query<{ t: string }>("SELECT string_agg(row_to_json(a)::text, E'\\n') AS t FROM audit_log a")).rows[0]!.t;
     const logs = service.output();
     expect(logs.length).toBeGreaterThan(1000); // trace level: every request was logged

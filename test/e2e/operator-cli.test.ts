@@ -194,10 +194,17 @@ describe('stableroute intents resolve', () => {
     expect(refused.stderr).toContain('INVALID_STATE');
     expect(await everything(id)).toEqual(before);
 
+    // Forced, it is only requested (decision 181): nothing moves until another operator approves it; the CLI that
+    // asked is not that operator.
     const forced = await intents('resolve', id, '--failed', '--force', '--json');
     expect(forced.stderr).toBe('');
     expect(forced.code).toBe(0);
-    expect(lastJson(forced.stdout)).toEqual({ payment_intent_id: id, status: 'failed', tx_id: txId });
+    expect(lastJson(forced.stdout)).toEqual({ payment_intent_id: id, status: 'manual_review', tx_id: txId, approval: 'pending' });
+    expect(types(await read(id))).toEqual(['reserve', 'debit']);
+    const self = await intents('approve', id, '--json');
+    expect([self.code, self.stderr]).toEqual([1, expect.stringContaining('SELF_APPROVAL')]);
+    const approved = await t.app.inject({ method: 'POST', url: `/admin/payment_intents/${id}/approve`, payload: {} });
+    expect(approved.json()).toMatchObject({ payment_intent_id: id, status: 'failed', approval: 'approved' });
     expect(types(await read(id))).toEqual(['reserve', 'debit', 'release']);
     expect(await solanaBalance()).toEqual({ available: balance.available + 30, reserved: balance.reserved - 30 });
     await ledgerVerifies();

@@ -53,6 +53,7 @@ beforeAll(async () => {
     SIM_TREASURY_USDC: '100000',
     // One operator (the CLI's OS user) decides here; two-operator approvals are tested in test/api/audit-four-eyes.test.ts.
     APPROVALS_REQUIRE_SECOND_OPERATOR: 'off',
+    WITHDRAWAL_APPROVAL_ABOVE_USD: '1000',
   };
   const created = await ok('merchants', 'create', '--name', 'Acme', '--webhook-url', 'https://acme.example/hooks', '--json');
   merchantId = created.merchant_id;
@@ -199,5 +200,77 @@ describe('revocation and rate limits from the CLI', () => {
     expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 429]);
     expect(answers[3]!.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', code: 'RATE_LIMITED' });
     expect(Number(answers[3]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+// Issue 35: splitting does not beat the approval threshold (a payout batch waits whole, decided by `batches
+// approve|reject`; a limit per day on what leaves unapproved), and the CLI is not a second person once operator
+// accounts exist.
+describe('stableroute batches approve|reject and --approval-above-usd-per-day', () => {
+  const jobs = async (ids: string[]) =>
+    (await db.pool.query("SELECT COUNT(*)::int AS n FROM pgboss.job WHERE name = 'payment-execute' AND data->>'payment_intent_id' = ANY($1)", [ids])).rows[0].n;
+  const batch = async (key: string, amounts: number[]) => {
+    const res = await call(apis[0]!.base, secondKey, 'POST', '/payout_batches', {
+      idempotency_key: key,
+      items: amounts.map((amount_usd, i) => ({ idempotency_key: `${key}-${i}`, amount_usd, destination: { solana_address: SOL }, priority: 'fast' })),
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return { id: res.body.id as string, ids: (res.body.items as { payment_intent: { payment_intent_id: string } }[]).map((i) => i.payment_intent.payment_intent_id) };
+  };
+
+  it('a batch above the threshold waits whole, listed once; approve queues every payment, reject fails every one', SLOW, async () => {
+    await ok('merchants', 'policy', merchantId, '--reset', '--approval-above-usd', '10', '--json');
+    const [kept, dropped] = [await batch('cli-held-1', [4, 4, 4]), await batch('cli-held-2', [6, 6])];
+    expect(await jobs([...kept.ids, ...dropped.ids])).toBe(0);
+    const listed = (await ok('intents', 'approvals', '--json')) as { payout_batch_id: string | null; payments: number; amount_usd: number }[];
+    expect(listed.filter((a) => a.payout_batch_id !== null)).toEqual([
+      expect.objectContaining({ payout_batch_id: kept.id, payments: 3, amount_usd: 12 }),
+      expect.objectContaining({ payout_batch_id: dropped.id, payments: 2, amount_usd: 12 }),
+    ]);
+    const [approved, rejected, unknown] = await Promise.all([
+      ok('batches', 'approve', kept.id, '--reason', 'payroll', '--json'),
+      ok('batches', 'reject', dropped.id, '--json'),
+      cli('batches', 'approve', 'pob_unknown'),
+    ]);
+    expect(approved).toEqual({ payout_batch_id: kept.id, approval: 'approved', approvals: 1, approvals_required: 1, payments: 3 });
+    expect(rejected).toEqual({ payout_batch_id: dropped.id, approval: 'rejected', approvals: 0, approvals_required: 1, payments: 2 });
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('PAYOUT_BATCH_NOT_FOUND')]);
+    expect(await jobs(kept.ids)).toBe(3);
+    const { rows } = await db.pool.query('SELECT DISTINCT status FROM payment_intents WHERE id = ANY($1)', [dropped.ids]);
+    expect(rows).toEqual([{ status: 'failed' }]);
+    const usage = await cli('batches', 'approve');
+    expect([usage.code, usage.stderr]).toEqual([2, expect.stringContaining('usage: stableroute batches')]);
+  });
+
+  it('--approval-above-usd-per-day holds the payment that would pass it', SLOW, async () => {
+    const policy = await ok('merchants', 'policy', merchantId, '--reset', '--approval-above-usd-per-day', '10', '--json');
+    expect(policy).toMatchObject({ approval_above_usd_per_day: 10, sources: { approval_above_usd_per_day: 'merchant' } });
+    const text = await cli('merchants', 'policy', merchantId);
+    expect(text.stdout).toMatch(/approval per day\s+10 USD\s+\(merchant/);
+    // Earlier tests' payments of the last 24 hours left without approval already: one more micro waits.
+    expect((await pay(apis[0]!.base, secondKey, 0.000001, 'per-day-1')).body).toMatchObject({ approval: { status: 'pending' } });
+    await ok('merchants', 'policy', merchantId, '--reset', '--json');
+  });
+
+  it('once an operator account exists, the CLI cannot be the second person on a withdrawal', SLOW, async () => {
+    const ada = await ok('operators', 'create', '--name', 'Ada', '--role', 'admin', '--json');
+    const res = await fetch(`${apis[0]!.base}/admin/withdrawals`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ada.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ chain: 'solana', to: SOL, amount_usdc: '5000', idempotency_key: 'cli-second' }),
+    });
+    const withdrawal = (await res.json()) as { id: string; approval: { status: string } };
+    expect([res.status, withdrawal.approval.status]).toEqual([201, 'pending']);
+    const refused = await cli('intents', 'approve', withdrawal.id);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('NAMED_OPERATOR_REQUIRED')]);
+    const { rows } = await db.pool.query<{ actor: string; outcome: string }>('SELECT actor, outcome FROM audit_log WHERE $1 = ANY(targets) ORDER BY seq', [withdrawal.id]);
+    expect(rows).toEqual([
+      { actor: ada.operator_id, outcome: 'ok' },
+      { actor: expect.stringMatching(new RegExp(`^cli:${process.getuid!()}\\(`)), outcome: 'refused:NAMED_OPERATOR_REQUIRED' },
+    ]);
+    // A one-person shop says so: APPROVALS_ALLOW_BREAK_GLASS=on.
+    const allowed = await runCommand(['intents', 'approve', withdrawal.id, '--json'], { ...env, APPROVALS_ALLOW_BREAK_GLASS: 'on' });
+    expect([allowed.code, allowed.stderr]).toEqual([0, '']);
+    expect(lastJson(allowed.stdout)).toMatchObject({ payment_intent_id: withdrawal.id, approval: 'approved' });
   });
 });

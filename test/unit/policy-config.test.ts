@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 describe('policy settings', () => {
   it('default to no limits, allowlist off, no cooling-off, 600 requests a minute', () => {
     const c = loadConfig({});
-    expect(c.policy).toEqual({ maxPaymentMicros: null, dailyLimitMicros: null, approvalAboveMicros: null, allowlist: false, addressCoolingOffSeconds: 0 });
+    expect(c.policy).toEqual({ maxPaymentMicros: null, dailyLimitMicros: null, approvalAboveMicros: null, approvalAbovePerDayMicros: null, allowlist: false, addressCoolingOffSeconds: 0 });
     expect(c.rateLimitPerMinute).toBe(600);
   });
 
@@ -15,11 +15,19 @@ describe('policy settings', () => {
       POLICY_MAX_PAYMENT_USD: '2500.5',
       POLICY_DAILY_LIMIT_USD: '0.000001',
       POLICY_APPROVAL_ABOVE_USD: '0',
+      POLICY_APPROVAL_ABOVE_USD_PER_DAY: '1000.25',
       POLICY_ALLOWLIST: 'on',
       POLICY_ADDRESS_COOLING_OFF_SECONDS: '86400',
       RATE_LIMIT_PER_MINUTE: '0',
     });
-    expect(c.policy).toEqual({ maxPaymentMicros: 2_500_500_000n, dailyLimitMicros: 1n, approvalAboveMicros: 0n, allowlist: true, addressCoolingOffSeconds: 86400 });
+    expect(c.policy).toEqual({
+      maxPaymentMicros: 2_500_500_000n,
+      dailyLimitMicros: 1n,
+      approvalAboveMicros: 0n,
+      approvalAbovePerDayMicros: 1_000_250_000n,
+      allowlist: true,
+      addressCoolingOffSeconds: 86400,
+    });
     expect(c.rateLimitPerMinute).toBe(0);
   });
 

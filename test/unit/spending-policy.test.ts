@@ -12,10 +12,10 @@ import {
 
 const usd = (n: number) => BigInt(Math.round(n * 1_000_000));
 const NOW = new Date('2026-03-01T12:00:00.000Z');
-const OPEN: SpendingPolicy = { maxPaymentMicros: null, dailyLimitMicros: null, approvalAboveMicros: null, allowlist: false };
+const OPEN: SpendingPolicy = { maxPaymentMicros: null, dailyLimitMicros: null, approvalAboveMicros: null, approvalAbovePerDayMicros: null, allowlist: false };
 
 function facts(over: Partial<SpendingFacts> = {}): SpendingFacts {
-  return { amountMicros: usd(100), chain: 'solana', address: null, volume24hMicros: 0n, now: NOW, ...over };
+  return { amountMicros: usd(100), chain: 'solana', address: null, volume24hMicros: 0n, withoutApproval24hMicros: 0n, now: NOW, ...over };
 }
 
 const listed = (secondsFromNow: number) => ({ usableFrom: new Date(NOW.getTime() + secondsFromNow * 1000) });
@@ -39,6 +39,9 @@ describe('decideSpending', () => {
     ['approval at the threshold: none needed', { approvalAboveMicros: usd(100) }, {}, 'allow'],
     ['approval above the threshold', { approvalAboveMicros: usd(99.999999) }, {}, 'approval'],
     ['a refusal wins over approval', { approvalAboveMicros: 0n, maxPaymentMicros: usd(50) }, {}, 'POLICY_MAX_PAYMENT_EXCEEDED'],
+    ['per day: exactly at the limit with what left unapproved', { approvalAbovePerDayMicros: usd(1000) }, { withoutApproval24hMicros: usd(900) }, 'allow'],
+    ['per day: one micro over it', { approvalAbovePerDayMicros: usd(1000) }, { withoutApproval24hMicros: usd(900) + 1n }, 'approval'],
+    ['per day: approved volume does not count', { approvalAbovePerDayMicros: usd(1000) }, { volume24hMicros: usd(5000), withoutApproval24hMicros: 0n }, 'allow'],
   ];
 
   it.each(cases)('%s', (_name, policy, given, expected) => {
@@ -61,30 +64,31 @@ describe('decideSpending', () => {
 
 describe('decideQuoteAmount', () => {
   it('refuses only amounts above the maximum; the allowlist and the daily limit wait for the reservation', () => {
-    const strict: SpendingPolicy = { maxPaymentMicros: usd(10), dailyLimitMicros: 0n, approvalAboveMicros: null, allowlist: true };
+    const strict: SpendingPolicy = { maxPaymentMicros: usd(10), dailyLimitMicros: 0n, approvalAboveMicros: null, approvalAbovePerDayMicros: 0n, allowlist: true };
     expect(decideQuoteAmount(strict, usd(10))).toMatchObject({ kind: 'allow' });
     expect(decideQuoteAmount(strict, usd(10) + 1n)).toMatchObject({ kind: 'refuse', code: 'POLICY_MAX_PAYMENT_EXCEEDED' });
   });
 });
 
 describe('effectivePolicy', () => {
-  const defaults: SpendingPolicy = { maxPaymentMicros: usd(500), dailyLimitMicros: usd(5000), approvalAboveMicros: null, allowlist: true };
+  const defaults: SpendingPolicy = { maxPaymentMicros: usd(500), dailyLimitMicros: usd(5000), approvalAboveMicros: null, approvalAbovePerDayMicros: usd(300), allowlist: true };
 
   it('inherits every default without overrides', () => {
     expect(effectivePolicy(defaults, {})).toEqual({
       ...defaults,
-      sources: { maxPaymentMicros: 'default', dailyLimitMicros: 'default', approvalAboveMicros: 'default', allowlist: 'default' },
+      sources: { maxPaymentMicros: 'default', dailyLimitMicros: 'default', approvalAboveMicros: 'default', approvalAbovePerDayMicros: 'default', allowlist: 'default' },
     });
   });
 
   it('a value replaces the default, null lifts it, false turns the allowlist off', () => {
-    const policy = effectivePolicy(defaults, { maxPaymentMicros: usd(50), dailyLimitMicros: null, approvalAboveMicros: usd(10), allowlist: false });
+    const policy = effectivePolicy(defaults, { maxPaymentMicros: usd(50), dailyLimitMicros: null, approvalAboveMicros: usd(10), approvalAbovePerDayMicros: null, allowlist: false });
     expect(policy).toEqual({
       maxPaymentMicros: usd(50),
       dailyLimitMicros: null,
       approvalAboveMicros: usd(10),
+      approvalAbovePerDayMicros: null,
       allowlist: false,
-      sources: { maxPaymentMicros: 'merchant', dailyLimitMicros: 'merchant', approvalAboveMicros: 'merchant', allowlist: 'merchant' },
+      sources: { maxPaymentMicros: 'merchant', dailyLimitMicros: 'merchant', approvalAboveMicros: 'merchant', approvalAbovePerDayMicros: 'merchant', allowlist: 'merchant' },
     });
   });
 });

@@ -84,6 +84,9 @@ describe('payments above the threshold', () => {
         destination_address: SOL_ADDRESS,
         approval_above_usd: 100,
         requested_at: t.clock.now().toISOString(),
+        payout_batch_id: null,
+        payments: 1,
+        requested_action: 'send',
       },
     ]);
 

@@ -16,6 +16,7 @@ import type { Chain } from '../../src/chains/port.js';
 /** The default CHAINS, the ones these properties pay out on. */
 const CHAINS = ['ethereum', 'solana'] as const;
 import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
+import { approvePayment } from '../../src/core/operator-transitions/approve.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { AppError } from '../../src/domain/errors.js';
 import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
@@ -296,7 +297,10 @@ async function resolveByHand(run: Run, id: string, verdict: Verdict): Promise<vo
     expect((refused as AppError).code).toBe('INVALID_STATE');
     return;
   }
-  expect((await resolveManualReview(run.t.ctx, id, verdict, { force: true, audit: testAudit() })).status).toBe(verdict);
+  const resolved = await resolveManualReview(run.t.ctx, id, verdict, { force: true, audit: testAudit() });
+  // A failure forced over a transfer that may still land waits for a second operator (decision 181).
+  const outcome = resolved.approval === 'pending' ? await approvePayment(run.t.ctx, id, { audit: testAudit('payment.approve', { id: 'op_second', role: 'approver', peer: null }) }) : resolved;
+  expect(outcome.status).toBe(verdict);
   if (verdict === 'settled') run.handSettled.set(id, run.t.clock.now().getTime());
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvePayment, rejectPayment } from '../../src/core/operator-transitions/approve.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { AppError } from '../../src/domain/errors.js';
@@ -25,6 +26,15 @@ async function stuckIntent(amount: number): Promise<string> {
 
 const status = async (id: string) => (await t.app.inject({ method: 'GET', url: `/payment_intents/${id}`, headers: KEY })).json();
 
+const ADA = testAudit('payment.resolve', { id: 'op_ada', role: 'operator', peer: null });
+const BOB = testAudit('payment.approve', { id: 'op_bob', role: 'approver', peer: null });
+
+/** A failure forced over a transfer that may still land: requested by one operator, approved by another (decision 181). */
+async function forceFail(id: string) {
+  expect(await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: ADA })).toMatchObject({ status: 'manual_review', approval: 'pending' });
+  return approvePayment(t.ctx, id, { audit: BOB });
+}
+
 describe('operator resolution of manual review', () => {
   it('failed: refused while the chain reports the transfer pending; forced, releases the funds and tells the merchant', async () => {
     const id = await stuckIntent(20);
@@ -32,7 +42,7 @@ describe('operator resolution of manual review', () => {
     await expect(resolveManualReview(t.ctx, id, 'failed', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
     expect((await status(id)).status).toBe('manual_review');
     expect((await status(id)).ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit']);
-    const result = await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: testAudit() });
+    const result = await forceFail(id);
     expect(result.status).toBe('failed');
     const intent = await status(id);
     expect(intent.ledger_entries.map((e: { type: string }) => e.type)).toEqual(['reserve', 'debit', 'release']);
@@ -50,7 +60,7 @@ describe('operator resolution of manual review', () => {
   it('refuses actions that do not apply', async () => {
     const id = await stuckIntent(40);
     await expect(resolveManualReview(t.ctx, id, 'replace', { audit: testAudit() })).rejects.toMatchObject({ code: 'INVALID_STATE' });
-    await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: testAudit() });
+    await forceFail(id);
     await expect(resolveManualReview(t.ctx, id, 'settled', { audit: testAudit() })).rejects.toBeInstanceOf(AppError);
     await expect(resolveManualReview(t.ctx, 'pi_missing', 'failed', { audit: testAudit() })).rejects.toMatchObject({ code: 'PAYMENT_INTENT_NOT_FOUND' });
   });
@@ -99,6 +109,77 @@ describe('operator cancellation', () => {
     await expect(cancelPayment(t.ctx, id, testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
     const stuck = await stuckIntent(11);
     await expect(cancelPayment(t.ctx, stuck, testAudit())).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
+  });
+});
+
+// Issue 35: forcing a payment to failed while its transfer may still land is a four-eyes action. The request changes
+// nothing (manual_review, funds in flight) and shows in GET /admin/approvals; another operator approves it as a held
+// payment is approved, or rejects it (the payment stays in manual_review); a transfer that lands meanwhile is never
+// failed.
+describe('a forced failure waits for a second operator', () => {
+  const approvals = async () => (await t.app.inject({ method: 'GET', url: '/admin/approvals' })).json() as Record<string, unknown>[];
+  const entries = (id: string) => t.db.pool.query('SELECT type FROM ledger_transactions WHERE payment_intent_id = $1 ORDER BY id', [id]).then((r) => r.rows.map((x) => x.type));
+  const land = (id: string) => t.db.pool.query('UPDATE sim_transactions SET will_stick = false WHERE tx_id IN (SELECT tx_id FROM payment_attempts WHERE payment_intent_id = $1)', [id]);
+
+  it('is only requested: nothing moves, it is listed; the requester may not approve it, another operator may', async () => {
+    const id = await stuckIntent(21);
+    const requested = await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: ADA });
+    expect(requested).toMatchObject({ payment_intent_id: id, status: 'manual_review', approval: 'pending' });
+    expect((await status(id)).status).toBe('manual_review');
+    expect(await entries(id)).toEqual(['reserve', 'debit']);
+    expect(await approvals()).toContainEqual(
+      expect.objectContaining({ payment_intent_id: id, requested_action: 'force_fail', requested_by: 'op_ada', approvals: 0, approvals_required: 1, amount_usd: 21 }),
+    );
+    await expect(approvePayment(t.ctx, id, { audit: testAudit('payment.approve', { id: 'op_ada', role: 'admin', peer: null }) })).rejects.toMatchObject({ code: 'SELF_APPROVAL' });
+    expect((await status(id)).status).toBe('manual_review');
+
+    const approved = await approvePayment(t.ctx, id, { audit: BOB });
+    expect(approved).toMatchObject({ payment_intent_id: id, status: 'failed', approval: 'approved', requested_action: 'force_fail' });
+    const intent = await status(id);
+    expect(intent.status).toBe('failed');
+    expect(intent.attempts[0].failure_reason).toBe('operator_failed');
+    expect(await entries(id)).toEqual(['reserve', 'debit', 'release']);
+    expect((await approvals()).map((a) => a.payment_intent_id)).not.toContain(id);
+  });
+
+  it('a rejection drops the request: the payment stays in manual review, and may be requested again', async () => {
+    const id = await stuckIntent(22);
+    await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: ADA });
+    const rejected = await rejectPayment(t.ctx, id, { audit: BOB, reason: 'it may still land' });
+    expect(rejected).toMatchObject({ status: 'manual_review', approval: 'rejected', requested_action: 'force_fail' });
+    expect((await status(id)).status).toBe('manual_review');
+    expect(await entries(id)).toEqual(['reserve', 'debit']);
+    expect((await approvals()).map((a) => a.payment_intent_id)).not.toContain(id);
+    await expect(approvePayment(t.ctx, id, { audit: BOB })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await forceFail(id)).status).toBe('failed');
+  });
+
+  it('a payment whose transfer settled meanwhile is not failed by the approval', async () => {
+    const id = await stuckIntent(23);
+    await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: ADA });
+    await land(id);
+    // Landed, the confirmation worker not there yet: the chain says final, so the approval refuses.
+    await expect(approvePayment(t.ctx, id, { audit: BOB })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await status(id)).status).toBe('manual_review');
+    t.clock.advance(120_000);
+    await confirm(t);
+    expect((await status(id)).status).toBe('settled');
+    await expect(approvePayment(t.ctx, id, { audit: BOB })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    expect((await status(id)).status).toBe('settled');
+    expect(await entries(id)).toEqual(['reserve', 'debit', 'settle', 'fee']);
+  });
+
+  it('a request that finds its payment settled under the lock voids itself', async () => {
+    const id = await stuckIntent(24);
+    await resolveManualReview(t.ctx, id, 'failed', { force: true, audit: ADA });
+    await land(id);
+    t.clock.advance(120_000);
+    await confirm(t);
+    expect((await status(id)).status).toBe('settled');
+    await expect(approvePayment(t.ctx, id, { audit: BOB })).rejects.toMatchObject({ code: 'INVALID_STATE' });
+    const { rows } = await t.db.pool.query('SELECT status FROM forced_failures WHERE payment_intent_id = $1', [id]);
+    expect(rows).toEqual([{ status: 'void' }]);
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 });

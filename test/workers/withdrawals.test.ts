@@ -8,11 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
 import type { ExecutionDeps } from '../../src/core/execution/execute.js';
 import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
+import { approvePayment } from '../../src/core/operator-transitions/approve.js';
+import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
+import { testAudit } from '../helpers/audit.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -194,5 +197,64 @@ describe('withdrawals', () => {
       cursor = page.next_cursor;
     } while (cursor !== null);
     expect(paged).toEqual(all.data.map((w) => w.id));
+  });
+});
+
+// Issue 35: four-eyes cannot be beaten by splitting. No sequence of withdrawals moves more than
+// WITHDRAWAL_APPROVAL_ABOVE_USD without a second operator within WITHDRAWAL_APPROVAL_WINDOW_SECONDS (every operator,
+// every chain); a withdrawal whose funds came back (failed, cancelled) no longer counts, nor one a second operator
+// approved.
+describe('withdrawals above the threshold within the rolling window', () => {
+  let w: TestContext;
+  beforeAll(async () => {
+    w = await createTestContext({ SIM_TREASURY_USDC: '100000', WITHDRAWAL_APPROVAL_ABOVE_USD: '100', WITHDRAWAL_APPROVAL_WINDOW_SECONDS: '3600' });
+  });
+  afterAll(async () => w.close());
+
+  let n = 0;
+  const take = async (chain: 'ethereum' | 'solana', usdc: string) => {
+    const res = await w.app.inject({
+      method: 'POST',
+      url: '/admin/withdrawals',
+      payload: { chain, to: chain === 'solana' ? SOL_ADDRESS : ETH_ADDRESS, amount_usdc: usdc, idempotency_key: `window-${++n}` },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return res.json() as { id: string; approval?: { status: string } };
+  };
+  const held = (x: { approval?: { status: string } }) => x.approval?.status === 'pending';
+  const nextWindow = () => w.clock.advance(3600_000 + 1);
+
+  it('five withdrawals of 100 with a threshold of 100: the first goes, the second and later ones wait', async () => {
+    const five = [];
+    for (let i = 0; i < 5; i++) five.push(await take(i % 2 ? 'ethereum' : 'solana', '100'));
+    expect(five.map(held)).toEqual([false, true, true, true, true]);
+    // Waiting ones do not count: they have not left. Approved by a second operator, they do not count either.
+    const approved = await approvePayment(w.ctx, five[1]!.id, { audit: testAudit('payment.approve', { id: 'op_second', role: 'approver', peer: null }) });
+    expect(approved.approval).toBe('approved');
+    expect(held(await take('solana', '0.000001'))).toBe(true);
+    nextWindow();
+  });
+
+  it('a withdrawal whose funds came back no longer counts; the window rolls', async () => {
+    const first = await take('solana', '80');
+    expect(held(first)).toBe(false);
+    expect(held(await take('ethereum', '30'))).toBe(true);
+    await cancelPayment(w.ctx, first.id, testAudit());
+    expect(held(await take('ethereum', '30'))).toBe(false);
+    // 30 left within the hour: 71 more would pass 100.
+    w.clock.advance(1800_000);
+    expect(held(await take('solana', '71'))).toBe(true);
+    // An hour after the 30 left, it no longer counts.
+    w.clock.advance(1800_001);
+    expect(held(await take('solana', '100'))).toBe(false);
+    nextWindow();
+  });
+
+  it('concurrent withdrawals on two chains cannot both slip under the threshold', async () => {
+    for (let round = 0; round < 5; round++) {
+      const all = await Promise.all(Array.from({ length: 6 }, (_, i) => take(i % 2 ? 'ethereum' : 'solana', '60')));
+      expect(all.filter((x) => !held(x))).toHaveLength(1);
+      nextWindow();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
 import type { AppContext } from '../../core/context.js';
 import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/operator-transitions/approve.js';
+import { approvePayoutBatch, rejectPayoutBatch } from '../../core/operator-transitions/approve-batch.js';
 import { getMerchantPolicy } from '../../core/policies.js';
 import type { Chain } from '../../domain/chain.js';
 import { auditEntryOf } from '../audit.js';
@@ -20,6 +21,7 @@ const policySchema = {
     max_payment_usd: usdOrNull,
     daily_limit_usd: usdOrNull,
     approval_above_usd: usdOrNull,
+    approval_above_usd_per_day: usdOrNull,
     allowlist: { type: 'boolean' },
     address_cooling_off_seconds: { type: 'number' },
     rate_limit_per_minute: { type: 'number' },
@@ -29,6 +31,7 @@ const policySchema = {
         max_payment_usd: source,
         daily_limit_usd: source,
         approval_above_usd: source,
+        approval_above_usd_per_day: source,
         allowlist: source,
         rate_limit_per_minute: source,
       },
@@ -60,6 +63,18 @@ const decisionSchema = {
     approval: { type: 'string', enum: ['pending', 'approved', 'rejected'] },
     approvals: { type: 'integer' },
     approvals_required: { type: 'integer' },
+    requested_action: { type: 'string', enum: ['force_fail'] },
+  },
+} as const;
+
+const batchDecisionSchema = {
+  type: 'object',
+  properties: {
+    payout_batch_id: { type: 'string' },
+    approval: { type: 'string', enum: ['pending', 'approved', 'rejected'] },
+    approvals: { type: 'integer' },
+    approvals_required: { type: 'integer' },
+    payments: { type: 'integer' },
   },
 } as const;
 
@@ -71,7 +86,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
     {
       schema: {
         tags: ['admin'],
-        summary: 'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed',
+        summary:
+          'Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments). requested_action force_fail: a payment in manual_review whose forced failure waits for a second operator (its funds still reserved or in flight)',
         querystring: { type: 'object', properties: { limit: { type: 'string', pattern: '^[0-9]{1,3}$' } } },
         response: {
           200: arrayOf({
@@ -87,6 +103,9 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
             destination_address: { type: 'string' },
             approval_above_usd: { type: 'number' },
             requested_at: timestamp,
+            payout_batch_id: { type: ['string', 'null'] },
+            payments: { type: 'integer' },
+            requested_action: { type: 'string', enum: ['send', 'force_fail'] },
           }),
           400: errorRef,
         },
@@ -106,8 +125,8 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
           tags: ['admin'],
           summary:
             action === 'approve'
-              ? 'Approve a payment waiting for approval: its execution is queued now'
-              : 'Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released',
+              ? 'Approve a payment waiting for approval: its execution is queued now. For a forced failure another operator requested (requested_action force_fail), the payment fails now, unless it moved on or its transfer landed meanwhile (409)'
+              : 'Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released. A forced failure is dropped instead: the payment stays in manual_review',
           params: idParams,
           body: decisionBody,
           response: { 200: decisionSchema, 400: errorRef, 404: errorRef, 409: errorRef },
@@ -121,6 +140,30 @@ export function policyAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
       async (request) => {
         const input = { reason: request.body?.reason ?? null, audit: auditEntryOf(request) };
         return action === 'approve' ? approvePayment(ctx, request.params.id, input) : rejectPayment(ctx, request.params.id, input);
+      },
+    );
+
+    app.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      `/admin/payout_batches/:id/${action}`,
+      {
+        schema: {
+          tags: ['admin'],
+          summary:
+            action === 'approve'
+              ? 'Approve a payout batch held whole (decision 178): the executions of all its waiting payments are queued now'
+              : 'Reject a payout batch held whole: each of its waiting payments fails (approval_rejected) and its funds are released',
+          params: idParams,
+          body: decisionBody,
+          response: { 200: batchDecisionSchema, 400: errorRef, 404: errorRef, 409: errorRef },
+        },
+        config: { validationCodes: { '': 'INVALID_REQUEST', id: 'PAYOUT_BATCH_NOT_FOUND', reason: 'INVALID_REQUEST' } },
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+      },
+      async (request) => {
+        const input = { reason: request.body?.reason ?? null, audit: auditEntryOf(request) };
+        return action === 'approve' ? approvePayoutBatch(ctx, request.params.id, input) : rejectPayoutBatch(ctx, request.params.id, input);
       },
     );
   }

@@ -168,7 +168,13 @@ export const resolveBody = {
 
 export const resolutionResultSchema = {
   type: 'object',
-  properties: { payment_intent_id: { type: 'string' }, status: { type: 'string' }, tx_id: { type: ['string', 'null'] } },
+  properties: {
+    payment_intent_id: { type: 'string' },
+    status: { type: 'string' },
+    tx_id: { type: ['string', 'null'] },
+    // A failure forced over a transfer that may still land waits for another operator's approval (decision 181).
+    approval: { type: 'string', enum: ['pending'] },
+  },
 } as const;
 
 export const treasurySchema = {

@@ -13,6 +13,7 @@ export function policyView(p: MerchantPolicy) {
     max_payment_usd: usd(p.policy.maxPaymentMicros),
     daily_limit_usd: usd(p.policy.dailyLimitMicros),
     approval_above_usd: usd(p.policy.approvalAboveMicros),
+    approval_above_usd_per_day: usd(p.policy.approvalAbovePerDayMicros),
     allowlist: p.policy.allowlist,
     address_cooling_off_seconds: p.addressCoolingOffSeconds,
     rate_limit_per_minute: p.rateLimitPerMinute,
@@ -20,6 +21,7 @@ export function policyView(p: MerchantPolicy) {
       max_payment_usd: p.policy.sources.maxPaymentMicros,
       daily_limit_usd: p.policy.sources.dailyLimitMicros,
       approval_above_usd: p.policy.sources.approvalAboveMicros,
+      approval_above_usd_per_day: p.policy.sources.approvalAbovePerDayMicros,
       allowlist: p.policy.sources.allowlist,
       rate_limit_per_minute: p.rateLimitSource,
     },
@@ -64,5 +66,8 @@ export function pendingApprovalView(p: WaitingApproval) {
     destination_address: p.destination_address,
     approval_above_usd: usdcToNumber(p.threshold_micros),
     requested_at: p.requested_at.toISOString(),
+    payout_batch_id: p.payout_batch_id,
+    payments: p.payments,
+    requested_action: p.requested_action,
   };
 }

@@ -7,7 +7,7 @@ import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
-import { decideApproval } from '../../db/queries/approvals.js';
+import { decideApprovals } from '../../db/queries/approvals.js';
 import { liveAttempt, markFailed, signedOf, shareOf } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { AppError } from '../../domain/errors.js';
@@ -58,7 +58,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
       }
       await moveAndTell(tx, [{ intent, to: 'cancelled', reason: 'operator' }], now);
       // A payment that waited for approval no longer does (decision 10); a no-op for any other.
-      await decideApproval(tx, intent.id, { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
+      await decideApprovals(tx, [intent.id], { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
       await releaseReservation(tx, intent, now);
       return { payment_intent_id: intent.id, status: intent.status, tx_id: live?.tx_id ?? null };
     });

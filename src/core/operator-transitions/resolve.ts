@@ -21,12 +21,14 @@ import { enqueueExecutions } from '../../jobs/queue.js';
 import type { AppContext, LifecycleDeps } from '../context.js';
 import { CHANGED } from '../lifecycle/changed.js';
 import { moveAndTell } from '../lifecycle/events.js';
-import { failByCancel, failIntent, postFee, settleIntent } from '../lifecycle/outcomes.js';
+import { settleIntent } from '../lifecycle/outcomes.js';
 import { signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
 import { useOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';
 import { clearReplacement } from './replacement-screening.js';
+import { failFromManualReview } from './fail-review.js';
+import { requestForcedFailure } from './force-fail.js';
 
 export type { Resolution };
 
@@ -34,6 +36,8 @@ export interface ResolutionResult {
   payment_intent_id: string;
   status: string;
   tx_id: string | null;
+  /** A forced failure over a transfer that may still land waits for another operator's approval (decision 181). */
+  approval?: 'pending';
 }
 
 async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVerdict> {
@@ -95,7 +99,8 @@ export async function resolveManualReview(
       ...(seenLive && verdict ? [{ purpose: seenLive.purpose, verdict }] : []),
       ...seenReplaced.map((attempt, i) => ({ purpose: attempt.purpose, verdict: others[i]! })),
     ];
-    const refusal = standingRefusal(refusalOf(resolution, seen.selected_chain, onNonce), options.force ?? false);
+    const contradiction = refusalOf(resolution, seen.selected_chain, onNonce);
+    const refusal = standingRefusal(contradiction, options.force ?? false);
     let prepared: PreparedTransfer | null = null;
     let override: ScreeningOverrideRow | null = null;
     if (!refusal && resolution === 'replace') {
@@ -145,17 +150,13 @@ export async function resolveManualReview(
       }
 
       if (resolution === 'failed') {
-        if (attempt?.purpose === 'cancel' && verdict?.kind === 'final') {
-          // The operator got there before the confirmation worker: the same outcome, the cancel's gas booked.
-          await failByCancel(tx, deps.config.chains, intent, attempt.id, verdict.feeNative, now);
-          return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt.tx_id };
+        // Forced over a transfer that may still land: only a request, carried out once another operator approves it
+        // (force-fail.ts, decision 181); the funds stay where they are meanwhile.
+        if (contradiction) {
+          await requestForcedFailure(tx, intent, attempt, options.audit.actor.id, now);
+          return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt?.tx_id ?? null, approval: 'pending' };
         }
-        if (attempt) {
-          const fee = verdict?.kind === 'cannot_land' ? verdict.feeNative : 0n;
-          await markFailed(tx, attempt.id, 'operator_failed', 'failed by an operator from manual review', fee);
-          await postFee(tx, deps.config.chains, intent, fee, now);
-        }
-        await failIntent(tx, intent, 'operator_failed', now);
+        await failFromManualReview(tx, deps.config.chains, intent, attempt, verdict, now);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: attempt?.tx_id ?? null };
       }
 

@@ -2,7 +2,6 @@
 // everything that happened to it, and the actions its status allows. Reads only; actions go through
 // src/core/operator-transitions (resolve.ts, cancel.ts), exactly as the CLI's.
 import { adapterOf } from '../../chains/port.js';
-import type { Config } from '../../config.js';
 import { findApproval, type ApprovalRow } from '../../db/queries/approvals.js';
 import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
 import { countByStatus, listIntents, transitionsOf, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../db/queries/intent-list.js';
@@ -14,7 +13,7 @@ import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
 import type { AppContext } from '../context.js';
 import { ADMIN_PAGE_ROWS_DEFAULT } from '../../bounds.js';
-import { approvalsGiven, approvalsRequired } from '../operator-transitions/approve.js';
+import { approvalsGiven, approvalsRequired, namedOnly, type FourEyesConfig } from '../operator-transitions/approve.js';
 
 export interface PaymentPage {
   rows: (IntentListRow & { actions: OperatorActions })[];
@@ -62,7 +61,7 @@ export interface PaymentRecord {
   approval: { row: ApprovalRow; given: number; required: number } | null;
 }
 
-export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<Config, 'approvalsRequireSecondOperator'> }, id: string): Promise<PaymentRecord> {
+export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: FourEyesConfig }, id: string): Promise<PaymentRecord> {
   const intent = await findIntent(ctx.pool, id);
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${id} was not found`);
   const [transitions, attempts, ledger, events, approval] = await Promise.all([
@@ -72,7 +71,7 @@ export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> &
     eventsOfIntent(ctx.pool, id),
     findApproval(ctx.pool, id),
   ]);
-  const required = approvalsRequired(intent, ctx.config);
+  const required = approval ? approvalsRequired(approval, ctx.config, await namedOnly(ctx.pool, ctx.config)) : 0;
   const own = attempts.get(id) ?? [];
   const deliveries = await deliveriesOf(
     ctx.pool,

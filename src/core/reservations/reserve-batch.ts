@@ -6,12 +6,12 @@
 import { advisoryXactLocksText, withTransaction, type Queryable } from '../../db/pool.js';
 import { findIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { insertCreatedIntents } from '../../db/queries/transitions.js';
-import { findApproval, insertApproval, type ApprovalRow } from '../../db/queries/approvals.js';
+import { findApproval, insertApprovals, type ApprovalRow } from '../../db/queries/approvals.js';
 import { findQuoteTerms, type QuoteTerms } from '../../db/queries/quotes.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { paymentEventOf } from '../lifecycle/events.js';
-import { decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../domain/reservation.js';
+import { batchHold, decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../domain/reservation.js';
 import { newId } from '../../ids.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { movements } from '../../ledger/movements.js';
@@ -75,9 +75,15 @@ export async function reserveBatch(deps: Deps, requests: readonly ReservationReq
 /**
  * The reservation of `requests` in the caller's transaction `tx`, which holds their creation locks: the group
  * commit's own transaction (reserveBatch, lockCreations), or a payout batch's (lockAllCreationsOf), which stores the
- * batch with its payments. The requests are decided together, in order.
+ * batch with its payments. The requests are decided together, in order. With `payoutBatchId` (one merchant's payout
+ * batch), the batch is held whole or not at all (decision 178).
  */
-export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool'>, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
+export async function reserveInTransaction(
+  tx: Queryable,
+  deps: Omit<Deps, 'pool'>,
+  requests: readonly ReservationRequest[],
+  options: { payoutBatchId?: string } = {},
+): Promise<ReservationOutcome[]> {
   // 1. Load, under the caller's creation locks: same (merchant, key) requests of other batches and processes wait.
   const stored = await findIntentsByKeys(tx, requests);
   const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
@@ -104,12 +110,15 @@ export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool
     quotes: facts,
     available,
     now,
-    check: (request, quote, reservedInBatchMicros) =>
-      spending(
+    check: (request, quote, reservedInBatchMicros, sentInBatchMicros) =>
+      spending.check(
         { merchantId: request.merchantId, amountMicros: quote.amountMicros, chain: quote.chain, destination: quote.destination },
         reservedInBatchMicros,
+        sentInBatchMicros,
       ),
   });
+  const batch = options.payoutBatchId;
+  const heldWhole = batch !== undefined && requests.length > 0 ? batchHold(decisions, spending.approvalAboveOf(requests[0]!.merchantId)) : null;
 
   // 3. Persist the new intents, all at once.
   const created: PaymentIntentRow[] = [];
@@ -134,7 +143,8 @@ export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool
   // operator's approval, in the approving transaction (decision 10).
   const awaitingApproval = new Map<string, bigint>();
   for (const decision of decisions) {
-    if (decision.kind === 'reserve' && decision.approvalAboveMicros !== null) awaitingApproval.set(created[decision.position]!.id, decision.approvalAboveMicros);
+    const above = heldWhole ?? (decision.kind === 'reserve' ? decision.approvalAboveMicros : null);
+    if (decision.kind === 'reserve' && above !== null) awaitingApproval.set(created[decision.position]!.id, above);
   }
   // The intents, their history and their payment.created events in one statement (decision 134).
   await insertCreatedIntents(
@@ -145,8 +155,11 @@ export async function reserveInTransaction(tx: Queryable, deps: Omit<Deps, 'pool
       (intent) => paymentEventOf(intent, 'payment.created', now, awaitingApproval.has(intent.id) ? { approval: { status: 'pending' } } : {}) ?? [],
     ),
   );
-  const approvals = new Map<string, ApprovalRow>();
-  for (const [intentId, aboveMicros] of awaitingApproval) approvals.set(intentId, await insertApproval(tx, intentId, aboveMicros, now));
+  const approvals = await insertApprovals(
+    tx,
+    [...awaitingApproval].map(([intentId, thresholdMicros]) => ({ intentId, thresholdMicros, requestedBy: null, payoutBatchId: heldWhole === null ? null : batch! })),
+    now,
+  );
   await enqueueExecutions(
     deps.boss,
     tx,

@@ -57,3 +57,9 @@ export async function replaceOperatorToken(db: Queryable, id: string, tokenHash:
   );
   return rows[0] ?? null;
 }
+
+/** Whether any operator account can sign in (not disabled): then only named operators count as a second person. */
+export async function anyActiveOperator(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM operators WHERE disabled_at IS NULL) AS any');
+  return rows[0]!.any;
+}
