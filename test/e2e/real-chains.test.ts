@@ -8,6 +8,7 @@ import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
 import { executeBatch } from '../../src/core/execution/execute.js';
 import { runOf } from '../../src/core/execution/run.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
+import { createOperator } from '../../src/core/operators.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
@@ -354,6 +355,14 @@ describe('real chains', () => {
       expect(res.statusCode).toBe(409);
       expect(res.json()).toMatchObject({ code: 'REPLACEMENT_SCREENED', message: expect.stringContaining(`${ids[2]} (the screening list: OFAC SDN 2026-12-01)`) });
       expect((await lastResolve()).outcome).toBe('refused:REPLACEMENT_SCREENED');
+      // In production, while operator accounts exist, the break-glass token and the CLI are nobody's eyes (decision 180).
+      await createOperator(t.db.pool, t.ctx.config, { name: 'someone', role: 'approver' }, t.clock.now(), testAudit('operator.create'));
+      const production = { ...t.ctx, config: { ...t.ctx.config, production: true, approvalsAllowBreakGlass: false } };
+      for (const actor of [{ id: 'break-glass', role: 'admin' as const, peer: null }, { id: 'cli:0(root)', role: 'admin' as const, peer: null }]) {
+        await expect(resolveManualReview(production, ids[0]!, 'replace', { force: true, audit: testAudit('payment.resolve', actor) })).rejects.toMatchObject({
+          code: 'NAMED_OPERATOR_REQUIRED',
+        });
+      }
       // One operator's force is a request; the same operator's second force is not a second pair of eyes.
       await expect(resolveManualReview(t.ctx, ids[0]!, 'replace', { force: true, audit: operator('op_alice') })).rejects.toMatchObject({
         code: 'SCREENING_OVERRIDE_PENDING',

@@ -7,7 +7,7 @@ import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/cha
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { handleDeadExecution } from '../../src/core/execution/abandon.js';
 import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
-import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
+import { executeBatch } from '../../src/core/execution/execute.js';
 import { runOf } from '../../src/core/execution/run.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution, executeAlone } from '../helpers/workers.js';
@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 const quiet = pino({ level: 'silent' });
-const deps = (adapters: ChainAdapters = t.ctx.adapters): ExecutionDeps => ({ ...t.ctx, adapters, log: quiet });
+const deps = (adapters: ChainAdapters = t.ctx.adapters) => ({ ...t.ctx, adapters, log: quiet });
 
 /** A payment created through the API. Its queued execution job is left alone: the tests play pg-boss giving up on it. */
 const pay = (amount: number) => createPayment(t.app, amount);

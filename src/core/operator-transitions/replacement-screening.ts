@@ -11,12 +11,13 @@ import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { requestOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';
 import { AppError } from '../../domain/errors.js';
+import { isNamedOperator } from '../../domain/four-eyes.js';
 import { newId } from '../../ids.js';
 import type { AuditEntry } from '../audit.js';
 import type { AppContext, LifecycleDeps } from '../context.js';
+import { namedOnly, type FourEyesConfig } from './four-eyes.js';
 
-
-type Deps = Pick<LifecycleDeps, 'pool' | 'clock'> & Pick<AppContext, 'screener'>;
+type Deps = Pick<LifecycleDeps, 'pool' | 'clock'> & Pick<AppContext, 'screener'> & { config: FourEyesConfig };
 
 /**
  * Screens every recipient the replacement of `stuck` pays (`paid`, its payments). Returns null when none is refused,
@@ -48,6 +49,13 @@ export async function clearReplacement(
     );
   }
   const actor = options.audit.actor.id;
+  // Both pairs of eyes are people's where only named operators count (decision 180).
+  if (!isNamedOperator(actor) && (await namedOnly(deps.pool, deps.config))) {
+    throw new AppError(
+      'NAMED_OPERATOR_REQUIRED',
+      `forcing a screened replacement takes two people: ${actor} is not a named operator (operator accounts exist; APPROVALS_ALLOW_BREAK_GLASS=on lets the break-glass token and the CLI force it)`,
+    );
+  }
   const now = deps.clock.now();
   const id = newId('sov');
   const request = await withTransaction(deps.pool, (tx) =>

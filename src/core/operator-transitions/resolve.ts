@@ -26,6 +26,7 @@ import { signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
 import { useOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';
+import type { FourEyesConfig } from './four-eyes.js';
 import { clearReplacement } from './replacement-screening.js';
 import { failFromManualReview } from './fail-review.js';
 import { requestForcedFailure } from './force-fail.js';
@@ -48,8 +49,11 @@ async function ask(deps: LifecycleDeps, attempt: AttemptRow): Promise<TransferVe
 /** Resolutions whose check covers the transfers a fee bump or a cancel replaced: they share the nonce, and may land. */
 const CHECKS_REPLACED: readonly Resolution[] = ['failed', 'cancel_on_chain'];
 
+/** What a resolution needs: the chains and the queue, the screener (a replacement) and who counts as a person (180). */
+export type ResolveDeps = LifecycleDeps & Pick<AppContext, 'screener'> & { config: FourEyesConfig };
+
 export async function resolveManualReview(
-  deps: LifecycleDeps & Pick<AppContext, 'screener'>,
+  deps: ResolveDeps,
   intentId: string,
   resolution: Resolution,
   options: { force?: boolean; audit: AuditEntry },

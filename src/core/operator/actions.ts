@@ -6,8 +6,8 @@ import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';
 import type { AuditEntry } from '../audit.js';
 import { cancelPayment } from '../operator-transitions/cancel.js';
-import type { AppContext, LifecycleDeps } from '../context.js';
-import { resolveManualReview, type ResolutionResult } from '../operator-transitions/resolve.js';
+import type { LifecycleDeps } from '../context.js';
+import { resolveManualReview, type ResolutionResult, type ResolveDeps } from '../operator-transitions/resolve.js';
 
 async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {
   try {
@@ -18,7 +18,7 @@ async function chainErrorsAsAppErrors<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-export function resolvePayment(deps: LifecycleDeps & Pick<AppContext, 'screener'>, id: string, resolution: Resolution, force: boolean, audit: AuditEntry): Promise<ResolutionResult> {
+export function resolvePayment(deps: ResolveDeps, id: string, resolution: Resolution, force: boolean, audit: AuditEntry): Promise<ResolutionResult> {
   return chainErrorsAsAppErrors(() => resolveManualReview(deps, id, resolution, { force, audit }));
 }
 
