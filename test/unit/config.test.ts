@@ -149,7 +149,7 @@ describe('CHAINS and the per-chain settings', () => {
   });
 
   it("checks ethereum's node against chain id 1 in production; in development a devnet says its own unless ETHEREUM_CHAIN_ID is set", () => {
-    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET };
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET, AUDIT_KEY: STRONG_AUDIT_KEY };
     expect(loadConfig(production).chains.ethereum!.chainId).toBe(1);
     expect(loadConfig({ ...production, ETHEREUM_CHAIN_ID: '11155111' }).chains.ethereum!.chainId).toBe(11155111);
     expect(loadConfig({}).chains.ethereum!.chainId).toBeNull();
