@@ -9,7 +9,7 @@ import { appendFile, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { appendAudit, auditMigrationSteps, type AuditConfig } from '../../src/core/audit.js';
+import { appendAudit, auditMigrationSteps, type AuditConfig, type AuditRow } from '../../src/core/audit.js';
 import { verifyAudit, type AuditExpectation } from '../../src/core/audit-verify.js';
 import { migrate } from '../../src/db/migrate.js';
 import { withTransaction } from '../../src/db/pool.js';
@@ -47,18 +47,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-interface Row {
-  seq: string;
-  at: Date;
-  actor: string;
-  actor_role: string | null;
-  action: string;
-  targets: string[];
-  details: Record<string, unknown>;
-  peer: string | null;
-  outcome: string;
-  hash: string;
-}
+type Row = Omit<AuditRow, 'prev_hash'>;
 
 const bodyOf = (row: Omit<Row, 'seq' | 'hash'>) =>
   canonical({ at: row.at.toISOString(), actor: row.actor, actor_role: row.actor_role, action: row.action, targets: row.targets, details: row.details, peer: row.peer, outcome: row.outcome });

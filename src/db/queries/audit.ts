@@ -1,16 +1,10 @@
 // The audit log (audit_log, audit_head): appends under the head's row lock, pages, and the rows in order for a proof.
+import type { AuditRecordBody } from '../../domain/audit-record.js';
 import type { Queryable } from '../pool.js';
 
-export interface AuditRow {
+/** A stored record: the fields its hash covers, its place and its link to the record before it. */
+export interface AuditRow extends AuditRecordBody {
   seq: string;
-  at: Date;
-  actor: string;
-  actor_role: string | null;
-  action: string;
-  targets: string[];
-  details: Record<string, unknown>;
-  peer: string | null;
-  outcome: string;
   prev_hash: string;
   hash: string;
 }
