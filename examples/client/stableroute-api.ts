@@ -1373,7 +1373,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed */
+        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments). requested_action force_fail: a payment in manual_review whose forced failure waits for a second operator (its funds still reserved or in flight) */
         get: {
             parameters: {
                 query?: {
@@ -1406,6 +1406,10 @@ export interface paths {
                             approval_above_usd?: number;
                             /** Format: date-time */
                             requested_at?: string;
+                            payout_batch_id?: string | null;
+                            payments?: number;
+                            /** @enum {string} */
+                            requested_action?: "send" | "force_fail";
                         }[];
                     };
                 };
@@ -1437,7 +1441,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a payment waiting for approval: its execution is queued now */
+        /** Approve a payment waiting for approval: its execution is queued now. For a forced failure another operator requested (requested_action force_fail), the payment fails now, unless it moved on or its transfer landed meanwhile (409) */
         post: {
             parameters: {
                 query?: never;
@@ -1468,6 +1472,86 @@ export interface paths {
                             approval?: "pending" | "approved" | "rejected";
                             approvals?: number;
                             approvals_required?: number;
+                            /** @enum {string} */
+                            requested_action?: "force_fail";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payout_batches/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a payout batch held whole (decision 178): the executions of all its waiting payments are queued now */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            payout_batch_id?: string;
+                            /** @enum {string} */
+                            approval?: "pending" | "approved" | "rejected";
+                            approvals?: number;
+                            approvals_required?: number;
+                            payments?: number;
                         };
                     };
                 };
@@ -1515,7 +1599,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released */
+        /** Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released. A forced failure is dropped instead: the payment stays in manual_review */
         post: {
             parameters: {
                 query?: never;
@@ -1546,6 +1630,86 @@ export interface paths {
                             approval?: "pending" | "approved" | "rejected";
                             approvals?: number;
                             approvals_required?: number;
+                            /** @enum {string} */
+                            requested_action?: "force_fail";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payout_batches/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a payout batch held whole: each of its waiting payments fails (approval_rejected) and its funds are released */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            payout_batch_id?: string;
+                            /** @enum {string} */
+                            approval?: "pending" | "approved" | "rejected";
+                            approvals?: number;
+                            approvals_required?: number;
+                            payments?: number;
                         };
                     };
                 };
@@ -1614,6 +1778,7 @@ export interface paths {
                             max_payment_usd?: number | null;
                             daily_limit_usd?: number | null;
                             approval_above_usd?: number | null;
+                            approval_above_usd_per_day?: number | null;
                             allowlist?: boolean;
                             address_cooling_off_seconds?: number;
                             rate_limit_per_minute?: number;
@@ -1624,6 +1789,8 @@ export interface paths {
                                 daily_limit_usd?: "default" | "merchant";
                                 /** @enum {string} */
                                 approval_above_usd?: "default" | "merchant";
+                                /** @enum {string} */
+                                approval_above_usd_per_day?: "default" | "merchant";
                                 /** @enum {string} */
                                 allowlist?: "default" | "merchant";
                                 /** @enum {string} */
@@ -2159,6 +2326,8 @@ export interface paths {
                             payment_intent_id?: string;
                             status?: string;
                             tx_id?: string | null;
+                            /** @enum {string} */
+                            approval?: "pending";
                         };
                     };
                 };
@@ -2246,6 +2415,8 @@ export interface paths {
                             payment_intent_id?: string;
                             status?: string;
                             tx_id?: string | null;
+                            /** @enum {string} */
+                            approval?: "pending";
                         };
                     };
                 };
