@@ -1,8 +1,9 @@
-import pg from 'pg';
+import { connectionTarget } from './connection-target.js';
+import { parseDatabaseUrl } from './database-url.js';
 
 /** Creates the database named in `url` when the server does not have it yet (a fresh DATABASE_URL just works). */
 export async function ensureDatabase(url: string): Promise<void> {
-  const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  const probe = connectionTarget(url).client({ connectionTimeoutMillis: 10_000 });
   try {
     await probe.connect();
     return;
@@ -11,11 +12,9 @@ export async function ensureDatabase(url: string): Promise<void> {
   } finally {
     await probe.end().catch(() => undefined);
   }
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 10_000 });
+  const { name, adminUrl } = databaseOf(url);
+  // The same hosts and target_session_attrs: the database is created on the server the service will write to.
+  const client = connectionTarget(adminUrl).client({ connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
@@ -27,4 +26,13 @@ export async function ensureDatabase(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+function databaseOf(url: string): { name: string; adminUrl: string } {
+  const parsed = parseDatabaseUrl(url);
+  if (parsed.ok) return { name: parsed.url.database, adminUrl: parsed.url.withDatabase('postgres') };
+  const target = new URL(url);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  return { name: decodeURIComponent(target.pathname.slice(1)), adminUrl: admin.toString() };
 }
