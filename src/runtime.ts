@@ -20,6 +20,7 @@ import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
 import { NoticeCache } from './db/notice-cache.js';
 import { createPool, type Pool } from './db/pool.js';
+import { sessionsArePooledPerTransaction } from './db/session-pooling.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './workers/runner.js';
@@ -79,10 +80,16 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   });
 }
 
+const TRANSACTION_POOLING =
+  'it reaches PostgreSQL through a pooler in transaction or statement mode (two statements of one session ran on two server ' +
+  'connections); stableroute keeps session state (named prepared statements, LISTEN, session advisory locks, session ' +
+  'settings): use pool_mode = session in PgBouncer, or connect to PostgreSQL directly (decision 194)';
+
 /** Database, migrations and the pieces every role needs. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
   if (config.databaseUrl) {
     await ensureDatabase(config.databaseUrl);
+    if (await sessionsArePooledPerTransaction(config.databaseUrl)) throw new ConfigError('DATABASE_URL', TRANSACTION_POOLING);
     return { url: config.databaseUrl, embedded: null };
   }
   const embedded = await startEmbeddedPostgres(config.dataDir, log);

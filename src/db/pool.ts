@@ -21,8 +21,8 @@ export function createPool(connectionString: string, max = 10): Pool {
     max,
     // Bounded waits: a stuck database surfaces as an error instead of a hung request.
     connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
-    statement_timeout: DB_STATEMENT_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    // The session's timeouts are set by a statement, not as startup parameters, which PgBouncer refuses (decision 194).
+    onConnect: (client) => client.query(SESSION_SETTINGS),
     application_name: 'stableroute',
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
@@ -33,6 +33,8 @@ export function createPool(connectionString: string, max = 10): Pool {
   });
   return Object.assign(pool, { notices: createNoticeSender(pool), target });
 }
+
+const SESSION_SETTINGS = `SET statement_timeout = ${DB_STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${DB_IDLE_IN_TRANSACTION_TIMEOUT_MS}`;
 
 /**
  * pg-pool listens for a client's errors only while the client sits idle in the pool. A client checked out for a
