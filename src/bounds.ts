@@ -153,6 +153,8 @@ export const DB_POOL_CONNECTIONS = 20;
 /** `serve`: the api's connections and the workers', kept apart (decision 143). */
 export const DB_SERVE_API_POOL_CONNECTIONS = 12;
 export const DB_SERVE_WORKER_POOL_CONNECTIONS = 16;
+/** Connections to DATABASE_READ_URL (console lists, exports, metrics gauges: a few operators and one scraper). */
+export const DB_READ_POOL_CONNECTIONS = 4;
 /** pg-boss's own connections. */
 export const QUEUE_POOL_CONNECTIONS = 4;
 /** Waits for a free connection, a statement, and a transaction left idle: a stuck database surfaces as an error. */

@@ -43,6 +43,8 @@ export interface Config {
    */
   approvalsAllowBreakGlass: boolean;
   databaseUrl: string | null;
+  /** DATABASE_READ_URL: where console lists, exports and metrics gauges read (a standby); null: the primary (decision 195). */
+  databaseReadUrl: string | null;
   dataDir: string;
   production: boolean;
   apiKeySalt: string;
@@ -299,6 +301,19 @@ function writerDatabaseUrl(env: Env, name: string): string | null {
   if (targetSessionAttrs !== 'read-write' && targetSessionAttrs !== 'primary' && !(targetSessionAttrs === 'any' && hosts.length === 1)) {
     throw new ConfigError(name, `target_session_attrs=${targetSessionAttrs} could land on a standby, and the service writes: use read-write (the default with several hosts) or primary`);
   }
+  return raw;
+}
+
+/**
+ * DATABASE_READ_URL: any server of the same database, several hosts and every target_session_attrs allowed (e.g.
+ * standbys first, then the primary, with prefer-standby). It needs DATABASE_URL: the embedded server has no standby.
+ */
+function readerDatabaseUrl(env: Env, name: string): string | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  const parsed = parseDatabaseUrl(raw);
+  if (!parsed.ok) throw new ConfigError(name, parsed.problem);
+  if (present(env, 'DATABASE_URL') === undefined) throw new ConfigError(name, 'needs DATABASE_URL (the embedded PostgreSQL has no standby)');
   return raw;
 }
 
@@ -630,6 +645,7 @@ export function loadConfig(env: Env = process.env): Config {
     approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
     approvalsAllowBreakGlass: onOff(env, 'APPROVALS_ALLOW_BREAK_GLASS', false),
     databaseUrl: writerDatabaseUrl(env, 'DATABASE_URL'),
+    databaseReadUrl: readerDatabaseUrl(env, 'DATABASE_READ_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,
     apiKeySalt: apiKeySalt ?? DEV_API_KEY_SALT,

@@ -20,6 +20,7 @@ import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
 import { NoticeCache } from './db/notice-cache.js';
 import { createPool, type Pool } from './db/pool.js';
+import { createReadPool } from './db/read-pool.js';
 import { sessionsArePooledPerTransaction } from './db/session-pooling.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
@@ -150,6 +151,9 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
   const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
+  // Reads that decide nothing (console lists, exports, metrics gauges) go to DATABASE_READ_URL's server (decision 195).
+  const reads = config.databaseReadUrl === null ? undefined : createReadPool(config.databaseReadUrl);
+  if (reads) closers.unshift(async () => reads.end());
   try {
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
@@ -166,7 +170,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener };
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener, ...(reads && { reads }) };
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 

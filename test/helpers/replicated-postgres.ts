@@ -29,6 +29,8 @@ export interface ReplicatedPostgres {
   };
   /** `pg_ctl stop -m <mode>` of the primary: immediate is a crash, as a lost machine. */
   stopPrimary(mode: ShutdownMode): Promise<void>;
+  /** `pg_ctl stop -m <mode>` of the standby (a lost replica). */
+  stopStandby(mode: ShutdownMode): Promise<void>;
   /** `pg_ctl promote` of the standby; resolves once it accepts writes. */
   promoteStandby(): Promise<void>;
   /** Waits until the standby has replayed everything the primary has written so far. */
@@ -121,6 +123,7 @@ export async function startReplicatedPostgres(options: ReplicationOptions): Prom
   return {
     urls,
     stopPrimary: (mode) => ctl(primaryData, 'primary.log', ['-m', mode, 'stop']),
+    stopStandby: (mode) => ctl(standbyData, 'standby.log', ['-m', mode, 'stop']),
     async promoteStandby() {
       await ctl(standbyData, 'standby.log', ['promote']);
       await waitFor('the promoted standby writable', async () => (await query<{ writable: boolean }>(urls.standby, 'SELECT NOT pg_is_in_recovery() AS writable'))[0]?.writable === true, 30_000);
