@@ -151,10 +151,15 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
   const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
-  // Reads that decide nothing (console lists, exports, metrics gauges) go to DATABASE_READ_URL's server (decision 195).
-  const reads = config.databaseReadUrl === null ? undefined : createReadPool(config.databaseReadUrl);
-  if (reads) closers.unshift(async () => reads.end());
   try {
+    // Reads that decide nothing (console lists, exports, metrics gauges) go to DATABASE_READ_URL's server (decision
+    // 195). One that does not answer now does not stop the start (those reads answer 503 until it does); one behind a
+    // transaction pooler does, as DATABASE_URL's.
+    if (config.databaseReadUrl !== null && (await sessionsArePooledPerTransaction(config.databaseReadUrl).catch(() => false))) {
+      throw new ConfigError('DATABASE_READ_URL', TRANSACTION_POOLING);
+    }
+    const reads = config.databaseReadUrl === null ? undefined : createReadPool(config.databaseReadUrl);
+    if (reads) closers.unshift(async () => reads.end());
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
     // From here on, a refused reload of the screening list raises its operator alert (decision 182).

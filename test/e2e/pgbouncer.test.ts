@@ -126,5 +126,16 @@ describe('PgBouncer', () => {
     const migrate = await runCommand(['migrate'], { DATABASE_URL: url });
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain('pool_mode = session');
+    // The read server behind one too (its prepared statements would collide the same way).
+    const reader = startService(['serve'], {
+      DATABASE_URL: serverUrl('direct_with_pooled_reads'),
+      DATABASE_READ_URL: transaction.url('direct_with_pooled_reads'),
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+    });
+    processes.push(reader);
+    expect(await waitFor('serve to exit', async () => reader.child.exitCode !== null && { code: reader.child.exitCode }, 60_000)).toEqual({ code: 1 });
+    expect(reader.output()).toContain('DATABASE_READ_URL');
+    expect(reader.output()).toContain('pool_mode = session');
   });
 });
