@@ -11,6 +11,7 @@
 //   BENCH_ONCHAIN_PAYMENTS=1000 payments of each payroll of the on-chain phase (half on each chain)
 //   BENCH_ONCHAIN_BLOCK_SECONDS=1  seconds between Ethereum blocks while the payrolls run (mainnet: 12)
 //   BENCH_ONLY=api              run only the reservation baseline and the creations with no worker (`stableroute api`)
+//   BENCH_ONLY=processes        run only the two-process phase: `api` and `worker` apart on one database, beside `serve`
 //   BENCH_ONCHAIN_PAYMENTS=1000 payments of that payroll, half on each chain (one POST /payout_batches: at most 1,000)
 //   BENCH_BIN=<path>            the `stableroute` command to measure (another checkout's bin/stableroute.js: an A/B)
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -25,12 +26,12 @@ import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from '../src/d
 import { createPool } from '../src/db/pool.js';
 import { verifyLedger } from '../src/ledger/verify.js';
 import { helloWorldBaseline, reservationBaseline } from './lib/baselines.js';
-import { cpuPerPayment, cpuSnapshot, type CpuPerPayment } from './lib/cpu.js';
+import { cpuPerPayment, cpuSnapshot, servicesTogether, type CpuPerPayment } from './lib/cpu.js';
 import { startBenchDevnet, watchHeads } from './lib/devnet.js';
 import { onchainPhase, type OnchainRun } from './lib/onchain.js';
 import { closeConnections, closedLoop, openLoop, percentile, round, send, type LoadResult } from './lib/load.js';
 import { startReceiver } from './lib/receiver.js';
-import { benchServer, createBenchDatabase, startService, type Service } from './lib/service.js';
+import { benchServer, createBenchDatabase, startService, startWorker, type Service } from './lib/service.js';
 import { TERMINAL_STATUSES } from '../src/domain/payment-intent.js';
 import { checkDenylist, parseDenylist } from '../src/domain/screening.js';
 
@@ -174,6 +175,77 @@ async function apiOnly(serverUrl: string) {
   } finally {
     await service.stop();
     await db.drop();
+  }
+}
+
+type Layout = 'serve' | 'api + worker';
+
+/**
+ * The production layout (docs/operating.md, production topology): `stableroute api` and `stableroute worker` as two
+ * processes on one database, beside `serve` (both roles in one process), one after the other in this run so that their
+ * ratio holds on a shared machine. Each: creations with the workers running (closed loop, after a warm-up whose backlog
+ * drains first), the backlog that burst leaves drained, then a sustained run at half that rate: settled/s, the drain
+ * after it, and the CPU each payment cost the service's processes together.
+ */
+async function processesPhase(serverUrl: string) {
+  return { oneProcess: await pipeline(serverUrl, 'serve'), twoProcesses: await pipeline(serverUrl, 'api + worker') };
+}
+
+async function pipeline(serverUrl: string, layout: Layout) {
+  const db = await createBenchDatabase(serverUrl);
+  const receiver = await startReceiver();
+  const env = { DATABASE_URL: db.url, SIM_TREASURY_USDC: '1000000000', SIM_CONFIRM_SECONDS: '1', DEV_MERCHANT_WEBHOOK_URL: receiver.url, RATE_LIMIT_PER_MINUTE: '0' };
+  const services: Service[] = [];
+  const pool = createPool(db.url, 2);
+  const rss = setInterval(() => void Promise.all(services.map((s) => s.sampleRss())), 1000);
+  try {
+    const front = await startService(layout === 'serve' ? 'serve' : 'api', env);
+    services.push(front);
+    if (layout === 'api + worker') services.push(await startWorker(env));
+    const backing = await Promise.all(Array.from({ length: 8 }, () => quote(front)));
+    await closedLoop('warm-up', CONCURRENCY, WARM_UP_SECONDS, intentCreator(front, backing, 'warm-up'));
+    await drain(pool);
+    const intents = await closedLoop(`POST /payment_intents, ${layout}`, CONCURRENCY, SECONDS, intentCreator(front, backing, 'closed'));
+    const burstBacklog = await openIntents(pool);
+    const burstDrainSeconds = await drain(pool);
+    const halfRate = Math.max(1, Math.round(intents.perSecond / 2));
+    const snapshot = async () => servicesTogether(await Promise.all(services.map((s) => cpuSnapshot(s.pid))));
+    const settledBefore = await settledCount(pool);
+    const cpuBefore = await snapshot();
+    const started = performance.now();
+    const sustained = await openLoop(`sustained ${halfRate}/s, ${layout}`, halfRate, SUSTAINED_SECONDS, intentCreator(front, backing, 'sustained'));
+    const runSeconds = (performance.now() - started) / 1000;
+    const settledDuring = (await settledCount(pool)) - settledBefore;
+    const drainSeconds = await drain(pool);
+    const cpuAfter = await snapshot();
+    return {
+      layout,
+      intents,
+      burst: { backlog: burstBacklog, drainSeconds: burstDrainSeconds },
+      sustained: { ...sustained, settledPerSecond: round(settledDuring / runSeconds, 0), drainSeconds },
+      cpuPerPayment: cpuBefore && cpuAfter ? cpuPerPayment(cpuBefore, cpuAfter, sustained.requests) : null,
+      rssMiB: services.map((s) => s.maxRssMiB),
+      ledgerOk: (await verifyLedger(pool)).ok,
+    };
+  } finally {
+    clearInterval(rss);
+    await pool.end();
+    for (const service of services.reverse()) await service.stop();
+    await receiver.close();
+    await db.drop();
+  }
+}
+
+function processesLines(p: Awaited<ReturnType<typeof processesPhase>>): void {
+  for (const run of [p.oneProcess, p.twoProcesses]) {
+    const of = run === p.oneProcess ? '' : ` = ${ratio(run.intents.perSecond, p.oneProcess.intents.perSecond)} serve`;
+    line(`creations, workers running: ${run.layout}`, describe(run.intents), `${run.burst.backlog} left open, drained in ${run.burst.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s${of}`);
+    line(
+      `sustained ${SUSTAINED_SECONDS} s at ${run.sustained.perSecond}/s: ${run.layout}`,
+      `settled ${run.sustained.settledPerSecond}/s, p99 ${run.sustained.p99Ms} ms`,
+      `drained in ${run.sustained.drainSeconds ?? `> ${DRAIN_LIMIT_SECONDS}`} s; RSS ${run.rssMiB.join(' + ')} MiB; ledger ${run.ledgerOk ? 'clean' : 'DIFFERENCES'}`,
+    );
+    if (run.cpuPerPayment) cpuLine(`CPU per payment: ${run.layout}`, run.cpuPerPayment, 'load+receiver', `${run.cpuPerPayment.ceilingPerSecond} payments/s at this cost`);
   }
 }
 
@@ -441,6 +513,12 @@ async function main(): Promise<void> {
       onchainLines(onchain);
       return;
     }
+    if (ONLY === 'processes') {
+      const processes = await processesPhase(serverUrl);
+      console.log('');
+      processesLines(processes);
+      return;
+    }
     if (ONLY === 'screening') {
       const screening = await screeningQuotes(serverUrl);
       console.log('');
@@ -464,6 +542,7 @@ async function main(): Promise<void> {
       return;
     }
     const api = await apiOnly(serverUrl);
+    const processes = await processesPhase(serverUrl);
     const latency = await latencies(serverUrl);
     const devnet = await devnetLatency(serverUrl);
     const addresses = addressValidation();
@@ -473,6 +552,7 @@ async function main(): Promise<void> {
     console.log('');
     throughputLines(reservation, hello, service);
     apiOnlyLines(api, reservation);
+    processesLines(processes);
     line('address validation', `ethereum ${addresses.ethereumMicros} us, solana ${addresses.solanaMicros} us per check`);
     screeningLines(screening);
     line('created -> payment.created webhook', `p50 ${latency.createdToWebhookMs.p50} ms p99 ${latency.createdToWebhookMs.p99} ms`, 'target p50 < 100 ms');
@@ -493,6 +573,7 @@ async function main(): Promise<void> {
       baselines: { reservation, hello },
       service,
       apiOnly: api,
+      processes,
       latency,
       devnet,
       addresses,

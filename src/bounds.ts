@@ -153,10 +153,18 @@ export const DB_POOL_CONNECTIONS = 20;
 /** `serve`: the api's connections and the workers', kept apart (decision 143). */
 export const DB_SERVE_API_POOL_CONNECTIONS = 12;
 export const DB_SERVE_WORKER_POOL_CONNECTIONS = 16;
+/** Connections to DATABASE_READ_URL (console lists, exports, metrics gauges: a few operators and one scraper). */
+export const DB_READ_POOL_CONNECTIONS = 4;
 /** pg-boss's own connections. */
 export const QUEUE_POOL_CONNECTIONS = 4;
 /** Waits for a free connection, a statement, and a transaction left idle: a stuck database surfaces as an error. */
 export const DB_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * With several hosts in DATABASE_URL: how long one host may take to connect and answer before the next one is tried
+ * (libpq's connect_timeout is per host too). Short against DB_CONNECT_TIMEOUT_MS, so a lost machine that swallows
+ * connects leaves time for the next host within one connection's wait.
+ */
+export const DB_HOST_CONNECT_TIMEOUT_MS = 3_000;
 export const DB_STATEMENT_TIMEOUT_MS = 30_000;
 export const DB_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 /** Tries of a transaction that hit a deadlock or a serialization failure. */

@@ -7,6 +7,7 @@ import { isWellFormedEthereumAddress } from './domain/addresses.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
+import { parseDatabaseUrl } from './db/database-url.js';
 import { MAX_AMOUNT_USD, nativeToUsd, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhook-client/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhook-client/secret.js';
@@ -42,6 +43,8 @@ export interface Config {
    */
   approvalsAllowBreakGlass: boolean;
   databaseUrl: string | null;
+  /** DATABASE_READ_URL: where console lists, exports and metrics gauges read (a standby); null: the primary (decision 195). */
+  databaseReadUrl: string | null;
   dataDir: string;
   production: boolean;
   apiKeySalt: string;
@@ -280,6 +283,37 @@ function url(env: Env, name: string): string | null {
   } catch {
     throw new ConfigError(name, `expected a URL, got "${raw}"`);
   }
+  return raw;
+}
+
+/**
+ * DATABASE_URL: one host, or several as libpq takes them (decision 193). The service writes, so with several hosts its
+ * sessions must land on the primary: target_session_attrs is read-write unless the URL says primary; a value that
+ * could land on a standby is refused. The message never repeats the URL (it may hold a password).
+ */
+function writerDatabaseUrl(env: Env, name: string): string | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  const parsed = parseDatabaseUrl(raw);
+  if (!parsed.ok) throw new ConfigError(name, parsed.problem);
+  const { hosts, targetSessionAttrs } = parsed.url;
+  if (targetSessionAttrs === null) return hosts.length > 1 ? `${raw}${raw.includes('?') ? '&' : '?'}target_session_attrs=read-write` : raw;
+  if (targetSessionAttrs !== 'read-write' && targetSessionAttrs !== 'primary' && !(targetSessionAttrs === 'any' && hosts.length === 1)) {
+    throw new ConfigError(name, `target_session_attrs=${targetSessionAttrs} could land on a standby, and the service writes: use read-write (the default with several hosts) or primary`);
+  }
+  return raw;
+}
+
+/**
+ * DATABASE_READ_URL: any server of the same database, several hosts and every target_session_attrs allowed (e.g.
+ * standbys first, then the primary, with prefer-standby). It needs DATABASE_URL: the embedded server has no standby.
+ */
+function readerDatabaseUrl(env: Env, name: string): string | null {
+  const raw = present(env, name);
+  if (raw === undefined) return null;
+  const parsed = parseDatabaseUrl(raw);
+  if (!parsed.ok) throw new ConfigError(name, parsed.problem);
+  if (present(env, 'DATABASE_URL') === undefined) throw new ConfigError(name, 'needs DATABASE_URL (the embedded PostgreSQL has no standby)');
   return raw;
 }
 
@@ -610,7 +644,8 @@ export function loadConfig(env: Env = process.env): Config {
     withdrawalApprovalWindowSeconds: seconds(env, 'WITHDRAWAL_APPROVAL_WINDOW_SECONDS', 86_400),
     approvalsRequireSecondOperator: onOff(env, 'APPROVALS_REQUIRE_SECOND_OPERATOR', production),
     approvalsAllowBreakGlass: onOff(env, 'APPROVALS_ALLOW_BREAK_GLASS', false),
-    databaseUrl: url(env, 'DATABASE_URL'),
+    databaseUrl: writerDatabaseUrl(env, 'DATABASE_URL'),
+    databaseReadUrl: readerDatabaseUrl(env, 'DATABASE_READ_URL'),
     dataDir: present(env, 'DATA_DIR') ?? './.data',
     production,
     apiKeySalt: apiKeySalt ?? DEV_API_KEY_SALT,

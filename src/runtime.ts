@@ -20,6 +20,8 @@ import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
 import { NoticeCache } from './db/notice-cache.js';
 import { createPool, type Pool } from './db/pool.js';
+import { createReadPool } from './db/read-pool.js';
+import { sessionsArePooledPerTransaction } from './db/session-pooling.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './workers/runner.js';
@@ -79,10 +81,16 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   });
 }
 
+const TRANSACTION_POOLING =
+  'it reaches PostgreSQL through a pooler in transaction or statement mode (two statements of one session ran on two server ' +
+  'connections); stableroute keeps session state (named prepared statements, LISTEN, session advisory locks, session ' +
+  'settings): use pool_mode = session in PgBouncer, or connect to PostgreSQL directly (decision 194)';
+
 /** Database, migrations and the pieces every role needs. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
   if (config.databaseUrl) {
     await ensureDatabase(config.databaseUrl);
+    if (await sessionsArePooledPerTransaction(config.databaseUrl)) throw new ConfigError('DATABASE_URL', TRANSACTION_POOLING);
     return { url: config.databaseUrl, embedded: null };
   }
   const embedded = await startEmbeddedPostgres(config.dataDir, log);
@@ -144,6 +152,14 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
   const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
   try {
+    // Reads that decide nothing (console lists, exports, metrics gauges) go to DATABASE_READ_URL's server (decision
+    // 195). One that does not answer now does not stop the start (those reads answer 503 until it does); one behind a
+    // transaction pooler does, as DATABASE_URL's.
+    if (config.databaseReadUrl !== null && (await sessionsArePooledPerTransaction(config.databaseReadUrl).catch(() => false))) {
+      throw new ConfigError('DATABASE_READ_URL', TRANSACTION_POOLING);
+    }
+    const reads = config.databaseReadUrl === null ? undefined : createReadPool(config.databaseReadUrl);
+    if (reads) closers.unshift(async () => reads.end());
     const { applied, boss } = await prepareDatabase(pool, config, url, { supervise: roles.workers });
     if (applied.length) log.info({ applied }, 'migrations applied');
     // From here on, a refused reload of the screening list raises its operator alert (decision 182).
@@ -159,7 +175,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
       await Promise.all(Object.values(adapters).map((a) => a.close?.()));
     });
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
-    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener };
+    const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener, ...(reads && { reads }) };
     await ensureTreasuries(pool, adapters, clock.now());
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 

@@ -63,6 +63,13 @@ export async function cpuSnapshot(servicePid: number): Promise<CpuSnapshot | nul
   };
 }
 
+/** The CPU of several service processes (`api` and `worker`) as one service: each snapshot taken for one of them. */
+export function servicesTogether(snapshots: readonly (CpuSnapshot | null)[]): CpuSnapshot | null {
+  if (snapshots.some((s) => s === null) || snapshots.length === 0) return null;
+  const [first] = snapshots as CpuSnapshot[];
+  return { ...first!, service: (snapshots as CpuSnapshot[]).reduce((sum, s) => sum + s.service, 0) };
+}
+
 export function cpuPerPayment(before: CpuSnapshot, after: CpuSnapshot, payments: number): CpuPerPayment {
   const ms = (key: keyof CpuSnapshot) => round(((after[key] - before[key]) * 1000) / clockTicks() / Math.max(1, payments), 2);
   const machineMs = ms('machine');

@@ -110,22 +110,38 @@ export async function runCli(args: readonly string[], env: Record<string, string
   return { code, output };
 }
 
-/** Starts `stableroute <role>` with `env` on a free port and waits for /health. */
-export async function startService(role: 'serve' | 'api', env: Record<string, string>): Promise<Service> {
-  const port = await freePort();
+/**
+ * Starts `stableroute worker` (no listener) with `env` and waits until it works: its webhook worker's LISTEN connection
+ * shows in pg_stat_activity of its database (the last loop it starts).
+ */
+export async function startWorker(env: Record<string, string> & { DATABASE_URL: string }): Promise<Service> {
   let output = '';
-  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  // BENCH_BIN=<checkout>/bin/stableroute.js: the service of another checkout under the same harness (an A/B of two commits).
-  const child = spawn(process.execPath, [...profile, process.env.BENCH_BIN ?? BIN, role], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+  const child = spawn(process.execPath, [process.env.BENCH_BIN ?? BIN, 'worker'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (c) => (output = (output + c).slice(-20_000)));
   child.stderr!.on('data', (c) => (output = (output + c).slice(-20_000)));
-  const url = `http://127.0.0.1:${port}`;
   killOnExit(child);
-  await waitReady(url, child, () => output);
+  const probe = new pg.Client({ connectionString: env.DATABASE_URL });
+  await probe.connect();
+  try {
+    for (const deadline = Date.now() + 60_000; ; ) {
+      if (child.exitCode !== null) throw new Error(`worker exited: ${output}`);
+      const { rows } = await probe.query(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'stableroute-webhooks-listener'",
+      );
+      if (rows.length > 0) break;
+      if (Date.now() > deadline) throw new Error(`worker not working within 60 s: ${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    await probe.end();
+  }
+  return serviceOf(child, '');
+}
+
+function serviceOf(child: ChildProcess, url: string): Service {
   const service: Service = {
     url,
     pid: child.pid!,
@@ -143,4 +159,23 @@ export async function startService(role: 'serve' | 'api', env: Record<string, st
     },
   };
   return service;
+}
+
+/** Starts `stableroute <role>` with `env` on a free port and waits for /health. */
+export async function startService(role: 'serve' | 'api', env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  let output = '';
+  // BENCH_CPU_PROF=<dir>: the service writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  // BENCH_BIN=<checkout>/bin/stableroute.js: the service of another checkout under the same harness (an A/B of two commits).
+  const child = spawn(process.execPath, [...profile, process.env.BENCH_BIN ?? BIN, role], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (c) => (output = (output + c).slice(-20_000)));
+  child.stderr!.on('data', (c) => (output = (output + c).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  killOnExit(child);
+  await waitReady(url, child, () => output);
+  return serviceOf(child, url);
 }

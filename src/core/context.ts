@@ -4,7 +4,8 @@ import type { ChainAdapters } from '../chains/port.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { NoticeCache } from '../db/notice-cache.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
+import type { ReadPool } from '../db/read-pool.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { GroupCommits } from './group-commits.js';
 import type { Screener } from './screening/screener.js';
@@ -25,6 +26,13 @@ export interface AppContext {
   screener: Screener;
   /** The api's cache of quote facts (decision 136); without one, every quote reads them from the database. */
   facts?: NoticeCache;
+  /** DATABASE_READ_URL's connections, for reads that decide nothing (decision 195); without one, those read the primary. */
+  reads?: ReadPool;
+}
+
+/** Where a read that decides nothing (a console list, an export page, a metrics gauge) goes: the read server if any. */
+export function readsOf(ctx: Pick<AppContext, 'pool' | 'reads'>): Queryable {
+  return ctx.reads ?? ctx.pool;
 }
 
 /** What the payment lifecycle's use cases (execution, confirmation, operator transitions) need of the context. */

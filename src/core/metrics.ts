@@ -7,19 +7,28 @@ import { countByStatus } from '../db/queries/intent-list.js';
 import { PAYMENT_STATUSES } from '../domain/payment-intent.js';
 import { queueDepths } from '../jobs/depth.js';
 import { formatUnits, formatUsdc } from '../money.js';
-import type { AppContext } from './context.js';
+import { readsOf, type AppContext } from './context.js';
+import { replicaState } from '../db/read-pool.js';
 import { treasuryStates } from './operator/treasury.js';
 import { METRICS_READ_TIMEOUT_MS } from '../bounds.js';
 
-type Deps = Pick<AppContext, 'pool' | 'boss' | 'metrics' | 'log' | 'clock' | 'adapters' | 'config'>;
+type Deps = Pick<AppContext, 'pool' | 'reads' | 'boss' | 'metrics' | 'log' | 'clock' | 'adapters' | 'config'>;
 
 /** The read in flight per registry (keyed by the app's Metrics, so apps in one process never share one). */
 const inFlight = new WeakMap<object, Promise<void>>();
 
 async function readGauges(deps: Deps): Promise<void> {
   const { metrics } = deps;
-  // The treasury and backlog figures are the operator's treasury view (GET /admin/treasury), read the same way.
-  const [statuses, queues, treasuries] = await Promise.all([countByStatus(deps.pool), queueDepths(deps.boss), treasuryStates(deps)]);
+  // The treasury and backlog figures are the operator's treasury view (GET /admin/treasury), read the same way. Off
+  // the read server when there is one (decision 195): gauges decide nothing. The queue is pg-boss's, on the primary.
+  const reads = readsOf(deps);
+  const [statuses, queues, treasuries, replica] = await Promise.all([
+    countByStatus(reads),
+    queueDepths(deps.boss),
+    treasuryStates({ ...deps, pool: reads }),
+    deps.reads ? replicaState(deps.reads) : null,
+  ]);
+  if (replica) metrics.readReplicaLag.set(replica.lagSeconds);
   for (const status of PAYMENT_STATUSES) metrics.paymentIntents.set({ status }, statuses.get(status) ?? 0);
   for (const q of queues) {
     metrics.jobQueueDepth.set({ queue: q.queue, state: 'waiting' }, q.waiting);

@@ -44,7 +44,7 @@ export function listen(pool: Pool, options: ListenerOptions): Listener {
 
   async function connect(): Promise<void> {
     if (!running) return;
-    const next = new pg.Client({ ...pool.options, application_name: options.applicationName ?? `stableroute-listen-${options.channel}`, keepAlive: true });
+    const next = pool.target.client({ ...pool.options, application_name: options.applicationName ?? `stableroute-listen-${options.channel}`, keepAlive: true });
     let dropped = false;
     const drop = (error?: unknown) => {
       if (dropped) return;

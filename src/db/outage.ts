@@ -12,6 +12,9 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     // SQLSTATE: connection exception (08), insufficient resources (53), shutdowns, cannot connect now and statement
     // timeouts (57P01-57P03, 57014); then the socket errors of a server that is not there.
     if (/^(08|53|57P0[1-3]$|57014$)/.test(code)) return true;
+    // read_only_sql_transaction: the server is (now) a standby, a demoted primary back after a failover. The session
+    // is dropped (pool.ts) and the next one goes to the server that took over (host-selecting-client.ts).
+    if (code === '25006') return true;
     if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/.test(code)) return true;
   }
   // node-postgres raises these without a code.

@@ -1,22 +1,28 @@
 import pg from 'pg';
 import { collectAfterCommit, endAfterCommit } from './after-commit.js';
+import { connectionTarget, type ConnectionTarget } from './connection-target.js';
 import { writeBatch, type ItemOutcome } from './group-commit.js';
 import { collectNotices, createNoticeSender, endNotices, type NoticeSender } from './notify.js';
+import { isDatabaseUnavailable } from './outage.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, DB_PREPARED_STATEMENTS_MAX, DB_STATEMENT_TIMEOUT_MS, DB_TRANSACTION_TRIES_MAX } from '../bounds.js';
 
 // One pool per process. Queries run either on the pool or on a client inside a transaction; both satisfy Queryable.
 export type Queryable = Pick<pg.PoolClient, 'query'>;
-/** A pool with the group commit of its transactions' notices (notify.ts): built with it, never looked up by it. */
-export type Pool = pg.Pool & { readonly notices: NoticeSender };
+/**
+ * A pool with the group commit of its transactions' notices (notify.ts), built with it, never looked up by it; and the
+ * target its connections reach, for the clients of its own a LISTEN needs.
+ */
+export type Pool = pg.Pool & { readonly notices: NoticeSender; readonly target: ConnectionTarget };
 
 export function createPool(connectionString: string, max = 10): Pool {
+  const target = connectionTarget(connectionString);
   const pool = new pg.Pool({
-    connectionString,
+    ...target.poolOptions,
     max,
     // Bounded waits: a stuck database surfaces as an error instead of a hung request.
     connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
-    statement_timeout: DB_STATEMENT_TIMEOUT_MS,
-    idle_in_transaction_session_timeout: DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    // The session's timeouts are set by a statement, not as startup parameters, which PgBouncer refuses (decision 194).
+    onConnect: (client) => client.query(SESSION_SETTINGS),
     application_name: 'stableroute',
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
@@ -25,8 +31,10 @@ export function createPool(connectionString: string, max = 10): Pool {
     keepErrorsFromCrashing(client);
     prepareStatements(client);
   });
-  return Object.assign(pool, { notices: createNoticeSender(pool) });
+  return Object.assign(pool, { notices: createNoticeSender(pool), target });
 }
+
+const SESSION_SETTINGS = `SET statement_timeout = ${DB_STATEMENT_TIMEOUT_MS}; SET idle_in_transaction_session_timeout = ${DB_IDLE_IN_TRANSACTION_TIMEOUT_MS}`;
 
 /**
  * pg-pool listens for a client's errors only while the client sits idle in the pool. A client checked out for a
@@ -64,6 +72,7 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let committed = false;
+    let broken = false;
     try {
       await client.query('BEGIN');
       collectNotices(client);
@@ -73,6 +82,8 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
       committed = true;
       return result;
     } catch (error) {
+      // A session on a server that went away or turned read-only (a failover) is dropped, never reused.
+      broken = isDatabaseUnavailable(error);
       await client.query('ROLLBACK').catch(() => undefined);
       const code = (error as { code?: string }).code;
       if ((code === SERIALIZATION_FAILURE || code === DEADLOCK) && attempt < DB_TRANSACTION_TRIES_MAX) continue;
@@ -80,7 +91,7 @@ export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => 
     } finally {
       endNotices(pool, client, committed);
       const effects = endAfterCommit(client, committed);
-      client.release();
+      client.release(broken);
       // Committed: the effects are done before the caller learns of the commit (a CLI command may exit right after).
       await effects;
     }
@@ -137,6 +148,7 @@ async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Pro
     committed = true;
     return result;
   } catch (error) {
+    broken = isDatabaseUnavailable(error);
     await client.query('ROLLBACK').catch(() => {
       broken = true;
     });

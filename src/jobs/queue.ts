@@ -1,6 +1,7 @@
 // The job queue: pg-boss in the same PostgreSQL. Jobs are enqueued on the caller's transaction, so a business write
 // and its job commit or vanish together.
 import PgBoss from 'pg-boss';
+import { connectionTarget } from '../db/connection-target.js';
 import type { Queryable } from '../db/pool.js';
 import { EXECUTION_ATTEMPTS_MAX, QUEUE_POOL_CONNECTIONS } from '../bounds.js';
 
@@ -27,7 +28,8 @@ export interface QueueOptions {
 
 export async function startQueue(options: QueueOptions): Promise<PgBoss> {
   const boss = new PgBoss({
-    connectionString: options.connectionString,
+    // pg-boss builds its pool from these: the same host selection as ours (a failover moves it too).
+    ...connectionTarget(options.connectionString).poolOptions,
     max: QUEUE_POOL_CONNECTIONS,
     application_name: 'stableroute-queue',
     supervise: options.supervise,

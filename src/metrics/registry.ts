@@ -28,6 +28,7 @@ export interface Metrics {
   treasuryBalanceUsdc: Gauge<'chain' | 'account'>;
   treasuryNativeBalance: Gauge<'chain' | 'currency'>;
   collectErrors: Counter;
+  readReplicaLag: Gauge;
 }
 
 export function createMetrics(options: { processMetrics?: boolean } = {}): Metrics {
@@ -122,6 +123,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}): Metri
     collectErrors: new Counter({
       name: 'stableroute_metrics_collect_errors_total',
       help: 'Scrapes whose database gauges could not be read in time; the previous values were served',
+      registers,
+    }),
+    readReplicaLag: new Gauge({
+      name: 'stableroute_read_replica_lag_seconds',
+      help: 'How far DATABASE_READ_URL (console lists, exports, these gauges) is behind the primary; 0 without one',
       registers,
     }),
   };

@@ -46,6 +46,7 @@ const MATRIX: Record<string, readonly OperatorRole[]> = {
   'POST /admin/payments/{id}/cancel': ['operator', 'admin'],
   'POST /admin/payments/{id}/refund': ['operator', 'admin'],
   'GET /admin/treasury': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/read-replica': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/chain-health': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/alerts': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/reconciliations': ['viewer', 'operator', 'approver', 'admin'],

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { ADMIN_HEALTH_HISTORY_POINTS_DEFAULT, ADMIN_HEALTH_HISTORY_POINTS_MAX, ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
 import { chainHealthHistory } from '../../core/operator/chain-health.js';
+import { readReplicaStatus } from '../../core/operator/read-replica.js';
 import { treasuryStates } from '../../core/operator/treasury.js';
 import { webhookEventRecord } from '../../core/operator/webhooks.js';
 import type { Chain } from '../../domain/chain.js';
@@ -47,6 +48,28 @@ export function adminOperationRoutes(app: FastifyInstance, ctx: AppContext): voi
       const since = request.query.since ? new Date(request.query.since) : undefined;
       const rows = await chainHealthHistory(ctx, { chain: request.query.chain, since, points });
       return rows.map((s) => ({ ...snapshotView(s), source: s.source }));
+    },
+  );
+
+  app.get(
+    '/admin/read-replica',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'The read server (DATABASE_READ_URL) of console lists, exports and metrics gauges, and how far behind the primary it is',
+        response: {
+          200: {
+            type: 'object',
+            required: ['configured', 'standby', 'lag_seconds'],
+            properties: { configured: { type: 'boolean' }, standby: { type: ['boolean', 'null'] }, lag_seconds: { type: ['number', 'null'] } },
+          },
+          503: errorRef,
+        },
+      },
+    },
+    async () => {
+      const status = await readReplicaStatus(ctx);
+      return { configured: status.configured, standby: status.standby, lag_seconds: status.lagSeconds };
     },
   );
 

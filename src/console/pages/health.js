@@ -102,6 +102,24 @@ function Failures() {
   </${Panel}>`;
 }
 
+/** DATABASE_READ_URL: where the payment list, the exports and the metrics gauges read, and how far behind it is. */
+function ReadReplica() {
+  const replica = useResource(() => api('/admin/read-replica'), 'read-replica');
+  useRefreshing(replica);
+  const r = replica.data;
+  const lag = r?.lag_seconds ?? 0;
+  return html`<${Panel} title="Read replica">
+    <${ErrorNote} error=${replica.error} />
+    ${r && !r.configured ? html`<${Empty}>Not configured: lists, exports and metrics read the primary (DATABASE_READ_URL).</${Empty}>` : null}
+    ${r?.configured
+      ? html`<p data-testid="read-replica">
+          ${r.standby ? 'Standby' : 'Primary'} · lag <strong data-testid="read-replica-lag">${lag < 10 ? lag.toFixed(1) : lag.toFixed(0)} s</strong>
+          <span class="muted small"> · the payment list, exports and metrics gauges read here; balances, nonces, policies and approvals never do</span>
+        </p>`
+      : null}
+  </${Panel}>`;
+}
+
 export function HealthPage() {
-  return html`<div class="page"><${Charts} /><div class="grid two"><${Routes} /><${Failures} /></div></div>`;
+  return html`<div class="page"><${Charts} /><div class="grid two"><${Routes} /><${Failures} /></div><${ReadReplica} /></div>`;
 }

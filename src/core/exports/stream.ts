@@ -2,12 +2,12 @@
 // sinks. A request is checked, recorded in the audit log, and its first page read before a byte is sent, so every
 // refusal is a clean error; then the pages are read one short statement at a time, each when the sink asks for more
 // (decision 157): memory stays one page whatever the export's size, and no transaction stays open.
-import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import type { Pool } from '../../db/pool.js';
+import type { Queryable } from '../../db/pool.js';
 import type { Actor } from '../../domain/actor.js';
 import { EXPORT_LEDGER_WINDOW_TRANSACTIONS, EXPORT_PAYMENT_PAGE_ROWS } from '../../bounds.js';
 import { audited } from '../audit.js';
+import { readsOf, type AppContext } from '../context.js';
 import { csvRecord } from './csv.js';
 import { filterDetails, parseExportFilter, type ExportFilter, type ExportFilterInput } from './filter.js';
 import { LEDGER_COLUMNS, ledgerPage } from './ledger.js';
@@ -43,7 +43,7 @@ export interface ExportOptions {
 
 type PageReader = (after: unknown) => Promise<CsvPage<unknown>>;
 
-function reader(pool: Pool, kind: ExportKind, filter: ExportFilter, pageSize: number | undefined): { columns: readonly string[]; read: PageReader } {
+function reader(pool: Queryable, kind: ExportKind, filter: ExportFilter, pageSize: number | undefined): { columns: readonly string[]; read: PageReader } {
   if (kind === 'payments') {
     const size = pageSize ?? EXPORT_PAYMENT_PAGE_ROWS;
     return { columns: PAYMENT_COLUMNS, read: (after) => paymentPage(pool, filter, after as Parameters<typeof paymentPage>[2], size) };
@@ -58,11 +58,12 @@ const csvText = (cells: readonly string[][]) => cells.map(csvRecord).join('');
  * Checks the filter (`400 INVALID_FILTER`), appends the `export.<kind>` audit record with the filter in a transaction
  * of its own (decision 155: no record, no export), and reads the first page; the rest is read as `chunks` is consumed.
  */
-export async function openExport(ctx: { pool: Pool; clock: Clock; config: Pick<Config, 'chainNames' | 'audit'> }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
+export async function openExport(ctx: Pick<AppContext, 'pool' | 'reads' | 'clock'> & { config: Pick<Config, 'chainNames' | 'audit'> }, request: ExportRequest, options: ExportOptions = {}): Promise<CsvExport> {
   const filter = parseExportFilter(request.filter, ctx.config.chainNames);
   const entry = { actor: request.actor, action: `export.${request.kind}`, targets: filter.merchantId ? [filter.merchantId] : [], details: filterDetails(filter) };
   await audited(ctx, entry, ctx.clock.now(), async () => undefined);
-  const { columns, read } = reader(ctx.pool, request.kind, filter, options.pageSize);
+  // The record is the primary's; the pages are read off the read server when there is one (decision 195).
+  const { columns, read } = reader(readsOf(ctx), request.kind, filter, options.pageSize);
   const first = await read(null);
   async function* chunks(): AsyncGenerator<string, void, undefined> {
     yield csvRecord(columns) + csvText(first.cells);

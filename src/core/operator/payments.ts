@@ -11,7 +11,7 @@ import { AppError } from '../../domain/errors.js';
 import { operatorActions, type LiveTransaction, type OperatorActions } from '../../domain/operator-actions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { ledgerTransactionsOfIntent, type IntentLedgerTransaction } from '../../ledger/intent-postings.js';
-import type { AppContext } from '../context.js';
+import { readsOf, type AppContext } from '../context.js';
 import { ADMIN_PAGE_ROWS_DEFAULT } from '../../bounds.js';
 import { approvalsGiven, approvalsRequired, namedOnly, type FourEyesConfig } from '../operator-transitions/approve.js';
 
@@ -22,13 +22,14 @@ export interface PaymentPage {
 }
 
 export async function listPayments(
-  ctx: Pick<AppContext, 'pool' | 'adapters'>,
+  ctx: Pick<AppContext, 'pool' | 'reads' | 'adapters'>,
   filter: IntentFilter,
   after: IntentCursor | null,
   limit = ADMIN_PAGE_ROWS_DEFAULT,
 ): Promise<PaymentPage> {
-  // One row more than asked tells whether another page follows, without a count over the whole filter.
-  const rows = await listIntents(ctx.pool, filter, after, limit + 1);
+  // One row more than asked tells whether another page follows, without a count over the whole filter. A list decides
+  // nothing: off the read server when there is one (decision 195); the payment's own page and actions read the primary.
+  const rows = await listIntents(readsOf(ctx), filter, after, limit + 1);
   const page = rows.slice(0, limit);
   return {
     rows: page.map((row) => ({ ...row, actions: actionsOf(ctx, row, row.live_purpose) })),
@@ -46,8 +47,8 @@ function actionsOf(
   return operatorActions(intent.status, chain, live);
 }
 
-export async function paymentCounts(ctx: Pick<AppContext, 'pool'>): Promise<Map<PaymentStatus, number>> {
-  return countByStatus(ctx.pool);
+export async function paymentCounts(ctx: Pick<AppContext, 'pool' | 'reads'>): Promise<Map<PaymentStatus, number>> {
+  return countByStatus(readsOf(ctx));
 }
 
 export interface PaymentRecord {

@@ -7,6 +7,7 @@ import { type Chain, type NativeCurrency } from '../../domain/chain.js';
 import { treasuryNativeBalances } from '../../ledger/native-balances.js';
 import { treasuryBalances } from '../../ledger/store.js';
 import { WATCHED } from '../../domain/confirmation.js';
+import type { Queryable } from '../../db/pool.js';
 import type { AppContext } from '../context.js';
 
 export interface TreasuryState {
@@ -26,7 +27,7 @@ export interface TreasuryState {
   backlog: ChainBacklog;
 }
 
-export async function treasuryStates(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: Pick<AppContext['config'], 'chains'> }): Promise<TreasuryState[]> {
+export async function treasuryStates(ctx: { pool: Queryable } & Pick<AppContext, 'adapters'> & { config: Pick<AppContext['config'], 'chains'> }): Promise<TreasuryState[]> {
   const [balances, natives, backlogs] = await Promise.all([
     treasuryBalances(ctx.pool),
     treasuryNativeBalances(ctx.pool),
