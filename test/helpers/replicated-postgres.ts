@@ -2,6 +2,7 @@
 // (initdb, pg_basebackup -R, pg_ctl), data in a temporary folder, never the shared server of the rest of the suite.
 // As root (containers, CI) both servers run as the `postgres` user, as PostgreSQL requires (private-postgres.ts).
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +45,14 @@ export interface ReplicatedPostgres {
   remove(): Promise<void>;
 }
 
-const BIN = '/usr/lib/postgresql/15/bin';
+/** The newest Debian PostgreSQL with pg_basebackup (.ci/run installs one when missing); none is a loud failure. */
+const BIN = (() => {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_basebackup'))) : [];
+  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
+  if (newest === undefined) throw new Error(`no PostgreSQL server binaries with pg_basebackup under ${root}: apt-get install postgresql`);
+  return join(root, newest, 'bin');
+})();
 const PG_CTL_TIMEOUT_SECONDS = 60;
 const STANDBY_NAME = 'standby';
 
