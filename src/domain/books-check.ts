@@ -108,3 +108,45 @@ export function notSynchronousReason(facts: ReplicationFacts): string | null {
   if (facts.synchronousStandbys === 0) return 'no synchronous standby is connected: commits wait until one is';
   return null;
 }
+
+/** A payment the books could attach a found transfer to: on the transaction's chain, never signed, not final. */
+export interface AttachCandidate {
+  id: string;
+  to: string;
+  amountMicros: bigint;
+}
+
+/**
+ * The payments an unknown transaction paid, one per transfer in its order (decision 200): those the operator names
+ * (each must be a candidate of its transfer), or else the only candidate of each transfer (to the same address, the
+ * same amount; a transaction of one payout names its payment in its memo, which must then be that candidate). Never on
+ * the operator's word alone: a name that is no candidate is refused, as is a transfer with none or several.
+ */
+export function paymentsPaidBy(
+  tx: FoundTransaction,
+  candidates: readonly AttachCandidate[],
+  named: readonly string[] | null,
+  sameAddress: (a: string, b: string) => boolean,
+): { ok: true; payments: string[] } | { ok: false; problem: string } {
+  if (tx.failed) return { ok: false, problem: `${tx.txId} failed on chain and paid nothing: declare it foreign` };
+  if (tx.transfers.length === 0) return { ok: false, problem: `${tx.txId} moved no USDC: declare it foreign` };
+  if (named !== null && named.length !== tx.transfers.length) {
+    return { ok: false, problem: `${tx.txId} pays ${tx.transfers.length} recipient(s): name as many payments, in its order` };
+  }
+  const memoId = tx.transfers.length === 1 && tx.memo !== null && !tx.memo.startsWith('batch:') ? tx.memo : null;
+  const used = new Set<string>();
+  const payments: string[] = [];
+  for (const [i, transfer] of tx.transfers.entries()) {
+    const fits = candidates.filter((c) => !used.has(c.id) && c.amountMicros === transfer.amountMicros && sameAddress(c.to, transfer.to));
+    const what = `its transfer of ${transfer.amountMicros} micro-USDC to ${transfer.to}`;
+    const chosen = named !== null ? fits.filter((c) => c.id === named[i]) : memoId !== null ? fits.filter((c) => c.id === memoId) : fits;
+    if (chosen.length === 0) {
+      const wanted = named !== null ? `${named[i]} is not` : memoId !== null ? `${memoId} (its memo) is not` : 'no payment is';
+      return { ok: false, problem: `${wanted} an unsigned payment of the books matching ${what}` };
+    }
+    if (chosen.length > 1) return { ok: false, problem: `${what} matches ${chosen.map((c) => c.id).join(', ')}: name the payment it paid` };
+    used.add(chosen[0]!.id);
+    payments.push(chosen[0]!.id);
+  }
+  return { ok: true, payments };
+}

@@ -192,3 +192,61 @@ export async function replicationFacts(db: Queryable): Promise<ReplicationFacts>
   const row = rows[0]!;
   return { synchronousStandbyNames: row.names, synchronousCommit: row.commit, synchronousStandbys: row.sync };
 }
+
+/**
+ * Payments of `chain` a found transfer to one of `recipients` could have paid: never signed (no attempt but refused
+ * ones), not final, not waiting for an approval's decision to be made... only route_selected, broadcasting, retrying.
+ * `foldCase`: addresses compare without case (EVM).
+ */
+export async function attachCandidates(
+  db: Queryable,
+  chain: Chain,
+  recipients: readonly string[],
+  foldCase: boolean,
+): Promise<{ id: string; to: string; amount_micros: string }[]> {
+  const { rows } = await db.query<{ id: string; to: string; amount_micros: string }>(
+    `SELECT i.id, i.destination_address AS to, i.amount_micros::text AS amount_micros FROM payment_intents i
+      WHERE i.selected_chain = $1 AND i.status IN ('route_selected', 'broadcasting', 'retrying')
+        AND (CASE WHEN $3 THEN lower(i.destination_address) = ANY(SELECT lower(r) FROM unnest($2::text[]) r)
+                  ELSE i.destination_address = ANY($2::text[]) END)
+        AND NOT EXISTS (SELECT 1 FROM payment_attempts a WHERE a.payment_intent_id = i.id AND a.status IN ('signed', 'broadcasted', 'confirmed'))
+      ORDER BY i.created_at, i.id`,
+    [chain, recipients, foldCase],
+  );
+  return rows;
+}
+
+/** The declaration of `txId` as foreign on `chain`, locked; null when none was made. */
+export async function lockForeign(
+  db: Queryable,
+  chain: Chain,
+  txId: string,
+): Promise<{ declared_by: string; approved_by: string | null; approved_at: Date | null } | null> {
+  const { rows } = await db.query<{ declared_by: string; approved_by: string | null; approved_at: Date | null }>(
+    'SELECT declared_by, approved_by, approved_at FROM foreign_treasury_transactions WHERE chain = $1 AND tx_id = $2 FOR UPDATE',
+    [chain, txId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A first operator's declaration; false when one exists already (made meanwhile). */
+export async function insertForeign(
+  db: Queryable,
+  row: { chain: Chain; txId: string; nonce: number | null; reason: string; declaredBy: string; at: Date },
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `INSERT INTO foreign_treasury_transactions (chain, tx_id, nonce, reason, declared_by, declared_at) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (chain, tx_id) DO NOTHING`,
+    [row.chain, row.txId, row.nonce, row.reason, row.declaredBy, row.at],
+  );
+  return rowCount === 1;
+}
+
+export async function approveForeign(db: Queryable, chain: Chain, txId: string, approvedBy: string, at: Date): Promise<void> {
+  await db.query('UPDATE foreign_treasury_transactions SET approved_by = $3, approved_at = $4 WHERE chain = $1 AND tx_id = $2 AND approved_at IS NULL', [
+    chain,
+    txId,
+    approvedBy,
+    at,
+  ]);
+}
