@@ -146,6 +146,28 @@ export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
 /** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */
 export const TREASURY_SNAPSHOT_TRIES_MAX = 5;
 
+// --- Books behind the chain (issue 36: src/core/books, decisions 198-200) ---------------------------------------
+
+/**
+ * Tx ids of the attempts the books hold as landed, newest first, that a check after a change of database history
+ * hands the adapter: its walk back stops at the first it finds (a few, in case the newest was dropped by a reorg).
+ */
+export const BOOKS_CHECK_LANDED_TXS = 16;
+/** Signature pages a Solana check walks back at most before it calls itself incomplete (a chain held for an operator). */
+export const SOLANA_BOOKS_CHECK_PAGES_MAX = 10;
+/** Blocks a Solana blockhash stays usable (agave MAX_PROCESSING_AGE): past it, nothing signed on it can land. */
+export const SOLANA_BLOCKHASH_LIFETIME_BLOCKS = 150n;
+/** EVM blocks a check reads Transfer logs back over when the books know no landed transaction to start from. */
+export const EVM_BOOKS_CHECK_LOOKBACK_BLOCKS = 100_000n;
+/** Blocks per eth_getLogs call of a check (what public nodes commonly allow). */
+export const EVM_LOG_RANGE_BLOCKS = 10_000n;
+/** Nonces the chain used beyond the books that one check lists; more are reported as an incomplete check. */
+export const BOOKS_CHECK_NONCES_MAX = 1_000;
+/** Unknown transactions one hold's findings keep (the alert and the operator's view); more make the check incomplete. */
+export const BOOKS_CHECK_FINDINGS_MAX = 500;
+/** Seconds a payment whose chain is held waits before its execution looks again (a job of the same attempt). */
+export const BOOKS_HOLD_RECHECK_SECONDS = 5;
+
 // --- Database (src/db) --------------------------------------------------------------------------------------------
 
 /** Connections of a process that runs one role (`api`, `worker`). */

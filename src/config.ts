@@ -70,6 +70,11 @@ export interface Config {
   executionLeaseSeconds: number;
   /** Deposit scanner period: how soon a transfer into a treasury, once final, is booked (decision 122). */
   depositPollSeconds: number;
+  /**
+   * BOOKS_CHECK_SECONDS: how often a worker looks at the database's history and checks each held chain's treasury
+   * against the books (decisions 198, 199); how soon after a failover a chain whose books match signs again.
+   */
+  booksCheckSeconds: number;
   simTreasuryUsdcMicros: bigint;
   simConfirmSeconds: number | null;
   simFailureRate: number;
@@ -666,6 +671,7 @@ export function loadConfig(env: Env = process.env): Config {
     executionJobTimeoutSeconds: seconds(env, 'EXECUTION_JOB_TIMEOUT_SECONDS', 60, 1),
     executionLeaseSeconds: seconds(env, 'EXECUTION_LEASE_SECONDS', 10, 0.5),
     depositPollSeconds: seconds(env, 'DEPOSIT_POLL_SECONDS', 5, 0.05),
+    booksCheckSeconds: seconds(env, 'BOOKS_CHECK_SECONDS', 5, 0.05),
     simTreasuryUsdcMicros,
     simConfirmSeconds: present(env, 'SIM_CONFIRM_SECONDS') === undefined ? null : seconds(env, 'SIM_CONFIRM_SECONDS', 0),
     simFailureRate: rate(env, 'SIM_FAILURE_RATE'),

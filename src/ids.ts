@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 // Prefixed, opaque ids. 16 random bytes in lowercase base32-like alphabet: sortable prefix, unguessable rest.
-export type IdPrefix = 'quo' | 'pi' | 'att' | 'mer' | 'evt' | 'key' | 'run' | 'alt' | 'ntf' | 'op' | 'pob' | 'scr' | 'sov' | 'ff';
+export type IdPrefix = 'quo' | 'pi' | 'att' | 'mer' | 'evt' | 'key' | 'run' | 'alt' | 'ntf' | 'op' | 'pob' | 'scr' | 'sov' | 'ff' | 'hld';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 

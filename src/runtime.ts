@@ -15,6 +15,8 @@ import { checkAnchorFile } from './core/audit-anchor.js';
 import { auditMigrationSteps } from './core/audit.js';
 import { ensureTestMerchant } from './core/merchants.js';
 import { ensureTreasuries, refuseRemovedChains } from './core/treasury.js';
+import { observeHistory } from './core/books/history.js';
+import { checkReplication } from './core/books/replication.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { ensureDatabase } from './db/ensure-database.js';
 import { applyMigrations, withStartupLock } from './db/migrate.js';
@@ -177,6 +179,15 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
     const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener, ...(reads && { reads }) };
     await ensureTreasuries(pool, adapters, clock.now());
+    // Before anything signs: a database on another history than the books (a failover, a restore) holds every chain's
+    // signing until its treasury is checked against the books (decisions 198, 199).
+    await observeHistory({ pool, clock, log, config });
+    if (config.production) {
+      const reason = await checkReplication({ pool, clock, log, config });
+      if (reason !== null) {
+        log.warn({ reason }, `the database has no synchronous standby (${reason}): a failover can lose acknowledged commits; raised the operator alert database_not_synchronous`);
+      }
+    }
     if (!config.production) await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
 
     // Workers start before the listeners: a listener that cannot bind (a port in use) must stop them too, or their

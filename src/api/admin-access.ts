@@ -25,6 +25,8 @@ const ACTIONS: Readonly<Record<string, { permission: Permission; action: string 
   'POST /admin/payments/:id/resolve': { permission: 'operate', action: 'payment.resolve' },
   'POST /admin/payments/:id/cancel': { permission: 'operate', action: 'payment.cancel' },
   'POST /admin/payments/:id/refund': { permission: 'operate', action: 'payment.refund' },
+  'POST /admin/books/:chain/attach': { permission: 'operate', action: 'books.attach' },
+  'POST /admin/books/:chain/foreign': { permission: 'operate', action: 'books.foreign' },
   'POST /admin/webhook-events/:id/redeliver': { permission: 'operate', action: 'webhook_event.redeliver' },
   'POST /admin/payment_intents/:id/approve': { permission: 'approve', action: 'payment.approve' },
   'POST /admin/payment_intents/:id/reject': { permission: 'approve', action: 'payment.reject' },

@@ -18,6 +18,7 @@ import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
 import { adminOperationRoutes } from './routes/admin-operations.js';
 import { adminDepositRoutes } from './routes/admin-deposits.js';
+import { adminBooksRoutes } from './routes/admin-books.js';
 import { adminExportRoutes } from './routes/admin-exports.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
@@ -113,6 +114,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       adminPaymentRoutes(adminScope, ctx);
       adminOperationRoutes(adminScope, ctx);
       adminDepositRoutes(adminScope, ctx);
+      adminBooksRoutes(adminScope, ctx);
       adminEventRoutes(adminScope, ctx);
       adminTreasuryOpsRoutes(adminScope, ctx);
       adminAuditRoutes(adminScope, ctx);

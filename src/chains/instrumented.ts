@@ -17,6 +17,7 @@ const CHAIN_CALLS = [
   'treasuryNativeBalance',
   'inboundPosition',
   'listInboundTransfers',
+  'treasuryTransactions',
 ] as const satisfies readonly (keyof ChainAdapter)[];
 
 type Timed = Pick<Metrics, 'chainRpcDuration' | 'chainRpcErrors'>;

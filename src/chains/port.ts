@@ -86,6 +86,51 @@ export interface InboundScan {
   more: boolean;
 }
 
+/**
+ * What the books hold as landed on this chain, for a check of the treasury's transactions after the database history
+ * changed (decision 199): every transaction the books lost was sent after the newest of these landed.
+ */
+export interface BooksLanded {
+  /** Tx ids of attempts the books record as on chain, newest first (a few: the walk back stops at the first found). */
+  landed: readonly string[];
+  /** The `mark` this hold's first check returned; null on its first check. */
+  mark: string | null;
+}
+
+/** A transaction the treasury itself signed, as the chain has it. */
+export interface TreasuryTransaction {
+  txId: string;
+  /** EVM: its nonce. Null on chains without nonces. */
+  nonce: number | null;
+  /** Landed but failed (reverted): it paid nothing, only its fee. */
+  failed: boolean;
+  /** USDC it moved out of the treasury, in the order it paid them: recipient address and micro-units. */
+  transfers: { to: string; amountMicros: bigint }[];
+  /** Solana: the memo it carries (a payment id, or `batch:` and a hash). */
+  memo: string | null;
+  /**
+   * The transaction as this adapter would have signed it, so that the books can record it as an attempt and follow it
+   * like one (an operator attaching it to the payments it paid). Null when the node does not return its bytes.
+   */
+  signed: SignedTransfer | null;
+}
+
+export interface TreasuryActivity {
+  /** Oldest first: every transaction the treasury signed after the newest of BooksLanded.landed the chain has. */
+  transactions: TreasuryTransaction[];
+  /** False when the walk back hit its bound before it reached a landed transaction of the books. */
+  complete: boolean;
+  /** EVM: the treasury's transaction count at the latest block and with the pool's pending ones. */
+  nonces: { latest: number; pending: number } | null;
+  /** Where the chain stands now: stored as the hold's mark at its first check. */
+  mark: string;
+  /**
+   * Whether nothing signed before `mark` can still land unseen (Solana: the chain is past the last valid height of any
+   * blockhash that was recent at `mark`). Always true where the pool shows what is pending (EVM).
+   */
+  quiet: boolean;
+}
+
 export interface ChainAdapter {
   readonly chain: Chain;
   readonly nativeCurrency: NativeCurrency;
@@ -151,6 +196,12 @@ export interface ChainAdapter {
    * (ETHEREUM_CONFIRMATIONS, Solana finalized), a bounded range per call, oldest first.
    */
   listInboundTransfers(position: string): Promise<InboundScan>;
+  /**
+   * The treasury's own transactions since the newest one the books hold as landed (decision 199): what a database that
+   * lost its last commits may not know about. Bounded; a simulated chain, whose state lives in the books' database,
+   * answers that there is nothing (a lost commit loses its transfers with the books).
+   */
+  treasuryTransactions(books: BooksLanded): Promise<TreasuryActivity>;
   close?(): Promise<void>;
 }
 

@@ -20,6 +20,7 @@ import { merchantWebhookCommand } from './merchant-webhooks.js';
 import { operatorsCommand } from './operators.js';
 import { destinationPolicy } from '../webhook-client/destination-guard.js';
 import { treasuryCommand } from './treasury.js';
+import { booksCommand } from './books.js';
 import { batchesCommand } from './batches.js';
 import { webhooksCommand } from './webhooks.js';
 import { intentsRefundCommand, simulateCommand } from './transfers.js';
@@ -82,6 +83,13 @@ const USAGE = `usage: stableroute <command>
                              book an inbound USDC transfer the deposit scanner saw (from the payout's
                              destination, same chain, no more than the payout) as the settled payment's refund
   reconcile [--json]         compare ledger treasury balances with on-chain USDC balances
+  books list [--json]        chains whose signing is held since the database history changed (a failover, a
+                             restore), with the treasury transactions and nonces the books do not know
+  books attach --chain C --tx TX_ID [--payment PAYMENT_INTENT_ID ...] [--json]
+                             record such a transaction as the attempt of the payments it paid (by memo, or
+                             recipient and amount; --payment names them in its order): they settle, never paid again
+  books foreign --chain C (--tx TX_ID | --nonce N) --reason TEXT [--json]
+                             declare it paid none of our payments; takes two different operators
   treasury withdraw --chain C --to ADDRESS --usdc N [--idempotency-key KEY] [--json]
                              send treasury USDC out (reserved from available funds, then signed and
                              confirmed like a payout by the workers); prints the withdrawal id
@@ -334,6 +342,7 @@ commands.reconcile = async (args, config) => {
 };
 
 commands.treasury = async (args, config) => treasuryCommand(args, config, helpers);
+commands.books = async (args, config) => booksCommand(args, config, helpers);
 commands.batches = async (args, config) => batchesCommand(args, config, helpers);
 commands.export = async (args, config) => exportCommand(args, config, helpers);
 commands.operators = async (args, config) => operatorsCommand(args, config, helpers);

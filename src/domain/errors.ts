@@ -50,6 +50,9 @@ export const ERROR_CODES = {
   // Screening that fails safe (issue 35).
   REPLACEMENT_SCREENED: 409,
   SCREENING_OVERRIDE_PENDING: 409,
+  // Books behind the chain after a database failover (issue 36).
+  CHAIN_HELD: 409,
+  FOREIGN_DECLARATION_PENDING: 409,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -8,6 +8,8 @@ import type { ExecutionDeps } from '../core/execution/execute.js';
 import { resumeExpiredExecutions } from '../core/execution/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
 import { recordHealthSnapshots } from '../core/health-snapshots.js';
+import { checkBooks } from '../core/books/check.js';
+import { checkReplication } from '../core/books/replication.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
 import { startConfirmationWorker } from './confirmation/confirm.js';
 import { startQueuePoller } from './execution/poller.js';
@@ -62,6 +64,18 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
     () => deliverAlertNotifications({ ...ctx, log: log.child({ worker: 'operator-alerts' }) }),
     log,
   );
+  // The database's history, each held chain's treasury against the books (decisions 198, 199), and in production
+  // whether the database still has a synchronous standby.
+  const books = every(
+    'books',
+    ctx.config.booksCheckSeconds,
+    async () => {
+      const booksLog = log.child({ worker: 'books' });
+      await checkBooks({ ...ctx, log: booksLog });
+      if (ctx.config.production) await checkReplication({ ...ctx, log: booksLog });
+    },
+    log,
+  );
   const webhooks = startWebhookWorker({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: log.child({ worker: 'webhooks' }), metrics: ctx.metrics });
   log.info('workers started');
   return {
@@ -76,6 +90,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
         deposits.stop(),
         reconciliation.stop(),
         operatorAlerts.stop(),
+        books.stop(),
         webhooks.stop(),
       ]);
       log.info('workers stopped');

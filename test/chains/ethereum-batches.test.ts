@@ -18,6 +18,7 @@ import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { ConfigError } from '../../src/config.js';
 import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
+import { clearance } from '../helpers/sign.js';
 
 let devnet: EthereumDevnet;
 let db: TestDatabase;
@@ -77,7 +78,7 @@ async function signAndSend(adapter: ChainAdapter, paid: { request: TransferReque
     }
     const items = [];
     for (const { request, prepared } of paid) items.push({ intent: (await findIntent(tx, request.paymentIntentId))!, prepared });
-    return signAttempts(tx, adapter, items, new Date());
+    return signAttempts(tx, adapter, items, new Date(), await clearance(tx, adapter.chain));
   });
   const transactions = [...new Map(attempts.map((a) => [a.signed.txId, a.signed])).values()];
   for (const signed of transactions) await adapter.broadcast(signed);

@@ -30,7 +30,7 @@ import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } fro
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
 import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
 import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
-import { prepareOne, signReplacement, signTransfer } from '../helpers/sign.js';
+import { clearance, prepareOne, signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';
 import { statusOf } from '../helpers/status.js';
 
@@ -87,7 +87,7 @@ async function sign(request: TransferRequest, signer: ChainAdapter = adapter): P
       [request.paymentIntentId, request.amountMicros, request.to],
     );
     const intent = (await findIntent(tx, request.paymentIntentId))!;
-    return (await signAttempts(tx, signer, [{ intent, prepared }], new Date()))[0]!.signed;
+    return (await signAttempts(tx, signer, [{ intent, prepared }], new Date(), await clearance(tx, signer.chain)))[0]!.signed;
   });
 }
 
@@ -708,7 +708,7 @@ describe('ethereum adapter: node unreachable', () => {
          VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
         [request.paymentIntentId, request.amountMicros, request.to],
       );
-      return (await signAttempts(tx, viaHop, [{ intent: (await findIntent(tx, request.paymentIntentId))!, prepared }], new Date()))[0]!.signed;
+      return (await signAttempts(tx, viaHop, [{ intent: (await findIntent(tx, request.paymentIntentId))!, prepared }], new Date(), await clearance(tx, viaHop.chain)))[0]!.signed;
     });
     expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(prepared.feeEstimate.feeUsd);
     await adapter.broadcast(signed);

@@ -1,7 +1,7 @@
 // Signing in tests as the execution worker does it: prepare (reads the chain, no lock), then sign in a transaction
 // that allocates the nonce, if the chain has them.
 import { ChainError, type ChainAdapter, type PreparedTransfer, type SignedTransfer, type TransferRequest } from '../../src/chains/port.js';
-import { signPrepared } from '../../src/core/lifecycle/sign-attempts.js';
+import { clearToSign, signPrepared, type SigningClearance } from '../../src/core/lifecycle/sign-attempts.js';
 import type { Queryable } from '../../src/db/pool.js';
 
 export async function signTransfer(adapter: ChainAdapter, db: Queryable, request: TransferRequest): Promise<SignedTransfer> {
@@ -25,4 +25,11 @@ export async function prepareOne(adapter: ChainAdapter, request: TransferRequest
   const [prepared] = await adapter.prepareTransfers([request]);
   if (prepared instanceof ChainError) throw prepared;
   return prepared!;
+}
+
+/** The clearance signAttempts needs, read in `tx` as the execution reads it; a held chain fails the test. */
+export async function clearance(tx: Queryable, chain: string): Promise<SigningClearance> {
+  const cleared = await clearToSign(tx, chain);
+  if (cleared === null) throw new Error(`${chain} is held: a test signs only on a chain that may sign`);
+  return cleared;
 }

@@ -22,7 +22,7 @@ const alertSchema = {
   properties: {
     id: { type: 'string' },
     kind: { type: 'string', enum: [...ALERT_KINDS] },
-    chain: { type: ['string', 'null'], description: 'A chain of CHAINS; null for an alert about no one chain (screening_list_rejected)' },
+    chain: { type: ['string', 'null'], description: 'A chain of CHAINS; null for an alert about no one chain (screening_list_rejected, database_not_synchronous)' },
     message: { type: 'string' },
     status: { type: 'string', enum: ['open', 'resolved'] },
     first_seen_at: timestamp,

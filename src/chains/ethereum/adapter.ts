@@ -15,10 +15,12 @@ import {
   type ChainAdapter,
   type FeeEstimate,
   type HealthProbe,
+  type BooksLanded,
   type InboundScan,
   type PreparedTransfer,
   type SignedTransfer,
   type TransferRequest,
+  type TreasuryActivity,
   type TxStatus,
 } from '../port.js';
 import type { NetworkClaims } from '../networks.js';
@@ -32,6 +34,7 @@ import { marketFees, readFeeMarket, replacementFees, type FeeMarket } from './fe
 import type { Finality } from './finality.js';
 import { estimateTransferGas } from './gas.js';
 import { readInboundTransfers } from './inbound.js';
+import { readTreasuryTransactions } from './treasury-history.js';
 import { estimateFeesBeyondGas, GAS_PRICE_ORACLE, hasGasPriceOracle } from './op-stack.js';
 import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../bounds.js';
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
@@ -403,6 +406,14 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
         return await within(() => readInboundTransfers({ rpc, token, treasury: from, finality: finalityRule }, position));
       } catch (error) {
         throw toChainError(error, { operation: 'inbound transfers' });
+      }
+    },
+
+    async treasuryTransactions(books: BooksLanded): Promise<TreasuryActivity> {
+      try {
+        return await within(() => readTreasuryTransactions({ rpc, token, treasury: from }, books));
+      } catch (error) {
+        throw toChainError(error, { operation: 'treasury transactions' });
       }
     },
 

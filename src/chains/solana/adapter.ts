@@ -1,11 +1,12 @@
 // The Solana ChainAdapter over a JSON-RPC node, built with @solana/kit. Each port method delegates to one small
 // module (transfer, broadcast, status, fees, probe, balance); this file only wires settings into them.
 import { currentPosition, readInboundTransfers } from './inbound.js';
+import { readTreasuryTransactions } from './treasury-history.js';
 import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
 import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
-import { ChainError, type ChainAdapter, type PreparedTransfer, type TransferRequest } from '../port.js';
+import { ChainError, type BooksLanded, type ChainAdapter, type PreparedTransfer, type TransferRequest, type TreasuryActivity } from '../port.js';
 import type { SolanaSigner } from '../signers/port.js';
 import { nativeBalance, tokenAccountBalance } from './balance.js';
 import { broadcastTransfer } from './broadcast.js';
@@ -113,6 +114,7 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
     treasuryNativeBalance: async () => nativeBalance(client, key.address),
     inboundPosition: async () => currentPosition({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }),
     listInboundTransfers: async (position) => readInboundTransfers({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }, position),
+    treasuryTransactions: (books: BooksLanded): Promise<TreasuryActivity> => readTreasuryTransactions({ client, treasury: key.address, usdcMint }, books),
     close: () => options.signer.close(),
   };
 }

@@ -2,13 +2,17 @@
 // order and what the claims decide from read in one statement (prefetch), a pure decision per run in the order the runs
 // came (src/domain/execution.ts: a second run of one payment reads what the first one's claim left), then the leases
 // and the moves route_selected or retrying -> broadcasting (with their events) written for all of them in a fixed
-// number of statements.
+// number of statements. A payment that would be signed on a chain whose signing is held (decision 199) is not claimed:
+// its job comes back later; the signature transaction checks again (sign.ts), this only spares the chain's reads.
+import { BOOKS_HOLD_RECHECK_SECONDS } from '../../bounds.js';
 import { withBatchTransaction, type Queryable } from '../../db/pool.js';
+import { heldChains } from '../../db/queries/books.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import type { AttemptRow } from '../../db/queries/attempts.js';
 import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { executionFacts, grantLeases } from '../../db/queries/leases.js';
 import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../domain/execution.js';
+import { enqueueRetry } from '../../jobs/queue.js';
 import { moveAndTell } from '../lifecycle/events.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
@@ -35,11 +39,14 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
       // 1. Prefetch: the intents under their locks, then (a statement of its own, after the locks) what a claim reads.
       const intents = await lockIntents(tx, ids);
       const rows = await executionFacts(tx, ids);
+      const held = await heldChains(tx, [...new Set([...intents.values()].map((i) => i.selected_chain))]);
       // 2. Decide, run after run.
       const facts = new Map<string, ClaimFacts>();
+      const deferred = new Map<string, ExecutionRun>();
       const decisions = batch.map((run): ClaimDecision => {
         const id = intentIdOf(run);
         const row = rows.get(id)!;
+        const intent = intents.get(id);
         const before = facts.get(id) ?? {
           status: intents.get(id)?.status ?? null,
           retries: row.retries,
@@ -48,11 +55,17 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
           liveStatus: row.live?.status === 'broadcasted' ? 'broadcasted' : row.live ? 'signed' : null,
         };
         const decision = decideClaim(before, run.job.attempt, run.runId);
+        // Nothing signed yet and its chain held: it would only be signed, so it waits, unclaimed.
+        if (decision.kind === 'claim' && row.live === null && intent && held.has(intent.selected_chain)) {
+          deferred.set(id, run);
+          return { kind: 'done', why: 'the chain\u2019s signing is held; the job comes back later' };
+        }
         facts.set(id, decision.kind === 'claim' ? factsAfterClaim(before, decision, run.runId) : before);
         return decision;
       });
       // 3. Persist.
       await writeClaims(deps, tx, batch, decisions, intents, rows, now);
+      for (const run of deferred.values()) await enqueueRetry(deps.boss, tx, run.job, BOOKS_HOLD_RECHECK_SECONDS);
       return batch.map((run, i): Claimed | Done => {
         const decision = decisions[i]!;
         if (decision.kind === 'done') return decision;

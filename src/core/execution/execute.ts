@@ -26,7 +26,7 @@ import { recordLiveVerdicts, type LiveVerdict } from './live-verdicts.js';
 import { recordSends, type SendOutcome } from './record-sends.js';
 import { intentIdOf, runLog, type ExecutionDeps, type ExecutionRun } from './run.js';
 import { failScreened, screenRecipients, type Screened } from './screen.js';
-import { signTransfers, type ToSign } from './sign.js';
+import { HELD, signTransfers, type ToSign } from './sign.js';
 
 export type { ExecutionDeps, ExecutionRun };
 
@@ -156,6 +156,7 @@ async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Prom
     const { k } = toSign[j]!;
     if (!signed.ok) steps[k] = { kind: 'failed', error: signed.error };
     else if (signed.value === CHANGED) steps[k] = CHANGED;
+    else if (signed.value === HELD) steps[k] = { kind: 'done', why: 'the chain\u2019s signing is held; the job comes back later' };
     else {
       const { intent, attemptId, transfer } = signed.value;
       steps[k] = { kind: 'send', attemptId, send: { intent, transfer, resend: false } };

@@ -5,8 +5,9 @@ import type { ChainAdapter, PreparedTransfer } from '../../chains/port.js';
 import type { Queryable } from '../../db/pool.js';
 import { insertAttempts, type AttemptPurpose, type NewAttempt } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { heldChains } from '../../db/queries/books.js';
 import { allocateNonce } from '../../db/queries/nonces.js';
-import type { SignedTransfer } from '../../domain/chain.js';
+import type { Chain, SignedTransfer } from '../../domain/chain.js';
 import { newId } from '../../ids.js';
 
 /**
@@ -19,6 +20,21 @@ export async function signPrepared(tx: Queryable, adapter: ChainAdapter, prepare
       ? null
       : await allocateNonce(tx, adapter.chain, adapter.treasuryAddress(), prepared.pendingNonce, intentId);
   return prepared.sign(tx, nonce);
+}
+
+declare const cleared: unique symbol;
+/**
+ * Proof that a chain's signing was found not held in the transaction that signs (decision 199): only clearToSign makes
+ * one, and signAttempts takes one, so no signature is made without the check in its own transaction.
+ */
+export type SigningClearance = { readonly chain: Chain; readonly [cleared]: true };
+
+/**
+ * One statement in the caller's transaction, the one that signs: null when `chain` may not sign (its books are being
+ * checked against the chain after the database history changed, or a check found them behind).
+ */
+export async function clearToSign(tx: Queryable, chain: Chain): Promise<SigningClearance | null> {
+  return (await heldChains(tx, [chain])).has(chain) ? null : ({ chain } as SigningClearance);
 }
 
 /**
@@ -49,7 +65,14 @@ export interface AttemptToSign {
  * nonce; on a chain with nonces each transaction's attempts are stored before the next signature (the next allocation
  * reads them); the others are written together in one INSERT.
  */
-export async function signAttempts(tx: Queryable, adapter: ChainAdapter, items: readonly AttemptToSign[], at: Date): Promise<NewAttempt[]> {
+export async function signAttempts(
+  tx: Queryable,
+  adapter: ChainAdapter,
+  items: readonly AttemptToSign[],
+  at: Date,
+  clearance: SigningClearance,
+): Promise<NewAttempt[]> {
+  if (clearance.chain !== adapter.chain) throw new Error(`a clearance to sign on ${clearance.chain} does not sign on ${adapter.chain}`);
   const transactions = transactionsOf(items.map((item) => item.prepared));
   const prepared = [...transactions.keys()];
   const unnumbered = (p: PreparedTransfer) => p.pendingNonce === undefined;

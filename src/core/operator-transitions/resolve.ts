@@ -22,7 +22,7 @@ import type { AppContext, LifecycleDeps } from '../context.js';
 import { CHANGED } from '../lifecycle/changed.js';
 import { moveAndTell } from '../lifecycle/events.js';
 import { settleIntent } from '../lifecycle/outcomes.js';
-import { signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
+import { clearToSign, signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
 import { useOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';
@@ -174,7 +174,18 @@ export async function resolveManualReview(
       if (!paid.every((p) => WATCHED.includes(p.status))) return CHANGED;
       // A second operator's force: the first one's request is used here, once, with the replacement it allows.
       if (override && !(await useOverride(tx, override.id, options.audit.actor.id, now))) return CHANGED;
-      const successors = await signAttempts(tx, adapter, paid.map((p) => ({ intent: p, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' })), now);
+      // Nothing is signed on a chain whose books are being checked against it after a database failover (decision 199).
+      const clearance = await clearToSign(tx, adapter.chain);
+      if (clearance === null) {
+        throw new AppError('CHAIN_HELD', `${adapter.chain}: signing is held until its treasury transactions are matched against the books (GET /admin/books)`);
+      }
+      const successors = await signAttempts(
+        tx,
+        adapter,
+        paid.map((p) => ({ intent: p, prepared: prepared!, purpose: cancel ? 'cancel' : 'transfer' })),
+        now,
+        clearance,
+      );
       const { signed } = successors[0]!;
       for (const mate of mates) {
         await markFailed(tx, mate.id, 'stuck', `${cancel ? 'cancelled on chain' : 'replaced'} by ${signed.txId}`, null, 'replaced');
