@@ -2506,6 +2506,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/read-replica": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The read server (DATABASE_READ_URL) of console lists, exports and metrics gauges, and how far behind the primary it is */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            configured: boolean;
+                            standby: boolean | null;
+                            lag_seconds: number | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/webhook-events/{id}": {
         parameters: {
             query?: never;
@@ -2724,6 +2773,235 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/books": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Chains whose signing is held since the database history changed (a failover, a restore): open holds first, each with what its last check found on chain that the books do not know; then the latest lifted */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                id?: string;
+                                chain?: string;
+                                /** @enum {string} */
+                                state?: "checking" | "behind" | "lifted";
+                                opened_at?: string;
+                                history_from?: string;
+                                history_to?: string;
+                                checked_at?: string | null;
+                                lifted_at?: string | null;
+                                lifted_by?: string | null;
+                                unknown_transactions?: {
+                                    tx_id?: string;
+                                    nonce?: number | null;
+                                    failed?: boolean;
+                                    memo?: string | null;
+                                    transfers?: {
+                                        to?: string;
+                                        amount_micros?: string;
+                                    }[];
+                                }[];
+                                unknown_nonces?: number[];
+                                incomplete?: boolean;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/books/{chain}/attach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record an unknown treasury transaction the last check found as the attempt of the payments it paid (found by memo, or recipient and amount among the chain's unsigned payments; or named, in its order): they settle from the chain, never paid again */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    chain: components["schemas"]["Chain"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        tx_id: string;
+                        payment_intent_ids?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chain?: string;
+                            tx_id?: string;
+                            payment_intent_ids?: string[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/books/{chain}/foreign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Declare an unknown treasury transaction (or an EVM nonce used with no transaction found) paid none of our payments. The first operator's declaration waits (409 FOREIGN_DECLARATION_PENDING); a different operator's same declaration counts */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    chain: components["schemas"]["Chain"];
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        tx_id?: string;
+                        nonce?: number;
+                        reason: string;
+                    } & ({
+                        tx_id: string;
+                    } | {
+                        nonce: number;
+                    });
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chain?: string;
+                            tx_id?: string | null;
+                            nonce?: number | null;
+                            declared_by?: string;
+                            approved_by?: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/alerts": {
         parameters: {
             query?: never;
@@ -2755,8 +3033,8 @@ export interface paths {
                             data?: {
                                 id?: string;
                                 /** @enum {string} */
-                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit" | "screening_list_rejected";
-                                /** @description A chain of CHAINS; null for an alert about no one chain (screening_list_rejected) */
+                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit" | "screening_list_rejected" | "books_behind_chain" | "database_not_synchronous";
+                                /** @description A chain of CHAINS; null for an alert about no one chain (screening_list_rejected, database_not_synchronous) */
                                 chain?: string | null;
                                 message?: string;
                                 /** @enum {string} */
