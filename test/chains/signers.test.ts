@@ -255,8 +255,16 @@ describe('pkcs11 signers', () => {
       const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
       expect(refused.length).toBeGreaterThan(0);
       for (const { reason } of refused) expect(reason).toMatchObject({ name: 'SignerError', code: 'timeout' });
-      // A fresh call has a fresh deadline.
-      expect((await hasty.signDigest(randomBytes(32))).s <= HALF_N).toBe(true);
+      // A fresh call has a fresh deadline: the signer keeps working (on a loaded machine one signature alone may take
+      // longer than 50 ms, so a few are tried; each refusal is a timeout, never a broken session).
+      let signed: Awaited<ReturnType<typeof hasty.signDigest>> | null = null;
+      for (let tries = 0; signed === null && tries < 10; tries++) {
+        signed = await hasty.signDigest(randomBytes(32)).catch((error: unknown) => {
+          expect(error).toMatchObject({ name: 'SignerError', code: 'timeout' });
+          return null;
+        });
+      }
+      expect(signed!.s <= HALF_N).toBe(true);
     } finally {
       await hasty.close();
     }

@@ -3,7 +3,7 @@
 // As root (containers, CI) both servers run as the `postgres` user, as PostgreSQL requires (private-postgres.ts).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -85,7 +85,21 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
+/**
+ * A pair on free ports. A port found free may be taken by another test's server before ours binds it (the suite runs
+ * files side by side); such a start is tried again on new ports.
+ */
 export async function startReplicatedPostgres(options: ReplicationOptions): Promise<ReplicatedPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPair(options);
+    } catch (error) {
+      if (attempt === 3 || !/could not bind|Address already in use/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function startPair(options: ReplicationOptions): Promise<ReplicatedPostgres> {
   const ids = postgresUser();
   const root = await mkdtemp(join(tmpdir(), 'stableroute-pg-pair-'));
   if ('uid' in ids) await chown(root, ids.uid, ids.gid);
@@ -124,8 +138,10 @@ export async function startReplicatedPostgres(options: ReplicationOptions): Prom
     );
   } catch (error) {
     await stopBoth();
+    // The servers' own words on why they stopped, before their folder goes.
+    const logs = await Promise.all(['primary.log', 'standby.log'].map(async (log) => `${log}:\n${(await readFile(join(root, log), 'utf8').catch(() => '')).slice(-2_000)}`));
     await rm(root, { recursive: true, force: true });
-    throw error;
+    throw new Error(`${(error as Error).message}\n${logs.join('\n')}`, { cause: error });
   }
 
   return {
