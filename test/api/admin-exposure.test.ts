@@ -246,7 +246,7 @@ describe('`stableroute serve` started as the review started it', () => {
     const res = await send(PEER, PEER, port, 'POST', '/admin/withdrawals', forged(port), withdrawal('serve-1'));
     expect(res.status).toBe(401);
     expect(await withdrawals(db)).toBe(0);
-    expect((await send('127.0.0.1', '127.0.0.1', port, 'GET', '/admin/overview')).status).toBe(200);
+    expect((await send('127.0.0.1', '127.0.0.1', port, 'GET', '/admin/overview')).status, service.output()).toBe(200);
     expect((await send(PEER, PEER, port, 'GET', '/admin/overview', forged(port))).status).toBe(403);
   });
 });
