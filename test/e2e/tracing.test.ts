@@ -101,7 +101,7 @@ describe('traces over OTLP/HTTP', () => {
 
     await waitFor(
       'the payment settled and payment.settled delivered',
-      () => fx.receiver.events.some((e) => e.payment_intent_id === paymentId && e.event_type === 'payment.settled'),
+      async () => fx.receiver.events.some((e) => e.payment_intent_id === paymentId && e.event_type === 'payment.settled'),
       60_000,
     );
     const spans = otlp.spans;

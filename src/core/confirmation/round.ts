@@ -54,23 +54,10 @@ export async function confirmRound(deps: ConfirmationDeps): Promise<Confirmation
 
 /** A page of a round is a trace of its own, linked to the traces of the payments it writes a verdict for. */
 async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[], summary: ConfirmationSummary): Promise<void> {
-  await tracer().inSpan('confirmation round', { parent: null, attributes: { 'attempts.seen': page.length } }, async (round) => {
-    let spans: PaymentSpans | undefined;
-    try {
-      await confirmPageIn(deps, page, summary, round, (s) => (spans = s));
-    } finally {
-      spans?.end();
-    }
-  });
+  await tracer().inSpan('confirmation round', { parent: null, attributes: { 'attempts.seen': page.length } }, (round) => confirmPageIn(deps, page, summary, round));
 }
 
-async function confirmPageIn(
-  deps: ConfirmationDeps,
-  page: readonly OpenAttempt[],
-  summary: ConfirmationSummary,
-  round: Span,
-  traced: (spans: PaymentSpans) => void,
-): Promise<void> {
+async function confirmPageIn(deps: ConfirmationDeps, page: readonly OpenAttempt[], summary: ConfirmationSummary, round: Span): Promise<void> {
   // 1. Ask the chains; decide once without a lock, so that only an attempt whose verdict changes something is locked.
   const now = deps.clock.now();
   const acting = (await askAboutAttempts(deps, page)).filter(({ attempt, verdict }) => {
@@ -79,7 +66,7 @@ async function confirmPageIn(
   });
   const cannotLand = acting.filter((item) => item.verdict.kind === 'cannot_land');
   const siblings = await askAboutSiblings(deps, cannotLand.map((item) => item.attempt));
-  let pending: Verdict[] = [];
+  const pending: Verdict[] = [];
   for (const item of acting) {
     const k = cannotLand.indexOf(item);
     const sibling = k === -1 ? { ok: true as const, value: null } : siblings[k]!;
@@ -87,8 +74,16 @@ async function confirmPageIn(
     else deps.log.error({ err: sibling.error, attempt_id: item.attempt.id }, 'confirmation: check failed; will retry next round');
   }
   const spans = await paymentSpans(deps.pool, round, 'payment.confirm', pending.map((v) => v.attempt.payment_intent_id));
-  traced(spans);
-  // 2. Write them in batches, CONFIRMATION_WRITE_LANES at once; a second attempt of one payment waits for a later batch.
+  try {
+    await writeVerdicts(deps, pending, summary, spans);
+  } finally {
+    spans.end();
+  }
+}
+
+/** Writes the verdicts in batches, CONFIRMATION_WRITE_LANES at once; a second attempt of one payment waits for a later batch. */
+async function writeVerdicts(deps: ConfirmationDeps, verdicts: Verdict[], summary: ConfirmationSummary, spans: PaymentSpans): Promise<void> {
+  let pending = verdicts;
   while (pending.length > 0) {
     const later: Verdict[] = [];
     const batches = Array.from({ length: Math.ceil(pending.length / CONFIRMATION_WRITE_BATCH_MAX) }, (_, i) =>
