@@ -8,7 +8,6 @@ import { createEthereumRpc } from '../../src/chains/ethereum/rpc.js';
 import { call, createRpcClient } from '../../src/chains/solana/rpc.js';
 import { installTracer, parseTraceparent, tracer, type Tracer } from '../../src/tracing/tracer.js';
 
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const ETH_ADDRESS = '0x52908400098527886E0F7030069857D2E4169EE7';
 const SOL_ADDRESS = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 
@@ -42,7 +41,7 @@ describe('without traces', () => {
   });
 });
 
-describe.skipIf(NODE_MAJOR < 22)('with traces (Node >= 22)', () => {
+describe('with traces', () => {
   let t: Tracer;
   let uninstall: () => void;
   const finished: ReadableSpan[] = [];

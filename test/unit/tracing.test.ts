@@ -10,7 +10,6 @@ import type { TraceSettings } from '../../src/config.js';
 import { loadConfig } from '../../src/config.js';
 import { installTracer, noTracer, parseTraceparent, tracer, type Tracer } from '../../src/tracing/tracer.js';
 
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const SETTINGS: TraceSettings = { serviceName: 'stableroute-test', sampler: { name: 'parentbased_always_on', ratio: 1 }, exportDelayMs: 10 };
 
 describe('without configuration', () => {
@@ -51,7 +50,7 @@ describe('JSON-RPC method names', () => {
   });
 });
 
-describe.skipIf(NODE_MAJOR < 22)('with the SDK (Node >= 22)', () => {
+describe('with the SDK', () => {
   let uninstall: (() => void) | undefined;
   let installed: Tracer | undefined;
   afterEach(async () => {
