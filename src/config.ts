@@ -256,6 +256,12 @@ function traceSettings(env: Env): TraceSettings | null {
     const name = present(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') === undefined ? 'OTEL_EXPORTER_OTLP_ENDPOINT' : 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT';
     throw new ConfigError(name, 'expected an http:// or https:// URL of an OTLP/HTTP collector (e.g. http://localhost:4318)');
   }
+  // The exporter sends OTLP/HTTP with JSON bodies (what Jaeger, Tempo and the Collector take on port 4318); a protocol
+  // asked for that it does not speak stops the start rather than exporting into the void.
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = present(env, variable);
+    if (protocol !== undefined && protocol !== 'http/json') throw new ConfigError(variable, `only http/json is exported, got "${protocol}"`);
+  }
   const name = (present(env, 'OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on').toLowerCase();
   if (!(TRACE_SAMPLERS as readonly string[]).includes(name)) {
     throw new ConfigError('OTEL_TRACES_SAMPLER', `expected one of ${TRACE_SAMPLERS.join(', ')}, got "${name}"`);

@@ -91,10 +91,14 @@ describe('traces over OTLP/HTTP', () => {
     const created = await runCommand(['merchants', 'keys', 'create', 'mer_test', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     const apiKey = (JSON.parse(created.stdout.trim().split('\n').at(-1)!) as { api_key: string }).api_key;
-    const post = async (path: string, body: unknown) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+    const post = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...headers }, body: JSON.stringify(body) });
 
-    const quote = (await (await post('/quotes', { amount_usd: 12.5, destination: { solana_address: SOL }, priority: 'fast' })).json()) as { quote_id: string };
+    // The quote continues the caller's trace (a W3C traceparent header), the payment starts one of its own.
+    const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const quote = (await (
+      await post('/quotes', { amount_usd: 12.5, destination: { solana_address: SOL }, priority: 'fast' }, { traceparent: `00-${caller.traceId}-${caller.spanId}-01` })
+    ).json()) as { quote_id: string };
     const res = await post('/payment_intents', { quote_id: quote.quote_id, idempotency_key: 'trace-1' });
     expect(res.status).toBe(201);
     const paymentId = ((await res.json()) as { payment_intent_id: string }).payment_intent_id;
@@ -121,6 +125,7 @@ describe('traces over OTLP/HTTP', () => {
     const reserve = inTrace().find((s) => s.name === 'payment.reserve')!;
     expect(reserve).toMatchObject({ parentSpanId: request.spanId, attributes: expect.objectContaining({ 'payment_intent.id': paymentId, 'quote.id': quote.quote_id }) });
     const quoteRequest = named('POST /quotes')[0]!;
+    expect(quoteRequest).toMatchObject({ traceId: caller.traceId, parentSpanId: caller.spanId });
     expect(quoteRequest.traceId).not.toBe(trace);
     expect(reserve.links).toContainEqual(expect.objectContaining({ traceId: quoteRequest.traceId, spanId: quoteRequest.spanId }));
     const reservation = spans.find((s) => s.name === 'reservation batch' && s.links.some((l) => l.spanId === request.spanId))!;
