@@ -244,6 +244,7 @@ export async function attemptDeliveries(
       const outcome = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
       if (outcome.kind === 'attempted') {
         span.setAttributes({ 'http.response.status_code': outcome.outcome.statusCode ?? undefined, 'webhook.status': outcome.decision.status, 'webhook.attempt': outcome.decision.attempts });
+        if (outcome.decision.status !== 'delivered') span.fail({ name: 'WebhookAttemptFailed', code: outcome.outcome.statusCode === null ? 'no_answer' : `HTTP ${outcome.outcome.statusCode}` });
       } else span.setAttributes({ 'webhook.status': 'stored' });
       return outcome;
     });
