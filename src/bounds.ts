@@ -289,3 +289,12 @@ export const SCREENING_PROVIDER_REQUESTS_AT_ONCE_MAX = 8;
 export const SCREENING_OVERRIDE_SECONDS = 3600;
 /** The provider's answer read at most: `{"decision":"allow"}` needs a few bytes; more is a malformed answer. */
 export const SCREENING_ANSWER_BYTES_MAX = 4096;
+
+// --- Traces (src/tracing) -------------------------------------------------------------------------------------------
+
+/** How long finished spans wait to be exported together (OTEL_BSP_SCHEDULE_DELAY overrides it). */
+export const TRACE_EXPORT_DELAY_MS = 2000;
+/** One OTLP export request may take this long; a collector that does not answer costs spans, never a request. */
+export const TRACE_EXPORT_TIMEOUT_MS = 10_000;
+/** Finished spans kept while the collector is slow or away; more are dropped, not queued without end. */
+export const TRACE_QUEUE_SPANS_MAX = 4096;

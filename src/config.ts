@@ -11,6 +11,7 @@ import { parseDatabaseUrl } from './db/database-url.js';
 import { MAX_AMOUNT_USD, nativeToUsd, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhook-client/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhook-client/secret.js';
+import { TRACE_EXPORT_DELAY_MS } from './bounds.js';
 
 export type AdapterKind = 'simulated' | 'rpc';
 /** Who signs for a chain's treasury (src/chains/signers): a key in this process, or a key in a PKCS#11 token. */
@@ -116,6 +117,24 @@ export interface Config {
   screeningFail: ScreeningFailMode;
   /** The audit log's key and anchor (decision 186). */
   audit: AuditSettings;
+  /** OpenTelemetry traces (the standard OTEL_* variables); null: off, and nothing of OpenTelemetry is loaded. */
+  traces: TraceSettings | null;
+}
+
+export const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/**
+ * On when OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set and OTEL_SDK_DISABLED is not
+ * true. The exporter reads the endpoint and OTEL_EXPORTER_OTLP_HEADERS itself: headers (a vendor's API key) are never
+ * part of the config.
+ */
+export interface TraceSettings {
+  /** OTEL_SERVICE_NAME. */
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (the ratio of the traceidratio samplers). */
+  sampler: { name: (typeof TRACE_SAMPLERS)[number]; ratio: number };
+  /** OTEL_BSP_SCHEDULE_DELAY: milliseconds finished spans wait to be exported together. */
+  exportDelayMs: number;
 }
 
 export interface AuditSettings {
@@ -220,14 +239,38 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function rate(env: Env, name: string): number {
+function rate(env: Env, name: string, fallback = 0): number {
   const raw = present(env, name);
-  if (raw === undefined) return 0;
+  if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!/^\d+(\.\d+)?$/.test(raw) || value < 0 || value > 1) {
     throw new ConfigError(name, `expected a share from 0 to 1, got "${raw}"`);
   }
   return value;
+}
+
+function traceSettings(env: Env): TraceSettings | null {
+  const endpoint = present(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? present(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint === undefined || present(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return null;
+  if (!/^https?:\/\/[^\s]+$/i.test(endpoint)) {
+    const name = present(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') === undefined ? 'OTEL_EXPORTER_OTLP_ENDPOINT' : 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT';
+    throw new ConfigError(name, 'expected an http:// or https:// URL of an OTLP/HTTP collector (e.g. http://localhost:4318)');
+  }
+  // The exporter sends OTLP/HTTP with JSON bodies (what Jaeger, Tempo and the Collector take on port 4318); a protocol
+  // asked for that it does not speak stops the start rather than exporting into the void.
+  for (const variable of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = present(env, variable);
+    if (protocol !== undefined && protocol !== 'http/json') throw new ConfigError(variable, `only http/json is exported, got "${protocol}"`);
+  }
+  const name = (present(env, 'OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on').toLowerCase();
+  if (!(TRACE_SAMPLERS as readonly string[]).includes(name)) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER', `expected one of ${TRACE_SAMPLERS.join(', ')}, got "${name}"`);
+  }
+  return {
+    serviceName: present(env, 'OTEL_SERVICE_NAME') ?? 'stableroute',
+    sampler: { name: name as TraceSettings['sampler']['name'], ratio: name.endsWith('traceidratio') ? rate(env, 'OTEL_TRACES_SAMPLER_ARG', 1) : 1 },
+    exportDelayMs: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', TRACE_EXPORT_DELAY_MS, 1, 60_000),
+  };
 }
 
 /** A native token's USD price above this is a typo; below it, a fee in micro-dollars stays exact (decision 1). */
@@ -701,6 +744,7 @@ export function loadConfig(env: Env = process.env): Config {
     screeningSecret,
     screeningTimeoutSeconds: seconds(env, 'SCREENING_TIMEOUT_SECONDS', 2, 0.05),
     screeningFail: screeningFail(env, production),
+    traces: traceSettings(env),
     audit: Object.defineProperty({ anchorFile: present(env, 'AUDIT_ANCHOR_FILE') ?? null }, 'key', { value: auditKey, enumerable: false }) as AuditSettings,
   };
 }

@@ -27,6 +27,7 @@ import { sessionsArePooledPerTransaction } from './db/session-pooling.js';
 import { createMetrics } from './metrics/registry.js';
 import { startQueue } from './jobs/queue.js';
 import { startWorkers, type Workers } from './workers/runner.js';
+import { startTracing } from './tracing/start.js';
 import { DB_POOL_CONNECTIONS, DB_SERVE_API_POOL_CONNECTIONS, DB_SERVE_WORKER_POOL_CONNECTIONS, QUEUE_STOP_TIMEOUT_MS } from './bounds.js';
 
 export interface Roles {
@@ -145,13 +146,19 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     throw error;
   }
   const { url, embedded } = database;
+  // Traces only when configured: the SDK is imported here, or never (decision 212). Stopped last, with what is pending.
+  const tracing = await startTracing(config.traces, log).catch(async (error: unknown) => {
+    await screener.close();
+    await embedded?.stop();
+    throw error;
+  });
   // `serve` runs the api and the workers in one process; each gets connections of its own (decision 143), so a request
   // never queues for a connection behind a backlog of executions and webhook POSTs.
   const bothRoles = roles.api && roles.workers;
   const pool = createPool(url, bothRoles ? DB_SERVE_API_POOL_CONNECTIONS : DB_POOL_CONNECTIONS);
   const workerPool = bothRoles ? createPool(url, DB_SERVE_WORKER_POOL_CONNECTIONS) : pool;
   // Run in order at stop; later set-up steps unshift theirs, so teardown is the reverse of start-up.
-  const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop()];
+  const closers: (() => Promise<void>)[] = [async () => screener.close(), async () => pool.end(), async () => embedded?.stop(), async () => tracing?.stop()];
   if (workerPool !== pool) closers.unshift(async () => workerPool.end());
   try {
     // Reads that decide nothing (console lists, exports, metrics gauges) go to DATABASE_READ_URL's server (decision

@@ -12,6 +12,7 @@ import { handleClientError } from './client-errors.js';
 import { chainSchemaFor } from './schemas/common.js';
 import { errorResponseSchema, registerErrorHandling, sendError } from './errors.js';
 import { registerDocs } from './docs.js';
+import { registerRequestTracing } from './tracing.js';
 import { swaggerOptions } from './openapi/document.js';
 import { adminRoutes } from './routes/admin.js';
 import { policyAdminRoutes } from './routes/admin-policies.js';
@@ -76,6 +77,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
   });
   registerErrorHandling(app);
   registerHttpMetrics(app, ctx);
+  registerRequestTracing(app);
   await app.register(swagger, swaggerOptions);
 
   if (options.merchant) {

@@ -5,6 +5,7 @@ import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
 import { ledgerEntriesByIntent, type LedgerEntry } from '../ledger/entries.js';
 import type { AppContext } from './context.js';
 import type { CreateIntentResult } from './reservations/reserve-batch.js';
+import { tracer } from '../tracing/tracer.js';
 
 export interface CreateIntentRequest {
   quoteId: string;
@@ -19,7 +20,8 @@ export type { CreateIntentResult };
  * concurrent creations (src/core/reservations). Refusals throw their AppError.
  */
 export async function createPaymentIntent(ctx: AppContext, merchantId: string, request: CreateIntentRequest): Promise<CreateIntentResult> {
-  return ctx.groupCommits.reservations.submit({ merchantId, quoteId: request.quoteId, idempotencyKey: request.idempotencyKey });
+  const traceparent = tracer().current(); // the request's span: the payment's trace (payment-traces.ts)
+  return ctx.groupCommits.reservations.submit({ merchantId, quoteId: request.quoteId, idempotencyKey: request.idempotencyKey, ...(traceparent && { traceparent }) });
 }
 
 export interface PaymentIntentRecord {

@@ -18,6 +18,8 @@ import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
 import { screenedChains } from './screening/screener.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
+import { setQuoteTraceparents } from '../db/queries/traces.js';
+import { tracer } from '../tracing/tracer.js';
 
 export interface QuoteRequest {
   amountMicros: bigint;
@@ -31,6 +33,9 @@ export type QuoteWriter = GroupCommit<QuoteRow, void>;
 export function createQuoteWriter(pool: Pool): QuoteWriter {
   return new GroupCommit<QuoteRow, void>(async (quotes) => {
     await insertQuotes(pool, quotes, { lazyFlush: true });
+    // Only while traces are on: where each quote's trace began, for the payment made from it to link to.
+    const traces = quotes.flatMap((q) => (q.traceparent === undefined ? [] : [{ id: q.id, traceparent: q.traceparent }]));
+    if (traces.length > 0) await setQuoteTraceparents(pool, traces);
     return quotes.map(() => ({ ok: true as const, value: undefined }));
   }, QUOTE_WRITE_BATCH_MAX);
 }
@@ -42,7 +47,8 @@ export async function createQuote(ctx: AppContext, merchantId: string, request: 
   const [outcome] = await decideQuotes(ctx, merchantId, [request]);
   if (!outcome!.ok) throw outcome!.error;
   // Shared with the quotes created at the same moment: one INSERT for all of them (decision 135).
-  await ctx.groupCommits.quotes.submit(outcome!.quote);
+  const traceparent = tracer().current();
+  await ctx.groupCommits.quotes.submit(traceparent === null ? outcome!.quote : { ...outcome!.quote, traceparent });
   return outcome!.quote;
 }
 

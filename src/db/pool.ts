@@ -4,6 +4,7 @@ import { connectionTarget, type ConnectionTarget } from './connection-target.js'
 import { writeBatch, type ItemOutcome } from './group-commit.js';
 import { collectNotices, createNoticeSender, endNotices, type NoticeSender } from './notify.js';
 import { isDatabaseUnavailable } from './outage.js';
+import { tracer } from '../tracing/tracer.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_IN_TRANSACTION_TIMEOUT_MS, DB_PREPARED_STATEMENTS_MAX, DB_STATEMENT_TIMEOUT_MS, DB_TRANSACTION_TRIES_MAX } from '../bounds.js';
 
 // One pool per process. Queries run either on the pool or on a client inside a transaction; both satisfy Queryable.
@@ -69,6 +70,13 @@ const DEADLOCK = '40P01';
 
 /** Runs fn in one transaction; commits on success, rolls back on any error. Retries deadlocks a bounded number of times. */
 export async function withTransaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  return tracer().inSpan('db.transaction', TRANSACTION_SPAN, () => transaction(pool, fn));
+}
+
+/** What a transaction's span says: the database, never a statement's text or values. */
+const TRANSACTION_SPAN = { kind: 'client', attributes: { 'db.system.name': 'postgresql' } } as const;
+
+async function transaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let committed = false;
@@ -136,6 +144,10 @@ export async function withTransactionOnce<T>(pool: Pool, options: { idleTimeoutM
 
 /** fn in one transaction opened by `begin` (our own text, never a client's), not retried. */
 async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  return tracer().inSpan('db.transaction', TRANSACTION_SPAN, () => onceUntraced(pool, begin, fn));
+}
+
+async function onceUntraced<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   let committed = false;

@@ -12,6 +12,8 @@ export interface ReservationRequest {
   merchantId: string;
   quoteId: string;
   idempotencyKey: string;
+  /** The trace of the request that asks for it (a W3C traceparent), while traces are on: the payment's trace. */
+  traceparent?: string | null;
 }
 
 export interface QuoteFacts {

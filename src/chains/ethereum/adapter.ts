@@ -77,8 +77,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   if (!Number.isInteger(settings.confirmations) || settings.confirmations < 1) {
     throw new TypeError(`confirmations must be a positive integer, got ${settings.confirmations}`);
   }
-  const rpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds);
-  const statusRpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { batch: true });
+  const rpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { chain: settings.name });
+  const statusRpc = createEthereumRpc(options.rpcUrl, options.rpcTimeoutSeconds, { batch: true, chain: settings.name });
   const log = options.logger?.child({ chain: settings.name });
   const from = account.address;
   const batchContract = options.batchContract ? getAddress(options.batchContract) : null;

@@ -6,6 +6,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createPublicClient, http } from 'viem';
 import { ETHEREUM_RPC_BATCH_REQUESTS_MAX } from '../../bounds.js';
+import { inRpcSpan } from '../rpc-span.js';
 
 const deadlines = new AsyncLocalStorage<AbortSignal>();
 
@@ -21,12 +22,14 @@ const fetchWithinDeadline: typeof fetch = (input, init) => {
  * `batch`: requests made in the same tick go out as one JSON-RPC batch (the status reads of a confirmation round:
  * one HTTP request per step for a whole page of transfers instead of one per transfer).
  */
-export function createEthereumRpc(rpcUrl: string, timeoutSeconds: number, options: { batch?: boolean } = {}) {
+export function createEthereumRpc(rpcUrl: string, timeoutSeconds: number, options: { batch?: boolean; chain?: string } = {}) {
+  const chain = options.chain ?? 'ethereum';
   return createPublicClient({
     transport: http(rpcUrl, {
       timeout: timeoutMs(timeoutSeconds),
       retryCount: 0,
-      fetchFn: fetchWithinDeadline,
+      // Each HTTP request in a span of its own while traces are on (src/chains/rpc-span.ts).
+      fetchFn: (input, init) => inRpcSpan(chain, init?.body, () => fetchWithinDeadline(input, init)),
       ...(options.batch ? { batch: { batchSize: ETHEREUM_RPC_BATCH_REQUESTS_MAX } } : {}),
     }),
     // Confirmations are counted from eth_blockNumber: a cached block number would under-count them.

@@ -1,6 +1,7 @@
 // One place where RPC calls get their deadline: every request is sent with an AbortSignal that fires after the
 // configured timeout, and every failure leaves as a ChainError.
-import { createSolanaRpc, type PendingRpcRequest, type Rpc, type SolanaRpcApi } from '@solana/kit';
+import { createDefaultRpcTransport, createSolanaRpcFromTransport, type PendingRpcRequest, type Rpc, type RpcTransport, type SolanaRpcApi } from '@solana/kit';
+import { inRpcSpan } from '../rpc-span.js';
 import { rpcFailure } from './errors.js';
 
 // The commitment for everything a transfer is built from. Preflight uses the same one: a blockhash newer than the
@@ -14,8 +15,11 @@ export interface RpcClient {
   readonly timeoutMs: number;
 }
 
-export function createRpcClient(rpcUrl: string, timeoutSeconds: number): RpcClient {
-  return { rpc: createSolanaRpc(rpcUrl) as SolanaRpc, timeoutMs: Math.max(1, Math.round(timeoutSeconds * 1000)) };
+export function createRpcClient(rpcUrl: string, timeoutSeconds: number, chain = 'solana'): RpcClient {
+  // createSolanaRpc's own transport, each request in a span of its own while traces are on (src/chains/rpc-span.ts).
+  const transport = createDefaultRpcTransport({ url: rpcUrl });
+  const traced = ((config: Parameters<RpcTransport>[0]) => inRpcSpan(chain, config.payload, () => transport(config))) as typeof transport;
+  return { rpc: createSolanaRpcFromTransport(traced) as SolanaRpc, timeoutMs: Math.max(1, Math.round(timeoutSeconds * 1000)) };
 }
 
 /** Sends one request with the client's timeout. Throws ChainError. */

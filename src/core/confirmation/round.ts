@@ -13,6 +13,8 @@ import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from '../context.js';
 import { askAboutAttempts, askAboutSiblings } from './chain-calls.js';
 import { applyVerdicts, decide, type Applied, type Verdict } from './verdicts.js';
+import { paymentSpans, type PaymentSpans } from '../payment-traces.js';
+import { tracer, type Span } from '../../tracing/tracer.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log' | 'boss'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds' | 'chains'>;
@@ -50,7 +52,12 @@ export async function confirmRound(deps: ConfirmationDeps): Promise<Confirmation
   return summary;
 }
 
+/** A page of a round is a trace of its own, linked to the traces of the payments it writes a verdict for. */
 async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[], summary: ConfirmationSummary): Promise<void> {
+  await tracer().inSpan('confirmation round', { parent: null, attributes: { 'attempts.seen': page.length } }, (round) => confirmPageIn(deps, page, summary, round));
+}
+
+async function confirmPageIn(deps: ConfirmationDeps, page: readonly OpenAttempt[], summary: ConfirmationSummary, round: Span): Promise<void> {
   // 1. Ask the chains; decide once without a lock, so that only an attempt whose verdict changes something is locked.
   const now = deps.clock.now();
   const acting = (await askAboutAttempts(deps, page)).filter(({ attempt, verdict }) => {
@@ -59,14 +66,24 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
   });
   const cannotLand = acting.filter((item) => item.verdict.kind === 'cannot_land');
   const siblings = await askAboutSiblings(deps, cannotLand.map((item) => item.attempt));
-  let pending: Verdict[] = [];
+  const pending: Verdict[] = [];
   for (const item of acting) {
     const k = cannotLand.indexOf(item);
     const sibling = k === -1 ? { ok: true as const, value: null } : siblings[k]!;
     if (sibling.ok) pending.push({ ...item, sibling: sibling.value });
     else deps.log.error({ err: sibling.error, attempt_id: item.attempt.id }, 'confirmation: check failed; will retry next round');
   }
-  // 2. Write them in batches, CONFIRMATION_WRITE_LANES at once; a second attempt of one payment waits for a later batch.
+  const spans = await paymentSpans(deps.pool, round, 'payment.confirm', pending.map((v) => v.attempt.payment_intent_id));
+  try {
+    await writeVerdicts(deps, pending, summary, spans);
+  } finally {
+    spans.end();
+  }
+}
+
+/** Writes the verdicts in batches, CONFIRMATION_WRITE_LANES at once; a second attempt of one payment waits for a later batch. */
+async function writeVerdicts(deps: ConfirmationDeps, verdicts: Verdict[], summary: ConfirmationSummary, spans: PaymentSpans): Promise<void> {
+  let pending = verdicts;
   while (pending.length > 0) {
     const later: Verdict[] = [];
     const batches = Array.from({ length: Math.ceil(pending.length / CONFIRMATION_WRITE_BATCH_MAX) }, (_, i) =>
@@ -77,9 +94,17 @@ async function confirmPage(deps: ConfirmationDeps, page: readonly OpenAttempt[],
       let settled = 0;
       for (const [k, outcome] of applied.entries()) {
         const { attempt } = batch[k]!;
-        if (!outcome.ok) deps.log.error({ err: outcome.error, attempt_id: attempt.id }, 'confirmation: check failed; will retry next round');
-        else if (outcome.value.action === 'later') later.push(batch[k]!);
+        if (!outcome.ok) {
+          deps.log.error({ err: outcome.error, attempt_id: attempt.id }, 'confirmation: check failed; will retry next round');
+          spans.fail(attempt.payment_intent_id, outcome.error);
+        } else if (outcome.value.action === 'later') later.push(batch[k]!);
         else {
+          spans.set(attempt.payment_intent_id, {
+            'confirmation.action': outcome.value.action ?? 'none',
+            'attempt.id': attempt.id,
+            'stableroute.chain': attempt.chain,
+            'failure.reason': outcome.value.reason,
+          });
           settled += outcome.value.action === 'settle' ? 1 : 0;
           await afterCommit(deps, attempt, outcome.value, summary);
         }

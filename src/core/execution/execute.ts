@@ -27,6 +27,8 @@ import { recordSends, type SendOutcome } from './record-sends.js';
 import { intentIdOf, runLog, type ExecutionDeps, type ExecutionRun } from './run.js';
 import { failScreened, screenRecipients, type Screened } from './screen.js';
 import { HELD, signTransfers, type ToSign } from './sign.js';
+import { paymentSpans, type PaymentSpans } from '../payment-traces.js';
+import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
 
 export type { ExecutionDeps, ExecutionRun };
 
@@ -47,6 +49,18 @@ type Step =
  */
 export async function executeBatch(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<ItemOutcome<void>[]> {
   if (runs.length > EXECUTION_BATCH_MAX) throw new Error(`an execution batch holds at most ${EXECUTION_BATCH_MAX} runs, not ${runs.length}`);
+  // A trace of its own, linked to each payment's; each payment gets a span in its own trace (payment-traces.ts).
+  return tracer().inSpan('execution batch', { parent: null, attributes: { 'batch.size': runs.length } }, async (batch) => {
+    const spans = await paymentSpans(deps.pool, batch, 'payment.execute', runs.map(intentIdOf));
+    try {
+      return await executeRuns(deps, runs, spans);
+    } finally {
+      spans.end();
+    }
+  });
+}
+
+async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], spans: PaymentSpans): Promise<ItemOutcome<void>[]> {
   const steps: Step[] = runs.map(() => CHANGED);
   const released = new Set<ExecutionRun>();
   const stopHeartbeat = startHeartbeat(deps, runs);
@@ -79,6 +93,7 @@ export async function executeBatch(deps: ExecutionDeps, runs: readonly Execution
       else {
         released.add(run);
         logOutcome(deps, run, attemptId, error, steps[i]!);
+        spans.set(intentIdOf(run), spanOutcome(attemptId, error, steps[i]!));
       }
     });
   } finally {
@@ -92,9 +107,13 @@ export async function executeBatch(deps: ExecutionDeps, runs: readonly Execution
     const step = steps[i]!;
     if (step !== CHANGED && step.kind === 'failed') {
       runLog(deps, run).warn({ err: step.error }, 'execution: run failed; its job is retried');
+      spans.fail(intentIdOf(run), step.error);
       return { ok: false, error: step.error };
     }
-    if (step !== CHANGED && step.kind === 'done') runLog(deps, run).debug({ why: step.why }, 'execution: nothing to do');
+    if (step !== CHANGED && step.kind === 'done') {
+      runLog(deps, run).debug({ why: step.why }, 'execution: nothing to do');
+      spans.set(intentIdOf(run), { 'execution.outcome': 'nothing_to_do' });
+    }
     return { ok: true, value: undefined };
   });
 }
@@ -170,4 +189,13 @@ function logOutcome(deps: ExecutionDeps, run: ExecutionRun, attemptId: string | 
   if (attemptId === null && error) log.warn({ reason: error.reason, err: error.shortMessage }, 'execution: could not sign');
   else if (error) log.warn({ reason: error.reason, outcome: error.outcome, err: error.shortMessage }, 'execution: broadcast failed');
   else if (step !== CHANGED && step.kind === 'send') log.info({ tx_id: step.send.transfer.txId }, 'execution: broadcasted');
+}
+
+/** How a run's send came out, for its payment's span: never the transfer's bytes, id or signature. */
+function spanOutcome(attemptId: string | null, error: ChainError | null, step: Step): SpanAttributes {
+  const send = step !== CHANGED && step.kind === 'send' ? step.send : null;
+  const chain: SpanAttributes = { 'stableroute.chain': send?.intent.selected_chain, 'execution.resend': send?.resend, 'attempt.id': attemptId ?? undefined };
+  if (attemptId === null && error) return { 'execution.outcome': 'unsigned', 'error.type': error.reason };
+  if (error) return { ...chain, 'execution.outcome': 'broadcast_failed', 'error.type': error.reason };
+  return { ...chain, 'execution.outcome': 'broadcasted' };
 }

@@ -18,6 +18,8 @@ import { movements } from '../../ledger/movements.js';
 import { lockAvailable, postMany } from '../../ledger/store.js';
 import type { AppContext } from '../context.js';
 import { loadSpending } from '../policies.js';
+import { tracer } from '../../tracing/tracer.js';
+import { traceCreatedPayments } from '../payment-traces.js';
 
 export type { ReservationRequest };
 
@@ -66,10 +68,13 @@ export async function lockAllCreationsOf(tx: Queryable, merchantId: string): Pro
 const creationLockOf = (merchantId: string) => JSON.stringify(['payment_creations', merchantId]);
 
 export async function reserveBatch(deps: Deps, requests: readonly ReservationRequest[]): Promise<ReservationOutcome[]> {
-  return withTransaction(deps.pool, async (tx) => {
-    await lockCreations(tx, requests);
-    return reserveInTransaction(tx, deps, requests);
-  });
+  // The batch is a trace of its own, linked to each request's (decision 212); each payment's span is in its request's.
+  return tracer().inSpan('reservation batch', { parent: null, links: requests.map((r) => r.traceparent), attributes: { 'batch.size': requests.length } }, () =>
+    withTransaction(deps.pool, async (tx) => {
+      await lockCreations(tx, requests);
+      return reserveInTransaction(tx, deps, requests);
+    }),
+  );
 }
 
 /**
@@ -122,9 +127,11 @@ export async function reserveInTransaction(
 
   // 3. Persist the new intents, all at once.
   const created: PaymentIntentRow[] = [];
+  const createdFrom: ReservationRequest[] = [];
   for (const [index, decision] of decisions.entries()) {
     if (decision.kind !== 'reserve') continue;
     const request = requests[index]!;
+    createdFrom.push(request);
     created.push({
       id: newId('pi'),
       merchant_id: request.merchantId,
@@ -169,6 +176,7 @@ export async function reserveInTransaction(
     tx,
     created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
   );
+  if (tracer().enabled) await traceCreatedPayments(tx, created.map((intent, i) => ({ intent, traceparent: createdFrom[i]!.traceparent ?? null })));
 
   // 4. Every request's answer.
   const outcomes: ReservationOutcome[] = [];

@@ -57,6 +57,8 @@ import { SealedSecretError } from '../../webhook-client/secret-box.js';
 import { signingSecretsOf } from './secrets.js';
 import type { Metrics } from '../../metrics/registry.js';
 import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhook-client/request.js';
+import { paymentTraceparents } from '../../db/queries/traces.js';
+import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
 export interface WebhookDeps {
@@ -231,10 +233,21 @@ export async function attemptDeliveries(
   const failing = new Set<string>();
   const results: AttemptResult[] = [];
   const attempted: Attempted[] = [];
+  // While traces are on, a payment's event is delivered in the payment's trace, linked to the claim's (decision 212).
+  const traces = tracer().enabled ? await paymentTraceparents(tx, events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
+  const claim = tracer().current();
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;
     if (failing.has(event.merchantId)) continue; // left pending and due: a later claim tries again
-    const result = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
+    const parent = event.paymentIntentId === null ? undefined : traces?.get(event.paymentIntentId);
+    const result = await tracer().inSpan('webhook.deliver', { kind: 'client', parent, links: [claim], attributes: deliveryAttributes(event) }, async (span) => {
+      const outcome = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
+      if (outcome.kind === 'attempted') {
+        span.setAttributes({ 'http.response.status_code': outcome.outcome.statusCode ?? undefined, 'webhook.status': outcome.decision.status, 'webhook.attempt': outcome.decision.attempts });
+        if (outcome.decision.status !== 'delivered') span.fail({ name: 'WebhookAttemptFailed', code: outcome.outcome.statusCode === null ? 'no_answer' : `HTTP ${outcome.outcome.statusCode}` });
+      } else span.setAttributes({ 'webhook.status': 'stored' });
+      return outcome;
+    });
     results.push(result);
     if (result.kind !== 'attempted') continue;
     attempted.push(result);
@@ -243,6 +256,16 @@ export async function attemptDeliveries(
   }
   await recordOutcomes(tx, deps, attempted);
   return results;
+}
+
+/** Who and what a delivery is for: never its URL (it may carry credentials), headers, signature or body. */
+function deliveryAttributes(event: ClaimedEvent): SpanAttributes {
+  return {
+    'webhook.event_id': event.id,
+    'webhook.event_type': event.eventType,
+    'merchant.id': event.merchantId,
+    'payment_intent.id': event.paymentIntentId ?? undefined,
+  };
 }
 
 function count(counts: DeliveryCounts, result: AttemptResult): void {

@@ -42,6 +42,8 @@ export interface QuoteRow {
   treasury_balances: QuoteBalanceRecord[];
   created_at: Date;
   expires_at: Date;
+  /** The trace of the request that made it (a W3C traceparent), while traces are on; written apart (traces.ts). */
+  traceparent?: string;
 }
 
 export function healthRecord(s: SnapshotRow): QuoteHealthRecord {
