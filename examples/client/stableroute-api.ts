@@ -5596,6 +5596,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description A value does not match the route's schema */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {

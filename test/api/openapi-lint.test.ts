@@ -38,18 +38,28 @@ const ACCEPTED: Record<string, (f: LintFinding) => boolean> = {
   'owasp:api8:2023-define-error-responses-401': (f) => OPEN_OPERATIONS.includes(operationOf(f.path)),
   // Only the merchant API is rate limited (decision 93): admin routes and /health answer no 429.
   'owasp:api4:2023-rate-limit-responses-429': (f) => !MERCHANT_PATHS.some((p) => operationOf(f.path).startsWith(`${p}`)),
-  // Routes that take no input but an id: a malformed id is 404 NOT_FOUND, as for any unknown id.
-  'owasp:api8:2023-define-error-validation': (f) => f.path.endsWith('.responses'),
+  // Routes that take no body and no query, at most an id in the path: a malformed id is 404, as any unknown id is.
+  'owasp:api8:2023-define-error-validation': (f) => takesNoInputButPath(operationOf(f.path)),
   'owasp:api3:2023-no-additionalProperties': (f) => FREE_FORM_OBJECTS.includes(f.path),
 };
 
+type Operation = { operationId?: string; security?: unknown[]; requestBody?: unknown; parameters?: Array<{ in: string }>; responses?: unknown };
 let t: TestContext;
 let findings: LintFinding[];
+let document: { paths: Record<string, Record<string, Operation>> };
+
+/** `/admin/me.get`: the operation has no request body and no parameter outside its path. */
+function takesNoInputButPath(operation: string): boolean {
+  const [path, method] = [operation.slice(0, operation.lastIndexOf('.')), operation.slice(operation.lastIndexOf('.') + 1)];
+  const op = document.paths[path]?.[method];
+  return op !== undefined && op.requestBody === undefined && (op.parameters ?? []).every((p) => p.in === 'path');
+}
 
 beforeAll(async () => {
   t = await createTestContext({}, { admin: true });
   const response = await t.app.inject({ method: 'GET', url: '/openapi.json' });
   expect(response.statusCode).toBe(200);
+  document = response.json();
   findings = await lintOpenApi(response.body);
 }, 60_000);
 afterAll(async () => {
@@ -70,8 +80,7 @@ describe('GET /openapi.json under Spectral (spectral:oas, OWASP API security)', 
     expect(new Set(warnings.map((f) => f.code))).toEqual(new Set(Object.keys(ACCEPTED)));
   });
 
-  it('names every operation, and asks for the admin token wherever admin routes need it', async () => {
-    const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { operationId?: string; security?: unknown[] }>> }>();
+  it('names every operation, and asks for the admin token wherever admin routes need it', () => {
     const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
     const ids = operations.map(({ op }) => op.operationId);
     expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true);
@@ -81,5 +90,11 @@ describe('GET /openapi.json under Spectral (spectral:oas, OWASP API security)', 
     expect(refund.operationId).toBe('postAdminPaymentsByIdRefund');
     expect(refund.security).toEqual([{ adminToken: [] }]);
     expect(document.paths['/admin/overview']!.get!.security).toEqual([{}]);
+  });
+
+  it('documents the 400 of a route whose query is validated, as the route answers it', async () => {
+    expect(document.paths['/admin/audit']!.get!).toHaveProperty(['responses', '400']);
+    const refused = await t.app.inject({ method: 'GET', url: '/admin/audit?limit=many' });
+    expect(refused.statusCode).toBe(400);
   });
 });

@@ -145,6 +145,10 @@ function finishOperation(method: string, path: string, operation: JsonObject): v
     responses['401'] ??= errorResponse('Authorization: Bearer is missing, or not an active operator\'s token');
     responses['403'] ??= errorResponse('The operator\'s role may not do this, or the request came from another site or Host');
   }
+  const parameters = Array.isArray(operation.parameters) ? operation.parameters : [];
+  const validated = operation.requestBody !== undefined || parameters.some((p) => isObject(p) && p.in === 'query');
+  // Its schema validates a body or a query: a route that has no 400 of its own still answers one for a bad value.
+  if (validated && responses['400'] === undefined) responses['400'] = errorResponse('A value does not match the route\'s schema');
   responses['500'] ??= errorResponse('An unexpected failure, logged by the service', INTERNAL_ERROR_EXAMPLES);
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue;
@@ -162,7 +166,6 @@ function finishOperation(method: string, path: string, operation: JsonObject): v
       else boundStream(schema);
     }
   }
-  const parameters = Array.isArray(operation.parameters) ? operation.parameters : [];
   for (const parameter of parameters) if (isObject(parameter)) bound(parameter.schema, parameter.in === 'path' ? 'path' : 'request');
   for (const [, schema] of mediaSchemas(operation.requestBody)) bound(schema, 'request');
 }
