@@ -249,6 +249,22 @@ export const ADMIN_EVENT_BUFFERED_BYTES_MAX = 1_000_000;
 /** Keys whose last use this process remembers writing (a forgotten one costs one extra conditional write). */
 export const KEY_USE_CACHE_ENTRIES_MAX = 10_000;
 
+// --- The API document (src/api/openapi) -------------------------------------------------------------------------
+
+/** Characters of one path parameter the router takes (Fastify's maxParamLength); longer ones are answered 414. */
+export const ROUTE_PARAM_CHARS_MAX = 256;
+/**
+ * The document's bound on a string no route schema bounds more tightly: no body the service takes is larger, so no
+ * string it accepts, stores and answers back is longer, and what it reads from chains and webhooks is capped smaller.
+ */
+export const OPENAPI_TEXT_CHARS_MAX = PAYOUT_BATCH_BODY_MAX_BYTES;
+/**
+ * The document's bound on a list no route schema bounds more tightly: pages hold ADMIN_PAGE_ROWS_MAX rows, a batch
+ * PAYOUT_BATCH_ITEMS_MAX items, a health chart ADMIN_HEALTH_HISTORY_POINTS_MAX points; the unpaged lists (operators,
+ * an address book, approvals waiting) stay far below it in any sane deployment.
+ */
+export const OPENAPI_LIST_ITEMS_MAX = 10_000;
+
 // --- Exports (src/core/exports) -------------------------------------------------------------------------------------
 
 /** Payments per statement of a payments export: about 300 KB of CSV, a few milliseconds of index scan (decision 157). */

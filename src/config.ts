@@ -8,6 +8,7 @@ import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
 import { parseDatabaseUrl } from './db/database-url.js';
+import { LOG_FORMATS, type LogFormat } from './log-format.js';
 import { MAX_AMOUNT_USD, nativeToUsd, parseBoundedUsdc, parseUnits, parseUsdc } from './money.js';
 import { parseAllowList } from './webhook-client/destination-guard.js';
 import { isStandardSecret, standardKeyOf, WebhookSecretError } from './webhook-client/secret.js';
@@ -82,6 +83,8 @@ export interface Config {
   simStuckRate: number;
   simSeed: string;
   logLevel: string;
+  /** LOG_FORMAT: `json` or `pretty`; null: pretty in development on a terminal, JSON otherwise (decision 210). */
+  logFormat: LogFormat | null;
   /** CHAINS: the chains this service pays out on, in the order they are listed (decision 159). */
   chainNames: readonly Chain[];
   /** Each configured chain's settings, by name. */
@@ -613,6 +616,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = present(env, 'LOG_FORMAT') ?? null;
+  if (logFormat !== null && !(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    throw new ConfigError('LOG_FORMAT', `expected ${LOG_FORMATS.map((f) => `"${f}"`).join(' or ')}, got "${logFormat}"`);
+  }
   const adminPortRaw = present(env, 'ADMIN_PORT');
   const apiKeySalt = present(env, 'API_KEY_SALT');
   if (production && apiKeySalt === undefined) {
@@ -721,6 +728,7 @@ export function loadConfig(env: Env = process.env): Config {
     simStuckRate: rate(env, 'SIM_STUCK_RATE'),
     simSeed: present(env, 'SIM_SEED') ?? 'stableroute',
     logLevel,
+    logFormat: logFormat as LogFormat | null,
     chainNames,
     chains,
     pkcs11: pkcs11Chain === undefined ? null : pkcs11Settings(env, `with ${envName(pkcs11Chain)}_SIGNER=pkcs11`),

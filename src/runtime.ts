@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type PgBoss from 'pg-boss';
 import pino, { type Logger } from 'pino';
+import { logFormatOf, prettyStream } from './log-format.js';
 import { buildApp } from './api/app.js';
 import type { Readiness } from './api/routes/health.js';
 import { createAdapters } from './chains/factory.js';
@@ -73,15 +74,30 @@ export function operatorUrls(addresses: Runtime['addresses']): { console?: strin
   return admin ? { console: `${admin}/console`, metrics: `${admin}/metrics`, docs: `${addresses.public}/docs` } : {};
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+export interface LoggerOutput {
+  /** Whether stdout is a terminal (default: ask it). */
+  terminal?: boolean;
+  /** Where records go (default: stdout). */
+  destination?: NodeJS.WritableStream;
+}
+
+/** `logFormat` and `production` absent: JSON lines, as a CLI command or a test child process has always logged. */
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat' | 'production'>>,
+  output: LoggerOutput = {},
+): Logger {
+  const options = {
     level: config.logLevel,
     // Keys and secrets never reach the logs, whatever an error object carries. Paths are fixed depths (there is no
     // recursive wildcard): a secret on its own, in an options object, in a config (config.apiKeySalt), in a config
     // section (config.solana.treasuryKey) or in a context's config (ctx.config.ethereum.treasuryKey). Config also
     // hides the treasury keys from any serialisation (src/config.ts).
     redact: { paths: [...SECRET_PATHS, 'req.headers["x-api-key"]', 'req.headers.authorization', '*.apiKey', 'apiKey', 'api_key'], censor: '[redacted]' },
-  });
+  };
+  const terminal = output.terminal ?? process.stdout.isTTY === true;
+  const format = config.production === undefined ? 'json' : logFormatOf(config.logFormat ?? null, config.production, terminal);
+  if (format === 'pretty') return pino(options, prettyStream(output.destination ?? 1, terminal));
+  return output.destination === undefined ? pino(options) : pino(options, output.destination);
 }
 
 const TRANSACTION_POOLING =

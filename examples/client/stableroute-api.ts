@@ -12,38 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: 200 when the service can take requests */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            status?: string;
-                            database?: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -62,114 +31,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Score the chains for a payout and return a quote */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description USD amount, at most 6 decimals */
-                        amount_usd: number;
-                        destination: {
-                            ethereum_address?: string;
-                            solana_address?: string;
-                        } | {
-                            ethereum_address: string;
-                        } | {
-                            solana_address: string;
-                        };
-                        /** @enum {string} */
-                        priority: "low_fee" | "fast" | "reliable";
-                    };
-                };
-            };
-            responses: {
-                /** @description The quote: scored routes, best first, valid for 5 minutes */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            quote_id?: string;
-                            amount_usd?: number;
-                            candidate_routes?: {
-                                chain?: components["schemas"]["Chain"];
-                                estimated_fee_usd?: number;
-                                estimated_settlement_seconds?: number;
-                                reliability_score?: number;
-                                final_score?: number;
-                            }[];
-                            recommended_route?: string;
-                            /** Format: date-time */
-                            expires_at?: string;
-                        };
-                    };
-                };
-                /** @description The request is malformed or cannot be paid */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is larger than 64 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createQuote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -186,127 +48,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create a payment intent from a quote; reserves treasury funds and queues execution */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        quote_id: string;
-                        idempotency_key: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The payment intent, funds reserved. A repeated idempotency_key answers the same intent, again 201 */
-                201: {
-                    headers: {
-                        /** @description `true` when the idempotency_key was seen before and the existing intent is returned */
-                        "Idempotent-Replayed"?: "true";
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            amount_usd?: number;
-                            selected_chain?: components["schemas"]["Chain"];
-                            destination_address?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            approval?: {
-                                /** @enum {string} */
-                                status?: "pending" | "approved" | "rejected" | "cancelled";
-                                /** Format: date-time */
-                                requested_at?: string;
-                                /** Format: date-time */
-                                decided_at?: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description The request is malformed, the quote has expired or the treasury lacks funds */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No quote with this id belongs to the caller */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The idempotency_key was already used for another quote */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is larger than 64 KiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The merchant's spending policy refuses the payment; nothing is reserved */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createPaymentIntent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -321,25 +63,1912 @@ export interface paths {
             cookie?: never;
         };
         /** Read a payment intent with its attempts and ledger entries */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example pi_z2naznfs5m5hapyr */
-                    id: string;
+        get: operations["getPaymentIntent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout_batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create up to 1000 payment intents at once, each quoted and reserved; answered item by item */
+        post: operations["createPayoutBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payout_batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payout batch's progress (payments per status) and totals (USD requested, settled, failed) */
+        get: operations["getPayoutBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routes/debug/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Why a payment intent went to its chain: the quote, the health and balances it saw, the scores */
+        get: operations["getRouteDebug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a signed webhook.test event to the merchant's webhook_url now and report the outcome */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment counts and volume, chain health, treasury balances, the last 20 payments */
+        get: operations["getAdminOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/route-distribution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment intents per selected chain */
+        get: operations["getAdminRouteDistribution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Failed attempts grouped by reason and chain, most common first */
+        get: operations["getAdminFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each treasury's ledger USDC balance against its on-chain balance */
+        get: operations["getAdminReconciliation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Webhook events by delivery status (default: failed; `all` for every status), newest first, paged by `before` (an event id) */
+        get: operations["getAdminWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook-events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue a failed or stored webhook event again with a fresh retry budget */
+        post: operations["postAdminWebhookEventsByIdRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/chain-health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Chain-health snapshots over time, oldest first, at most `points` per chain (default 240) */
+        get: operations["getAdminChainHealth"];
+        put?: never;
+        /** Insert a chain-health snapshot; missing metrics take chain-specific defaults */
+        post: operations["postAdminChainHealth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments). requested_action force_fail: a payment in manual_review whose forced failure waits for a second operator (its funds still reserved or in flight) */
+        get: operations["getAdminApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payment_intents/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a payment waiting for approval: its execution is queued now. For a forced failure another operator requested (requested_action force_fail), the payment fails now, unless it moved on or its transfer landed meanwhile (409) */
+        post: operations["postAdminPaymentIntentsByIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payout_batches/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a payout batch held whole (decision 178): the executions of all its waiting payments are queued now */
+        post: operations["postAdminPayoutBatchesByIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payment_intents/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released. A forced failure is dropped instead: the payment stays in manual_review */
+        post: operations["postAdminPaymentIntentsByIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payout_batches/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a payout batch held whole: each of its waiting payments fails (approval_rejected) and its funds are released */
+        post: operations["postAdminPayoutBatchesByIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/merchants/{id}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merchant's spending policy in force: service defaults with its overrides, and where each comes from */
+        get: operations["getAdminMerchantsByIdPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/merchants/{id}/addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merchant's address book (recipients it may pay when its allowlist is on) */
+        get: operations["getAdminMerchantsByIdAddresses"];
+        put?: never;
+        /** Add a recipient to the address book: 201 when added, 200 when it was listed already (unchanged) */
+        post: operations["postAdminMerchantsByIdAddresses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/merchants/{id}/addresses/{chain}/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a recipient from the address book; payments to it are refused from now on when the allowlist is on */
+        delete: operations["deleteAdminMerchantsByIdAddressesByChainByAddress"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment intents newest first, one page at a time, filtered and searched (id, tx id or destination address) */
+        get: operations["getAdminPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payment-counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many payment intents are in each status */
+        get: operations["getAdminPaymentCounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One payment intent: status timeline, attempts, ledger postings, webhook events and deliveries, allowed actions */
+        get: operations["getAdminPaymentsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve a payment in manual_review: settled, failed, replace, retry or cancel_on_chain (checked against the chain; force overrides where it may) */
+        post: operations["postAdminPaymentsByIdResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a payment that has not reached the chain (route_selected, or retrying with nothing that can land) */
+        post: operations["postAdminPaymentsByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/treasury": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each chain's treasury as the ledger books it: USDC available, reserved, in flight; native currency for fees; unconfirmed transfers */
+        get: operations["getAdminTreasury"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/read-replica": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The read server (DATABASE_READ_URL) of console lists, exports and metrics gauges, and how far behind the primary it is */
+        get: operations["getAdminReadReplica"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook-events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook event with its payload and every delivery attempt */
+        get: operations["getAdminWebhookEventsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Inbound transfers booked as funding or as a payment's refund, newest first, paged by `before` (next_before). `status=unmatched`: USDC from a past payout's recipient waiting for an operator (unmatched or ambiguous) */
+        get: operations["getAdminDeposits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/payments/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Book an inbound USDC transfer the deposit scanner saw (from the payout's destination, same chain, no more than the payout) as the settled payment's refund, as `stableroute intents refund` */
+        post: operations["postAdminPaymentsByIdRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/books": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Chains whose signing is held since the database history changed (a failover, a restore): open holds first, each with what its last check found on chain that the books do not know; then the latest lifted */
+        get: operations["getAdminBooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/books/{chain}/attach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record an unknown treasury transaction the last check found as the attempt of the payments it paid (found by memo, or recipient and amount among the chain's unsigned payments; or named, in its order): they settle from the chain, never paid again */
+        post: operations["postAdminBooksByChainAttach"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/books/{chain}/foreign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Declare an unknown treasury transaction (or an EVM nonce used with no transaction found) paid none of our payments. The first operator's declaration waits (409 FOREIGN_DECLARATION_PENDING); a different operator's same declaration counts */
+        post: operations["postAdminBooksByChainForeign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Operator alerts (low gas, reconciliation mismatch, screening hit, screening list rejected), newest first; `cursor` is the previous page's next_cursor */
+        get: operations["getAdminAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reconciliations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Continuous reconciliation's history, per chain and run, newest first */
+        get: operations["getAdminReconciliations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Withdrawals, newest first */
+        get: operations["getAdminWithdrawals"];
+        put?: never;
+        /** Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. The same idempotency_key answers the first withdrawal (200) */
+        post: operations["postAdminWithdrawals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/withdrawals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One withdrawal */
+        get: operations["getAdminWithdrawalsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the credentials name: operator id and name, role, and what the role may do */
+        get: operations["getAdminMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every operator, disabled ones included (the audit log names them): id, name, role, status; never a token */
+        get: operations["getAdminOperators"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log, newest first, filtered by actor, action or target id; `{data, next_cursor}` */
+        get: operations["getAdminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/exports/payments.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment intents created in [from, to), oldest first, one CSV row each (amounts exact, times UTC, tx id and fee) */
+        get: operations["getAdminExportsPaymentsCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/exports/ledger.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Ledger postings of the transactions booked in [from, to), oldest first, one CSV row each (signed exact amounts) */
+        get: operations["getAdminExportsLedgerCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Error: {
+            statusCode: number;
+            error: string;
+            message: string;
+            /** @enum {string} */
+            code: "INVALID_AMOUNT" | "MISSING_DESTINATION" | "INVALID_PRIORITY" | "MISSING_QUOTE_ID" | "MISSING_IDEMPOTENCY_KEY" | "QUOTE_EXPIRED" | "INSUFFICIENT_BALANCE" | "UNAUTHORIZED" | "INVALID_DESTINATION" | "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CHAIN" | "INVALID_HEALTH_STATUS" | "INVALID_CHAIN_HEALTH" | "INVALID_QUOTE_ID" | "INVALID_IDEMPOTENCY_KEY" | "MALFORMED_REQUEST" | "TOO_MANY_ITEMS" | "PAYOUT_BATCH_NOT_FOUND" | "HOST_NOT_ALLOWED" | "CROSS_SITE_REQUEST" | "ADMIN_NOT_EXPOSED" | "FORBIDDEN" | "SELF_APPROVAL" | "NAMED_OPERATOR_REQUIRED" | "INVALID_RESOLUTION" | "INVALID_FILTER" | "INVALID_CURSOR" | "QUOTE_NOT_FOUND" | "PAYMENT_INTENT_NOT_FOUND" | "WITHDRAWAL_NOT_FOUND" | "NOT_FOUND" | "MERCHANT_NOT_FOUND" | "ADDRESS_NOT_FOUND" | "API_KEY_NOT_FOUND" | "OPERATOR_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_STATE" | "TRANSFER_MAY_STILL_LAND" | "REPLACEMENT_SCREENED" | "SCREENING_OVERRIDE_PENDING" | "CHAIN_HELD" | "FOREIGN_DECLARATION_PENDING" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "NO_ROUTE_AVAILABLE" | "WEBHOOK_URL_NOT_CONFIGURED" | "POLICY_MAX_PAYMENT_EXCEEDED" | "POLICY_DAILY_LIMIT_EXCEEDED" | "RECIPIENT_NOT_ALLOWED" | "RECIPIENT_COOLING_OFF" | "RECIPIENT_SCREENED" | "WEBHOOK_ENDPOINT_DISABLED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "CHAIN_ERROR" | "SERVICE_UNAVAILABLE";
+        };
+        /**
+         * @description A chain this service pays out on (CHAINS)
+         * @enum {string}
+         */
+        Chain: "ethereum" | "solana";
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The payment intent with its attempts and ledger entries */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
+                content: {
+                    "application/json": {
+                        status?: string;
+                        database?: string;
                     };
-                    content: {
-                        "application/json": {
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createQuote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description USD amount, at most 6 decimals */
+                    amount_usd: number;
+                    destination: {
+                        ethereum_address?: string;
+                        solana_address?: string;
+                    } | {
+                        ethereum_address: string;
+                    } | {
+                        solana_address: string;
+                    };
+                    /** @enum {string} */
+                    priority: "low_fee" | "fast" | "reliable";
+                };
+            };
+        };
+        responses: {
+            /** @description The quote: scored routes, best first, valid for 5 minutes */
+            201: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        quote_id?: string;
+                        amount_usd?: number;
+                        candidate_routes?: {
+                            chain?: components["schemas"]["Chain"];
+                            estimated_fee_usd?: number;
+                            estimated_settlement_seconds?: number;
+                            reliability_score?: number;
+                            final_score?: number;
+                        }[];
+                        recommended_route?: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                    };
+                };
+            };
+            /** @description The request is malformed or cannot be paid */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPaymentIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    quote_id: string;
+                    idempotency_key: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payment intent, funds reserved. A repeated idempotency_key answers the same intent, again 201 */
+            201: {
+                headers: {
+                    /** @description `true` when the idempotency_key was seen before and the existing intent is returned */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_intent_id?: string;
+                        status?: string;
+                        amount_usd?: number;
+                        selected_chain?: components["schemas"]["Chain"];
+                        destination_address?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        approval?: {
+                            /** @enum {string} */
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request is malformed, the quote has expired or the treasury lacks funds */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No quote with this id belongs to the caller */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The idempotency_key was already used for another quote */
+            409: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The merchant's spending policy refuses the payment; nothing is reserved */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPaymentIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example pi_z2naznfs5m5hapyr */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment intent with its attempts and ledger entries */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        merchant_id?: string;
+                        amount_usd?: number;
+                        status?: string;
+                        selected_chain?: components["schemas"]["Chain"];
+                        destination_address?: string;
+                        quote_id?: string;
+                        idempotency_key?: string;
+                        attempts?: {
+                            id?: string;
+                            chain?: components["schemas"]["Chain"];
+                            tx_id?: string;
+                            status?: string;
+                            estimated_fee_usd?: number;
+                            actual_fee_native?: number | null;
+                            failure_reason?: string | null;
+                            /** Format: date-time */
+                            broadcast_at?: string | null;
+                            /** Format: date-time */
+                            confirmed_at?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        ledger_entries?: {
+                            /** @enum {string} */
+                            type?: "reserve" | "debit" | "fee" | "release" | "refund";
+                            amount?: number;
+                            currency?: string;
+                            chain?: components["schemas"]["Chain"];
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        approval?: {
+                            /** @enum {string} */
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                        };
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    };
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No payment intent with this id belongs to the caller */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    idempotency_key: string;
+                    items: {
+                        /** @description USD amount, at most 6 decimals */
+                        amount_usd: number;
+                        destination: {
+                            ethereum_address?: string;
+                            solana_address?: string;
+                        } | {
+                            ethereum_address: string;
+                        } | {
+                            solana_address: string;
+                        };
+                        /** @enum {string} */
+                        priority: "low_fee" | "fast" | "reliable";
+                        idempotency_key: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each item answered on its own: created, replayed (its key names a payment with the same terms) or refused with its error. The same batch key and items replay this answer, again 201 */
+            201: {
+                headers: {
+                    /** @description `true` when the batch idempotency_key was seen before with the same items and the stored answer is returned */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        idempotency_key?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        counts?: {
+                            /** Format: int64 */
+                            created?: number;
+                            /** Format: int64 */
+                            replayed?: number;
+                            /** Format: int64 */
+                            refused?: number;
+                        };
+                        items?: {
+                            /** Format: int64 */
+                            index?: number;
+                            idempotency_key?: string;
+                            /** @enum {string} */
+                            result?: "created" | "replayed" | "refused";
+                            payment_intent?: {
+                                payment_intent_id?: string;
+                                status?: string;
+                                amount_usd?: number;
+                                selected_chain?: components["schemas"]["Chain"];
+                                destination_address?: string;
+                                /** Format: date-time */
+                                created_at?: string;
+                                approval?: {
+                                    /** @enum {string} */
+                                    status?: "pending" | "approved" | "rejected" | "cancelled";
+                                    /** Format: date-time */
+                                    requested_at?: string;
+                                    /** Format: date-time */
+                                    decided_at?: string | null;
+                                };
+                            };
+                            error?: components["schemas"]["Error"];
+                        }[];
+                    };
+                };
+            };
+            /** @description The body or one of its items is malformed, or there are too many items; nothing is created */
+            400: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The batch idempotency_key was already used with other items */
+            409: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPayoutBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example pob_3kq8v0x2m7dj4c1t */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch's progress (payments per status) and totals; `completed` once every payment is final */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        idempotency_key?: string;
+                        /** @enum {string} */
+                        status?: "processing" | "completed";
+                        items?: {
+                            /** Format: int64 */
+                            total?: number;
+                            /** Format: int64 */
+                            payments?: number;
+                            /** Format: int64 */
+                            refused?: number;
+                        };
+                        payments_by_status?: {
+                            [key: string]: number;
+                        };
+                        totals?: {
+                            requested_usd?: number;
+                            settled_usd?: number;
+                            failed_usd?: number;
+                        };
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        completed_at?: string | null;
+                    };
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No payout batch with this id belongs to the caller */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRouteDebug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example pi_z2naznfs5m5hapyr */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quote, chain health and balances the route was chosen from, and every chain’s scores */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_intent_id?: string;
+                        quote?: {
+                            quote_id?: string;
+                            merchant_id?: string;
+                            amount_usd?: number;
+                            priority?: string;
+                            destination?: {
+                                ethereum_address?: string;
+                                solana_address?: string;
+                            };
+                            candidate_routes?: {
+                                chain?: components["schemas"]["Chain"];
+                                estimated_fee_usd?: number;
+                                estimated_settlement_seconds?: number;
+                                reliability_score?: number;
+                                final_score?: number;
+                            }[];
+                            recommended_route?: string;
+                            scoring_details?: {
+                                chain?: components["schemas"]["Chain"];
+                                fee_score?: number;
+                                latency_score?: number;
+                                reliability_score?: number;
+                                final_score?: number;
+                                disqualified?: boolean;
+                                disqualification_reason?: string | null;
+                            }[];
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                        };
+                        chain_health?: {
+                            chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            health_status?: "healthy" | "degraded" | "unhealthy";
+                            estimated_fee_usd?: number;
+                            avg_confirmation_seconds?: number;
+                            rpc_error_rate?: number;
+                            p95_latency_ms?: number | null;
+                            congestion_score?: number | null;
+                            /** Format: date-time */
+                            recorded_at?: string;
+                            status_reason?: string | null;
+                        }[];
+                        treasury_balances?: {
+                            chain?: components["schemas"]["Chain"];
+                            available_balance?: number;
+                            reserved_balance?: number;
+                        }[];
+                        scoring_details?: {
+                            chain?: components["schemas"]["Chain"];
+                            fee_score?: number;
+                            latency_score?: number;
+                            reliability_score?: number;
+                            final_score?: number;
+                            disqualified?: boolean;
+                            disqualification_reason?: string | null;
+                        }[];
+                        selected_chain?: components["schemas"]["Chain"];
+                    };
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No payment intent with this id belongs to the caller */
+            404: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A signed webhook.test event was sent once; `delivered` says whether the receiver answered 2xx */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        event_id?: string;
+                        delivered?: boolean;
+                        url?: string;
+                        status_code?: number | null;
+                        latency_ms?: number;
+                        error?: string | null;
+                    };
+                };
+            };
+            /** @description X-Api-Key is missing or not a valid key */
+            401: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The merchant has no webhook_url, or its endpoint was disabled after a 410 Gone */
+            422: {
+                headers: {
+                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next window opens */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per minute */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payments?: {
+                            total?: number;
+                            settled?: number;
+                            failed?: number;
+                            pending?: number;
+                            total_volume_usd?: number;
+                        };
+                        chain_health?: {
+                            chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            health_status?: "healthy" | "degraded" | "unhealthy";
+                            estimated_fee_usd?: number;
+                            avg_confirmation_seconds?: number;
+                            rpc_error_rate?: number;
+                            p95_latency_ms?: number | null;
+                            congestion_score?: number | null;
+                            /** Format: date-time */
+                            recorded_at?: string;
+                            status_reason?: string | null;
+                        }[];
+                        treasury_balances?: {
+                            chain?: components["schemas"]["Chain"];
+                            address?: string;
+                            available_balance?: number;
+                            reserved_balance?: number;
+                        }[];
+                        recent_payments?: {
                             id?: string;
                             merchant_id?: string;
                             amount_usd?: number;
@@ -384,2203 +2013,1745 @@ export interface paths {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
-                        };
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No payment intent with this id belongs to the caller */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/payout_batches": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Create up to 1000 payment intents at once, each quoted and reserved; answered item by item */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        idempotency_key: string;
-                        items: {
-                            /** @description USD amount, at most 6 decimals */
-                            amount_usd: number;
-                            destination: {
-                                ethereum_address?: string;
-                                solana_address?: string;
-                            } | {
-                                ethereum_address: string;
-                            } | {
-                                solana_address: string;
-                            };
-                            /** @enum {string} */
-                            priority: "low_fee" | "fast" | "reliable";
-                            idempotency_key: string;
                         }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Each item answered on its own: created, replayed (its key names a payment with the same terms) or refused with its error. The same batch key and items replay this answer, again 201 */
-                201: {
-                    headers: {
-                        /** @description `true` when the batch idempotency_key was seen before with the same items and the stored answer is returned */
-                        "Idempotent-Replayed"?: "true";
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+                        recent_deposits?: {
                             id?: string;
-                            idempotency_key?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            counts?: {
-                                created?: number;
-                                replayed?: number;
-                                refused?: number;
-                            };
-                            items?: {
-                                index?: number;
-                                idempotency_key?: string;
-                                /** @enum {string} */
-                                result?: "created" | "replayed" | "refused";
-                                payment_intent?: {
-                                    payment_intent_id?: string;
-                                    status?: string;
-                                    amount_usd?: number;
-                                    selected_chain?: components["schemas"]["Chain"];
-                                    destination_address?: string;
-                                    /** Format: date-time */
-                                    created_at?: string;
-                                    approval?: {
-                                        /** @enum {string} */
-                                        status?: "pending" | "approved" | "rejected" | "cancelled";
-                                        /** Format: date-time */
-                                        requested_at?: string;
-                                        /** Format: date-time */
-                                        decided_at?: string | null;
-                                    };
-                                };
-                                error?: components["schemas"]["Error"];
-                            }[];
-                        };
-                    };
-                };
-                /** @description The body or one of its items is malformed, or there are too many items; nothing is created */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The batch idempotency_key was already used with other items */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is larger than 1 MiB */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not application/json */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/payout_batches/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A payout batch's progress (payments per status) and totals (USD requested, settled, failed) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example pob_3kq8v0x2m7dj4c1t */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The batch's progress (payments per status) and totals; `completed` once every payment is final */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            idempotency_key?: string;
-                            /** @enum {string} */
-                            status?: "processing" | "completed";
-                            items?: {
-                                total?: number;
-                                payments?: number;
-                                refused?: number;
-                            };
-                            payments_by_status?: {
-                                [key: string]: number;
-                            };
-                            totals?: {
-                                requested_usd?: number;
-                                settled_usd?: number;
-                                failed_usd?: number;
-                            };
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            completed_at?: string | null;
-                        };
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No payout batch with this id belongs to the caller */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/routes/debug/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Why a payment intent went to its chain: the quote, the health and balances it saw, the scores */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @example pi_z2naznfs5m5hapyr */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The quote, chain health and balances the route was chosen from, and every chain’s scores */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            quote?: {
-                                quote_id?: string;
-                                merchant_id?: string;
-                                amount_usd?: number;
-                                priority?: string;
-                                destination?: {
-                                    ethereum_address?: string;
-                                    solana_address?: string;
-                                };
-                                candidate_routes?: {
-                                    chain?: components["schemas"]["Chain"];
-                                    estimated_fee_usd?: number;
-                                    estimated_settlement_seconds?: number;
-                                    reliability_score?: number;
-                                    final_score?: number;
-                                }[];
-                                recommended_route?: string;
-                                scoring_details?: {
-                                    chain?: components["schemas"]["Chain"];
-                                    fee_score?: number;
-                                    latency_score?: number;
-                                    reliability_score?: number;
-                                    final_score?: number;
-                                    disqualified?: boolean;
-                                    disqualification_reason?: string | null;
-                                }[];
-                                /** Format: date-time */
-                                created_at?: string;
-                                /** Format: date-time */
-                                expires_at?: string;
-                            };
-                            chain_health?: {
-                                chain?: components["schemas"]["Chain"];
-                                /** @enum {string} */
-                                health_status?: "healthy" | "degraded" | "unhealthy";
-                                estimated_fee_usd?: number;
-                                avg_confirmation_seconds?: number;
-                                rpc_error_rate?: number;
-                                p95_latency_ms?: number | null;
-                                congestion_score?: number | null;
-                                /** Format: date-time */
-                                recorded_at?: string;
-                                status_reason?: string | null;
-                            }[];
-                            treasury_balances?: {
-                                chain?: components["schemas"]["Chain"];
-                                available_balance?: number;
-                                reserved_balance?: number;
-                            }[];
-                            scoring_details?: {
-                                chain?: components["schemas"]["Chain"];
-                                fee_score?: number;
-                                latency_score?: number;
-                                reliability_score?: number;
-                                final_score?: number;
-                                disqualified?: boolean;
-                                disqualification_reason?: string | null;
-                            }[];
-                            selected_chain?: components["schemas"]["Chain"];
-                        };
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No payment intent with this id belongs to the caller */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a signed webhook.test event to the merchant's webhook_url now and report the outcome */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A signed webhook.test event was sent once; `delivered` says whether the receiver answered 2xx */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            event_id?: string;
-                            delivered?: boolean;
-                            url?: string;
-                            status_code?: number | null;
-                            latency_ms?: number;
-                            error?: string | null;
-                        };
-                    };
-                };
-                /** @description X-Api-Key is missing or not a valid key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The merchant has no webhook_url, or its endpoint was disabled after a 410 Gone */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
-                429: {
-                    headers: {
-                        /** @description Seconds until the next window opens */
-                        "Retry-After"?: number;
-                        /** @description Requests allowed per minute */
-                        "X-RateLimit-Limit"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/overview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Payment counts and volume, chain health, treasury balances, the last 20 payments */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payments?: {
-                                total?: number;
-                                settled?: number;
-                                failed?: number;
-                                pending?: number;
-                                total_volume_usd?: number;
-                            };
-                            chain_health?: {
-                                chain?: components["schemas"]["Chain"];
-                                /** @enum {string} */
-                                health_status?: "healthy" | "degraded" | "unhealthy";
-                                estimated_fee_usd?: number;
-                                avg_confirmation_seconds?: number;
-                                rpc_error_rate?: number;
-                                p95_latency_ms?: number | null;
-                                congestion_score?: number | null;
-                                /** Format: date-time */
-                                recorded_at?: string;
-                                status_reason?: string | null;
-                            }[];
-                            treasury_balances?: {
-                                chain?: components["schemas"]["Chain"];
-                                address?: string;
-                                available_balance?: number;
-                                reserved_balance?: number;
-                            }[];
-                            recent_payments?: {
-                                id?: string;
-                                merchant_id?: string;
-                                amount_usd?: number;
-                                status?: string;
-                                selected_chain?: components["schemas"]["Chain"];
-                                destination_address?: string;
-                                quote_id?: string;
-                                idempotency_key?: string;
-                                attempts?: {
-                                    id?: string;
-                                    chain?: components["schemas"]["Chain"];
-                                    tx_id?: string;
-                                    status?: string;
-                                    estimated_fee_usd?: number;
-                                    actual_fee_native?: number | null;
-                                    failure_reason?: string | null;
-                                    /** Format: date-time */
-                                    broadcast_at?: string | null;
-                                    /** Format: date-time */
-                                    confirmed_at?: string | null;
-                                    /** Format: date-time */
-                                    created_at?: string;
-                                }[];
-                                ledger_entries?: {
-                                    /** @enum {string} */
-                                    type?: "reserve" | "debit" | "fee" | "release" | "refund";
-                                    amount?: number;
-                                    currency?: string;
-                                    chain?: components["schemas"]["Chain"];
-                                    /** Format: date-time */
-                                    created_at?: string;
-                                }[];
-                                approval?: {
-                                    /** @enum {string} */
-                                    status?: "pending" | "approved" | "rejected" | "cancelled";
-                                    /** Format: date-time */
-                                    requested_at?: string;
-                                    /** Format: date-time */
-                                    decided_at?: string | null;
-                                };
-                                /** Format: date-time */
-                                created_at?: string;
-                                /** Format: date-time */
-                                updated_at?: string;
-                            }[];
-                            recent_deposits?: {
-                                id?: string;
-                                chain?: components["schemas"]["Chain"];
-                                tx_id?: string;
-                                index?: number;
-                                from_address?: string;
-                                currency?: string;
-                                amount?: string;
-                                status?: string;
-                                /** @enum {string} */
-                                booked_as?: "funding" | "refund";
-                                payment_intent_id?: string | null;
-                                /** Format: date-time */
-                                booked_at?: string;
-                                /** Format: date-time */
-                                attached_at?: string | null;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/route-distribution": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Payment intents per selected chain */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            selected_chain?: components["schemas"]["Chain"];
-                            count?: string;
-                            volume?: string;
-                        }[];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/failures": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Failed attempts grouped by reason and chain, most common first */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            failure_reason?: string;
                             chain?: components["schemas"]["Chain"];
-                            count?: string;
-                        }[];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/reconciliation": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Each treasury's ledger USDC balance against its on-chain balance */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            adapter?: string;
-                            ledger_usdc?: string;
-                            in_flight_usdc?: string;
-                            landed_usdc?: string | null;
-                            on_chain_usdc?: string | null;
-                            difference_usdc?: string | null;
+                            tx_id?: string;
+                            /** Format: int64 */
+                            index?: number;
+                            from_address?: string;
+                            currency?: string;
+                            amount?: string;
+                            status?: string;
                             /** @enum {string} */
-                            status?: "ok" | "in_flight" | "mismatch" | "error";
-                            error?: string;
-                        }[];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/webhook-events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Webhook events by delivery status (default: failed; `all` for every status), newest first, paged by `before` (an event id) */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "pending" | "delivered" | "failed" | "stored" | "all";
-                    limit?: string;
-                    before?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            event_type?: string;
+                            booked_as?: "funding" | "refund";
                             payment_intent_id?: string | null;
-                            merchant_id?: string;
-                            status?: string;
-                            attempts?: number;
-                            last_error?: string | null;
                             /** Format: date-time */
-                            next_attempt_at?: string;
+                            booked_at?: string;
                             /** Format: date-time */
-                            delivered_at?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
+                            attached_at?: string | null;
                         }[];
                     };
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/webhook-events/{id}/redeliver": {
+    getAdminRouteDistribution: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Queue a failed or stored webhook event again with a fresh retry budget */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            status?: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/chain-health": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Chain-health snapshots over time, oldest first, at most `points` per chain (default 240) */
-        get: {
-            parameters: {
-                query?: {
-                    chain?: components["schemas"]["Chain"];
-                    since?: string;
-                    points?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            /** @enum {string} */
-                            health_status?: "healthy" | "degraded" | "unhealthy";
-                            estimated_fee_usd?: number;
-                            avg_confirmation_seconds?: number;
-                            rpc_error_rate?: number;
-                            p95_latency_ms?: number | null;
-                            congestion_score?: number | null;
-                            /** Format: date-time */
-                            recorded_at?: string;
-                            status_reason?: string | null;
-                            source?: string;
-                        }[];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Insert a chain-health snapshot; missing metrics take chain-specific defaults */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        chain: components["schemas"]["Chain"];
+                        selected_chain?: components["schemas"]["Chain"];
+                        count?: string;
+                        volume?: string;
+                    }[];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminFailures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        failure_reason?: string;
+                        chain?: components["schemas"]["Chain"];
+                        count?: string;
+                    }[];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminReconciliation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        adapter?: string;
+                        ledger_usdc?: string;
+                        in_flight_usdc?: string;
+                        landed_usdc?: string | null;
+                        on_chain_usdc?: string | null;
+                        difference_usdc?: string | null;
                         /** @enum {string} */
-                        health_status: "healthy" | "degraded" | "unhealthy";
+                        status?: "ok" | "in_flight" | "mismatch" | "error";
+                        error?: string;
+                    }[];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminWebhookEvents: {
+        parameters: {
+            query?: {
+                status?: "pending" | "delivered" | "failed" | "stored" | "all";
+                limit?: string;
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        event_type?: string;
+                        payment_intent_id?: string | null;
+                        merchant_id?: string;
+                        status?: string;
+                        attempts?: number;
+                        last_error?: string | null;
+                        /** Format: date-time */
+                        next_attempt_at?: string;
+                        /** Format: date-time */
+                        delivered_at?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminWebhookEventsByIdRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        status?: string;
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminChainHealth: {
+        parameters: {
+            query?: {
+                chain?: components["schemas"]["Chain"];
+                since?: string;
+                points?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        /** @enum {string} */
+                        health_status?: "healthy" | "degraded" | "unhealthy";
                         estimated_fee_usd?: number;
                         avg_confirmation_seconds?: number;
                         rpc_error_rate?: number;
-                    };
+                        p95_latency_ms?: number | null;
+                        congestion_score?: number | null;
+                        /** Format: date-time */
+                        recorded_at?: string;
+                        status_reason?: string | null;
+                        source?: string;
+                    }[];
                 };
             };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            /** @enum {string} */
-                            health_status?: "healthy" | "degraded" | "unhealthy";
-                            estimated_fee_usd?: number;
-                            avg_confirmation_seconds?: number;
-                            rpc_error_rate?: number;
-                            p95_latency_ms?: number | null;
-                            congestion_score?: number | null;
-                            /** Format: date-time */
-                            recorded_at?: string;
-                            status_reason?: string | null;
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/approvals": {
+    postAdminChainHealth: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Payments and withdrawals waiting for an operator approval before broadcast (funds reserved), oldest first, with who requested, who gave a first approval, and the approvals given and needed. A payout batch held whole is one entry: its payout_batch_id, its first payment, the sum of its waiting payments and their count (payments). requested_action force_fail: a payment in manual_review whose forced failure waits for a second operator (its funds still reserved or in flight) */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            /** @enum {string} */
-                            kind?: "payout" | "withdrawal";
-                            requested_by?: string | null;
-                            first_approved_by?: string | null;
-                            approvals?: number;
-                            approvals_required?: number;
-                            merchant_id?: string;
-                            amount_usd?: number;
-                            selected_chain?: components["schemas"]["Chain"];
-                            destination_address?: string;
-                            approval_above_usd?: number;
-                            /** Format: date-time */
-                            requested_at?: string;
-                            payout_batch_id?: string | null;
-                            payments?: number;
-                            /** @enum {string} */
-                            requested_action?: "send" | "force_fail";
-                        }[];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chain: components["schemas"]["Chain"];
+                    /** @enum {string} */
+                    health_status: "healthy" | "degraded" | "unhealthy";
+                    estimated_fee_usd?: number;
+                    avg_confirmation_seconds?: number;
+                    rpc_error_rate?: number;
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/payment_intents/{id}/approve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Approve a payment waiting for approval: its execution is queued now. For a forced failure another operator requested (requested_action force_fail), the payment fails now, unless it moved on or its transfer landed meanwhile (409) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        reason?: string;
+                        chain?: components["schemas"]["Chain"];
+                        /** @enum {string} */
+                        health_status?: "healthy" | "degraded" | "unhealthy";
+                        estimated_fee_usd?: number;
+                        avg_confirmation_seconds?: number;
+                        rpc_error_rate?: number;
+                        p95_latency_ms?: number | null;
+                        congestion_score?: number | null;
+                        /** Format: date-time */
+                        recorded_at?: string;
+                        status_reason?: string | null;
                     };
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            /** @enum {string} */
-                            approval?: "pending" | "approved" | "rejected";
-                            approvals?: number;
-                            approvals_required?: number;
-                            /** @enum {string} */
-                            requested_action?: "force_fail";
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/payout_batches/{id}/approve": {
+    getAdminApprovals: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Approve a payout batch held whole (decision 178): the executions of all its waiting payments are queued now */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        reason?: string;
-                    };
+                        payment_intent_id?: string;
+                        /** @enum {string} */
+                        kind?: "payout" | "withdrawal";
+                        requested_by?: string | null;
+                        first_approved_by?: string | null;
+                        /** Format: int64 */
+                        approvals?: number;
+                        /** Format: int64 */
+                        approvals_required?: number;
+                        merchant_id?: string;
+                        amount_usd?: number;
+                        selected_chain?: components["schemas"]["Chain"];
+                        destination_address?: string;
+                        approval_above_usd?: number;
+                        /** Format: date-time */
+                        requested_at?: string;
+                        payout_batch_id?: string | null;
+                        /** Format: int64 */
+                        payments?: number;
+                        /** @enum {string} */
+                        requested_action?: "send" | "force_fail";
+                    }[];
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payout_batch_id?: string;
-                            /** @enum {string} */
-                            approval?: "pending" | "approved" | "rejected";
-                            approvals?: number;
-                            approvals_required?: number;
-                            payments?: number;
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/payment_intents/{id}/reject": {
+    postAdminPaymentIntentsByIdApprove: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Reject a payment waiting for approval: it fails (approval_rejected) and its funds are released. A forced failure is dropped instead: the payment stays in manual_review */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
                 };
-                cookie?: never;
             };
-            requestBody: {
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
                 content: {
                     "application/json": {
-                        reason?: string;
+                        payment_intent_id?: string;
+                        status?: string;
+                        /** @enum {string} */
+                        approval?: "pending" | "approved" | "rejected";
+                        /** Format: int64 */
+                        approvals?: number;
+                        /** Format: int64 */
+                        approvals_required?: number;
+                        /** @enum {string} */
+                        requested_action?: "force_fail";
                     };
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            /** @enum {string} */
-                            approval?: "pending" | "approved" | "rejected";
-                            approvals?: number;
-                            approvals_required?: number;
-                            /** @enum {string} */
-                            requested_action?: "force_fail";
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/payout_batches/{id}/reject": {
+    postAdminPayoutBatchesByIdApprove: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Reject a payout batch held whole: each of its waiting payments fails (approval_rejected) and its funds are released */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
                 };
-                cookie?: never;
             };
-            requestBody: {
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
                 content: {
                     "application/json": {
-                        reason?: string;
+                        payout_batch_id?: string;
+                        /** @enum {string} */
+                        approval?: "pending" | "approved" | "rejected";
+                        /** Format: int64 */
+                        approvals?: number;
+                        /** Format: int64 */
+                        approvals_required?: number;
+                        /** Format: int64 */
+                        payments?: number;
                     };
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payout_batch_id?: string;
-                            /** @enum {string} */
-                            approval?: "pending" | "approved" | "rejected";
-                            approvals?: number;
-                            approvals_required?: number;
-                            payments?: number;
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/merchants/{id}/policy": {
+    postAdminPaymentIntentsByIdReject: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
-        /** The merchant's spending policy in force: service defaults with its overrides, and where each comes from */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            merchant_id?: string;
-                            max_payment_usd?: number | null;
-                            daily_limit_usd?: number | null;
-                            approval_above_usd?: number | null;
-                            approval_above_usd_per_day?: number | null;
-                            allowlist?: boolean;
-                            address_cooling_off_seconds?: number;
-                            rate_limit_per_minute?: number;
-                            sources?: {
-                                /** @enum {string} */
-                                max_payment_usd?: "default" | "merchant";
-                                /** @enum {string} */
-                                daily_limit_usd?: "default" | "merchant";
-                                /** @enum {string} */
-                                approval_above_usd?: "default" | "merchant";
-                                /** @enum {string} */
-                                approval_above_usd_per_day?: "default" | "merchant";
-                                /** @enum {string} */
-                                allowlist?: "default" | "merchant";
-                                /** @enum {string} */
-                                rate_limit_per_minute?: "default" | "merchant";
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/merchants/{id}/addresses": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The merchant's address book (recipients it may pay when its allowlist is on) */
-        get: {
-            parameters: {
-                query?: {
-                    chain?: components["schemas"]["Chain"];
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            label?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            usable_from?: string;
-                        }[];
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Add a recipient to the address book: 201 when added, 200 when it was listed already (unchanged) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        chain: components["schemas"]["Chain"];
-                        address: string;
-                        label?: string;
+                        payment_intent_id?: string;
+                        status?: string;
+                        /** @enum {string} */
+                        approval?: "pending" | "approved" | "rejected";
+                        /** Format: int64 */
+                        approvals?: number;
+                        /** Format: int64 */
+                        approvals_required?: number;
+                        /** @enum {string} */
+                        requested_action?: "force_fail";
                     };
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            label?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            usable_from?: string;
-                        };
-                    };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            label?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            usable_from?: string;
-                        };
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/merchants/{id}/addresses/{chain}/{address}": {
+    postAdminPayoutBatchesByIdReject: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Remove a recipient from the address book; payments to it are refused from now on when the allowlist is on */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payout_batch_id?: string;
+                        /** @enum {string} */
+                        approval?: "pending" | "approved" | "rejected";
+                        /** Format: int64 */
+                        approvals?: number;
+                        /** Format: int64 */
+                        approvals_required?: number;
+                        /** Format: int64 */
+                        payments?: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminMerchantsByIdPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        merchant_id?: string;
+                        max_payment_usd?: number | null;
+                        daily_limit_usd?: number | null;
+                        approval_above_usd?: number | null;
+                        approval_above_usd_per_day?: number | null;
+                        allowlist?: boolean;
+                        address_cooling_off_seconds?: number;
+                        rate_limit_per_minute?: number;
+                        sources?: {
+                            /** @enum {string} */
+                            max_payment_usd?: "default" | "merchant";
+                            /** @enum {string} */
+                            daily_limit_usd?: "default" | "merchant";
+                            /** @enum {string} */
+                            approval_above_usd?: "default" | "merchant";
+                            /** @enum {string} */
+                            approval_above_usd_per_day?: "default" | "merchant";
+                            /** @enum {string} */
+                            allowlist?: "default" | "merchant";
+                            /** @enum {string} */
+                            rate_limit_per_minute?: "default" | "merchant";
+                        };
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminMerchantsByIdAddresses: {
+        parameters: {
+            query?: {
+                chain?: components["schemas"]["Chain"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        label?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        usable_from?: string;
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminMerchantsByIdAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
                     chain: components["schemas"]["Chain"];
                     address: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            label?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            usable_from?: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                    label?: string;
                 };
             };
         };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        label?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        usable_from?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        label?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        usable_from?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    "/admin/payments": {
+    deleteAdminMerchantsByIdAddressesByChainByAddress: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                id: string;
+                chain: components["schemas"]["Chain"];
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        label?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        usable_from?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminPayments: {
+        parameters: {
+            query?: {
+                status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+                chain?: components["schemas"]["Chain"];
+                merchant_id?: string;
+                created_from?: string;
+                created_before?: string;
+                q?: string;
+                limit?: string;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Payment intents newest first, one page at a time, filtered and searched (id, tx id or destination address) */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
-                    chain?: components["schemas"]["Chain"];
-                    merchant_id?: string;
-                    created_from?: string;
-                    created_before?: string;
-                    q?: string;
-                    limit?: string;
-                    cursor?: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: string;
-                                merchant_id?: string;
-                                amount_usd?: number;
-                                status?: string;
-                                selected_chain?: components["schemas"]["Chain"];
-                                destination_address?: string;
-                                tx_id?: string | null;
-                                actions?: {
-                                    resolve?: ("settled" | "failed" | "replace" | "retry" | "cancel_on_chain")[];
-                                    cancel?: boolean;
-                                };
-                                /** Format: date-time */
-                                created_at?: string;
-                                /** Format: date-time */
-                                updated_at?: string;
-                            }[];
-                            next_cursor?: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/payment-counts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** How many payment intents are in each status */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            total?: number;
-                            by_status?: {
-                                [key: string]: number;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/payments/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One payment intent: status timeline, attempts, ledger postings, webhook events and deliveries, allowed actions */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+                content: {
+                    "application/json": {
+                        data?: {
                             id?: string;
                             merchant_id?: string;
                             amount_usd?: number;
                             status?: string;
                             selected_chain?: components["schemas"]["Chain"];
                             destination_address?: string;
-                            quote_id?: string;
-                            idempotency_key?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            updated_at?: string;
+                            tx_id?: string | null;
                             actions?: {
                                 resolve?: ("settled" | "failed" | "replace" | "retry" | "cancel_on_chain")[];
                                 cancel?: boolean;
                             };
-                            timeline?: {
-                                from?: string | null;
-                                to?: string;
-                                reason?: string | null;
-                                /** Format: date-time */
-                                at?: string;
-                            }[];
-                            attempts?: {
-                                id?: string;
-                                chain?: components["schemas"]["Chain"];
-                                tx_id?: string;
-                                status?: string;
-                                /** @enum {string} */
-                                purpose?: "transfer" | "cancel";
-                                estimated_fee_usd?: number;
-                                actual_fee_native?: string | null;
-                                fee_currency?: string;
-                                failure_reason?: string | null;
-                                failure_detail?: string | null;
-                                chain_meta?: {
-                                    [key: string]: unknown;
-                                };
-                                /** Format: date-time */
-                                broadcast_at?: string | null;
-                                /** Format: date-time */
-                                included_at?: string | null;
-                                /** Format: date-time */
-                                confirmed_at?: string | null;
-                                /** Format: date-time */
-                                created_at?: string;
-                            }[];
-                            ledger?: {
-                                id?: number;
-                                type?: string;
-                                chain?: components["schemas"]["Chain"];
-                                /** Format: date-time */
-                                created_at?: string;
-                                postings?: {
-                                    account?: string;
-                                    currency?: string;
-                                    amount?: string;
-                                }[];
-                            }[];
-                            webhook_events?: {
-                                id?: string;
-                                event_type?: string;
-                                payment_intent_id?: string | null;
-                                merchant_id?: string;
-                                status?: string;
-                                attempts?: number;
-                                last_error?: string | null;
-                                /** Format: date-time */
-                                next_attempt_at?: string;
-                                /** Format: date-time */
-                                delivered_at?: string | null;
-                                /** Format: date-time */
-                                created_at?: string;
-                                payload?: {
-                                    [key: string]: unknown;
-                                };
-                                deliveries?: {
-                                    attempt?: number;
-                                    url?: string;
-                                    status_code?: number | null;
-                                    latency_ms?: number;
-                                    error?: string | null;
-                                    /** Format: date-time */
-                                    created_at?: string;
-                                }[];
-                            }[];
-                            approval?: {
-                                /** @enum {string} */
-                                status?: "pending" | "approved" | "rejected" | "cancelled";
-                                /** Format: date-time */
-                                requested_at?: string;
-                                requested_by?: string | null;
-                                first_approved_by?: string | null;
-                                /** Format: date-time */
-                                first_approved_at?: string | null;
-                                decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
-                                reason?: string | null;
-                                approvals?: number;
-                                approvals_required?: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        next_cursor?: string | null;
                     };
                 };
             };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/payments/{id}/resolve": {
+    getAdminPaymentCounts: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Resolve a payment in manual_review: settled, failed, replace, retry or cancel_on_chain (checked against the chain; force overrides where it may) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        /** @enum {string} */
-                        resolution: "settled" | "failed" | "replace" | "retry" | "cancel_on_chain";
-                        force?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            tx_id?: string | null;
-                            /** @enum {string} */
-                            approval?: "pending";
+                        total?: number;
+                        by_status?: {
+                            [key: string]: number;
                         };
                     };
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/payments/{id}/cancel": {
+    getAdminPaymentsById: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Cancel a payment that has not reached the chain (route_selected, or retrying with nothing that can land) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            tx_id?: string | null;
-                            /** @enum {string} */
-                            approval?: "pending";
+                content: {
+                    "application/json": {
+                        id?: string;
+                        merchant_id?: string;
+                        amount_usd?: number;
+                        status?: string;
+                        selected_chain?: components["schemas"]["Chain"];
+                        destination_address?: string;
+                        quote_id?: string;
+                        idempotency_key?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                        actions?: {
+                            resolve?: ("settled" | "failed" | "replace" | "retry" | "cancel_on_chain")[];
+                            cancel?: boolean;
                         };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                502: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/treasury": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Each chain's treasury as the ledger books it: USDC available, reserved, in flight; native currency for fees; unconfirmed transfers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: components["schemas"]["Chain"];
-                            address?: string;
-                            /** @enum {string} */
-                            adapter?: "simulated" | "rpc";
-                            available_usdc?: string;
-                            reserved_usdc?: string;
-                            in_flight_usdc?: string;
-                            native_currency?: string;
-                            native_balance?: string;
-                            gas_low_water?: string;
-                            gas_low?: boolean;
-                            unconfirmed_transfers?: number;
+                        timeline?: {
+                            from?: string | null;
+                            to?: string;
+                            reason?: string | null;
                             /** Format: date-time */
-                            oldest_unconfirmed_at?: string | null;
+                            at?: string;
                         }[];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/read-replica": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The read server (DATABASE_READ_URL) of console lists, exports and metrics gauges, and how far behind the primary it is */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            configured: boolean;
-                            standby: boolean | null;
-                            lag_seconds: number | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/webhook-events/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One webhook event with its payload and every delivery attempt */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+                        attempts?: {
+                            id?: string;
+                            chain?: components["schemas"]["Chain"];
+                            tx_id?: string;
+                            status?: string;
+                            /** @enum {string} */
+                            purpose?: "transfer" | "cancel";
+                            estimated_fee_usd?: number;
+                            actual_fee_native?: string | null;
+                            fee_currency?: string;
+                            failure_reason?: string | null;
+                            failure_detail?: string | null;
+                            chain_meta?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            broadcast_at?: string | null;
+                            /** Format: date-time */
+                            included_at?: string | null;
+                            /** Format: date-time */
+                            confirmed_at?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        ledger?: {
+                            id?: number;
+                            type?: string;
+                            chain?: components["schemas"]["Chain"];
+                            /** Format: date-time */
+                            created_at?: string;
+                            postings?: {
+                                account?: string;
+                                currency?: string;
+                                amount?: string;
+                            }[];
+                        }[];
+                        webhook_events?: {
                             id?: string;
                             event_type?: string;
                             payment_intent_id?: string | null;
@@ -2606,1102 +3777,2051 @@ export interface paths {
                                 /** Format: date-time */
                                 created_at?: string;
                             }[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/deposits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Inbound transfers booked as funding or as a payment's refund, newest first, paged by `before` (next_before). `status=unmatched`: USDC from a past payout's recipient waiting for an operator (unmatched or ambiguous) */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "all" | "native" | "funding" | "unmatched" | "ambiguous" | "matched" | "attached";
-                    chain?: components["schemas"]["Chain"];
-                    limit?: string;
-                    before?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: string;
-                                chain?: components["schemas"]["Chain"];
-                                tx_id?: string;
-                                index?: number;
-                                from_address?: string;
-                                currency?: string;
-                                amount?: string;
-                                status?: string;
-                                /** @enum {string} */
-                                booked_as?: "funding" | "refund";
-                                payment_intent_id?: string | null;
-                                /** Format: date-time */
-                                booked_at?: string;
-                                /** Format: date-time */
-                                attached_at?: string | null;
-                            }[];
-                            next_before?: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/payments/{id}/refund": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Book an inbound USDC transfer the deposit scanner saw (from the payout's destination, same chain, no more than the payout) as the settled payment's refund, as `stableroute intents refund` */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        tx_id: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            payment_intent_id?: string;
-                            status?: string;
-                            tx_id?: string;
-                            refund_usdc?: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/books": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Chains whose signing is held since the database history changed (a failover, a restore): open holds first, each with what its last check found on chain that the books do not know; then the latest lifted */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: string;
-                                chain?: string;
-                                /** @enum {string} */
-                                state?: "checking" | "behind" | "lifted";
-                                opened_at?: string;
-                                history_from?: string;
-                                history_to?: string;
-                                checked_at?: string | null;
-                                lifted_at?: string | null;
-                                lifted_by?: string | null;
-                                unknown_transactions?: {
-                                    tx_id?: string;
-                                    nonce?: number | null;
-                                    failed?: boolean;
-                                    memo?: string | null;
-                                    transfers?: {
-                                        to?: string;
-                                        amount_micros?: string;
-                                    }[];
-                                }[];
-                                unknown_nonces?: number[];
-                                incomplete?: boolean;
-                            }[];
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/books/{chain}/attach": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Record an unknown treasury transaction the last check found as the attempt of the payments it paid (found by memo, or recipient and amount among the chain's unsigned payments; or named, in its order): they settle from the chain, never paid again */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    chain: components["schemas"]["Chain"];
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        tx_id: string;
-                        payment_intent_ids?: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: string;
-                            tx_id?: string;
-                            payment_intent_ids?: string[];
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/books/{chain}/foreign": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Declare an unknown treasury transaction (or an EVM nonce used with no transaction found) paid none of our payments. The first operator's declaration waits (409 FOREIGN_DECLARATION_PENDING); a different operator's same declaration counts */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    chain: components["schemas"]["Chain"];
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        tx_id?: string;
-                        nonce?: number;
-                        reason: string;
-                    } & ({
-                        tx_id: string;
-                    } | {
-                        nonce: number;
-                    });
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            chain?: string;
-                            tx_id?: string | null;
-                            nonce?: number | null;
-                            declared_by?: string;
-                            approved_by?: string;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/alerts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Operator alerts (low gas, reconciliation mismatch, screening hit, screening list rejected), newest first; `cursor` is the previous page's next_cursor */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "open" | "resolved";
-                    limit?: string;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: string;
-                                /** @enum {string} */
-                                kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit" | "screening_list_rejected" | "books_behind_chain" | "database_not_synchronous";
-                                /** @description A chain of CHAINS; null for an alert about no one chain (screening_list_rejected, database_not_synchronous) */
-                                chain?: string | null;
-                                message?: string;
-                                /** @enum {string} */
-                                status?: "open" | "resolved";
-                                /** Format: date-time */
-                                first_seen_at?: string;
-                                /** Format: date-time */
-                                last_seen_at?: string;
-                                /** Format: date-time */
-                                resolved_at?: string | null;
-                            }[];
-                            next_cursor?: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/reconciliations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Continuous reconciliation's history, per chain and run, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    chain?: components["schemas"]["Chain"];
-                    limit?: string;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: number;
-                                chain?: components["schemas"]["Chain"];
-                                /** @enum {string} */
-                                status?: "ok" | "in_flight" | "mismatch" | "error";
-                                address?: string;
-                                ledger_usdc?: string;
-                                in_flight_usdc?: string;
-                                on_chain_usdc?: string | null;
-                                difference_usdc?: string | null;
-                                error?: string | null;
-                                /** Format: date-time */
-                                created_at?: string;
-                            }[];
-                            next_cursor?: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/withdrawals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Withdrawals, newest first */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: string;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                id?: string;
-                                chain?: components["schemas"]["Chain"];
-                                to?: string;
-                                amount_usdc?: string;
-                                status?: string;
-                                idempotency_key?: string;
-                                tx_id?: string | null;
-                                fee_native?: string | null;
-                                fee_currency?: string;
-                                /** Format: date-time */
-                                created_at?: string;
-                                /** Format: date-time */
-                                updated_at?: string;
-                                approval?: {
-                                    /** @enum {string} */
-                                    status?: "pending" | "approved" | "rejected" | "cancelled";
-                                    /** Format: date-time */
-                                    requested_at?: string;
-                                    requested_by?: string | null;
-                                    first_approved_by?: string | null;
-                                    /** Format: date-time */
-                                    first_approved_at?: string | null;
-                                    decided_by?: string | null;
-                                    /** Format: date-time */
-                                    decided_at?: string | null;
-                                    reason?: string | null;
-                                };
-                            }[];
-                            next_cursor?: string | null;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        /** Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. The same idempotency_key answers the first withdrawal (200) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        chain: string;
-                        to: string;
-                        amount_usdc: string;
-                        idempotency_key?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            chain?: components["schemas"]["Chain"];
-                            to?: string;
-                            amount_usdc?: string;
-                            status?: string;
-                            idempotency_key?: string;
-                            tx_id?: string | null;
-                            fee_native?: string | null;
-                            fee_currency?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            updated_at?: string;
-                            approval?: {
-                                /** @enum {string} */
-                                status?: "pending" | "approved" | "rejected" | "cancelled";
-                                /** Format: date-time */
-                                requested_at?: string;
-                                requested_by?: string | null;
-                                first_approved_by?: string | null;
-                                /** Format: date-time */
-                                first_approved_at?: string | null;
-                                decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
-                                reason?: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            chain?: components["schemas"]["Chain"];
-                            to?: string;
-                            amount_usdc?: string;
-                            status?: string;
-                            idempotency_key?: string;
-                            tx_id?: string | null;
-                            fee_native?: string | null;
-                            fee_currency?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            updated_at?: string;
-                            approval?: {
-                                /** @enum {string} */
-                                status?: "pending" | "approved" | "rejected" | "cancelled";
-                                /** Format: date-time */
-                                requested_at?: string;
-                                requested_by?: string | null;
-                                first_approved_by?: string | null;
-                                /** Format: date-time */
-                                first_approved_at?: string | null;
-                                decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
-                                reason?: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Default Response */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/withdrawals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One withdrawal */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            id?: string;
-                            chain?: components["schemas"]["Chain"];
-                            to?: string;
-                            amount_usdc?: string;
-                            status?: string;
-                            idempotency_key?: string;
-                            tx_id?: string | null;
-                            fee_native?: string | null;
-                            fee_currency?: string;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /** Format: date-time */
-                            updated_at?: string;
-                            approval?: {
-                                /** @enum {string} */
-                                status?: "pending" | "approved" | "rejected" | "cancelled";
-                                /** Format: date-time */
-                                requested_at?: string;
-                                requested_by?: string | null;
-                                first_approved_by?: string | null;
-                                /** Format: date-time */
-                                first_approved_at?: string | null;
-                                decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
-                                reason?: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Who the credentials name: operator id and name, role, and what the role may do */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            actor?: string;
-                            name?: string | null;
-                            role?: string | null;
-                            permissions?: string[];
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/operators": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Every operator, disabled ones included (the audit log names them): id, name, role, status; never a token */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            operator_id?: string;
-                            name?: string;
+                        }[];
+                        approval?: {
                             /** @enum {string} */
-                            role?: "viewer" | "operator" | "approver" | "admin";
-                            /** @enum {string} */
-                            status?: "active" | "disabled";
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            requested_by?: string | null;
+                            first_approved_by?: string | null;
+                            /** Format: date-time */
+                            first_approved_at?: string | null;
+                            decided_by?: string | null;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            reason?: string | null;
+                            /** Format: int64 */
+                            approvals?: number;
+                            /** Format: int64 */
+                            approvals_required?: number;
+                        };
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsByIdResolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    resolution: "settled" | "failed" | "replace" | "retry" | "cancel_on_chain";
+                    force?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_intent_id?: string;
+                        status?: string;
+                        tx_id?: string | null;
+                        /** @enum {string} */
+                        approval?: "pending";
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_intent_id?: string;
+                        status?: string;
+                        tx_id?: string | null;
+                        /** @enum {string} */
+                        approval?: "pending";
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminTreasury: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: components["schemas"]["Chain"];
+                        address?: string;
+                        /** @enum {string} */
+                        adapter?: "simulated" | "rpc";
+                        available_usdc?: string;
+                        reserved_usdc?: string;
+                        in_flight_usdc?: string;
+                        native_currency?: string;
+                        native_balance?: string;
+                        gas_low_water?: string;
+                        gas_low?: boolean;
+                        unconfirmed_transfers?: number;
+                        /** Format: date-time */
+                        oldest_unconfirmed_at?: string | null;
+                    }[];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminReadReplica: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        configured: boolean;
+                        standby: boolean | null;
+                        lag_seconds: number | null;
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminWebhookEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        event_type?: string;
+                        payment_intent_id?: string | null;
+                        merchant_id?: string;
+                        status?: string;
+                        attempts?: number;
+                        last_error?: string | null;
+                        /** Format: date-time */
+                        next_attempt_at?: string;
+                        /** Format: date-time */
+                        delivered_at?: string | null;
+                        /** Format: date-time */
+                        created_at?: string;
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                        deliveries?: {
+                            attempt?: number;
+                            url?: string;
+                            status_code?: number | null;
+                            latency_ms?: number;
+                            error?: string | null;
                             /** Format: date-time */
                             created_at?: string;
-                            /** Format: date-time */
-                            disabled_at?: string | null;
                         }[];
                     };
                 };
             };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/audit": {
+    getAdminDeposits: {
+        parameters: {
+            query?: {
+                status?: "all" | "native" | "funding" | "unmatched" | "ambiguous" | "matched" | "attached";
+                chain?: components["schemas"]["Chain"];
+                limit?: string;
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            id?: string;
+                            chain?: components["schemas"]["Chain"];
+                            tx_id?: string;
+                            /** Format: int64 */
+                            index?: number;
+                            from_address?: string;
+                            currency?: string;
+                            amount?: string;
+                            status?: string;
+                            /** @enum {string} */
+                            booked_as?: "funding" | "refund";
+                            payment_intent_id?: string | null;
+                            /** Format: date-time */
+                            booked_at?: string;
+                            /** Format: date-time */
+                            attached_at?: string | null;
+                        }[];
+                        next_before?: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsByIdRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tx_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_intent_id?: string;
+                        status?: string;
+                        tx_id?: string;
+                        refund_usdc?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminBooks: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The audit log, newest first, filtered by actor, action or target id; `{data, next_cursor}` */
-        get: {
-            parameters: {
-                query?: {
-                    actor?: string;
-                    action?: string;
-                    target?: string;
-                    cursor?: string;
-                    limit?: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data?: {
-                                seq?: string;
-                                /** Format: date-time */
-                                at?: string;
-                                actor?: string;
-                                actor_role?: string | null;
-                                action?: string;
-                                targets?: string[];
-                                details?: {
-                                    [key: string]: unknown;
-                                };
-                                peer?: string | null;
-                                outcome?: string;
-                                prev_hash?: string;
-                                hash?: string;
+                content: {
+                    "application/json": {
+                        data?: {
+                            id?: string;
+                            chain?: string;
+                            /** @enum {string} */
+                            state?: "checking" | "behind" | "lifted";
+                            opened_at?: string;
+                            history_from?: string;
+                            history_to?: string;
+                            checked_at?: string | null;
+                            lifted_at?: string | null;
+                            lifted_by?: string | null;
+                            unknown_transactions?: {
+                                tx_id?: string;
+                                /** Format: int64 */
+                                nonce?: number | null;
+                                failed?: boolean;
+                                memo?: string | null;
+                                transfers?: {
+                                    to?: string;
+                                    amount_micros?: string;
+                                }[];
                             }[];
-                            next_cursor?: string | null;
+                            unknown_nonces?: number[];
+                            incomplete?: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminBooksByChainAttach: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chain: components["schemas"]["Chain"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tx_id: string;
+                    payment_intent_ids?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: string;
+                        tx_id?: string;
+                        payment_intent_ids?: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminBooksByChainForeign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chain: components["schemas"]["Chain"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tx_id?: string;
+                    /** Format: int64 */
+                    nonce?: number;
+                    reason: string;
+                } & ({
+                    tx_id: string;
+                } | {
+                    /** Format: int64 */
+                    nonce: number;
+                });
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        chain?: string;
+                        tx_id?: string | null;
+                        /** Format: int64 */
+                        nonce?: number | null;
+                        declared_by?: string;
+                        approved_by?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminAlerts: {
+        parameters: {
+            query?: {
+                status?: "open" | "resolved";
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            id?: string;
+                            /** @enum {string} */
+                            kind?: "low_gas" | "reconciliation_mismatch" | "screening_hit" | "screening_list_rejected" | "books_behind_chain" | "database_not_synchronous";
+                            /** @description A chain of CHAINS; null for an alert about no one chain (screening_list_rejected, database_not_synchronous) */
+                            chain?: string | null;
+                            message?: string;
+                            /** @enum {string} */
+                            status?: "open" | "resolved";
+                            /** Format: date-time */
+                            first_seen_at?: string;
+                            /** Format: date-time */
+                            last_seen_at?: string;
+                            /** Format: date-time */
+                            resolved_at?: string | null;
+                        }[];
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminReconciliations: {
+        parameters: {
+            query?: {
+                chain?: components["schemas"]["Chain"];
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            /** Format: int64 */
+                            id?: number;
+                            chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            status?: "ok" | "in_flight" | "mismatch" | "error";
+                            address?: string;
+                            ledger_usdc?: string;
+                            in_flight_usdc?: string;
+                            on_chain_usdc?: string | null;
+                            difference_usdc?: string | null;
+                            error?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminWithdrawals: {
+        parameters: {
+            query?: {
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            id?: string;
+                            chain?: components["schemas"]["Chain"];
+                            to?: string;
+                            amount_usdc?: string;
+                            status?: string;
+                            idempotency_key?: string;
+                            tx_id?: string | null;
+                            fee_native?: string | null;
+                            fee_currency?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            approval?: {
+                                /** @enum {string} */
+                                status?: "pending" | "approved" | "rejected" | "cancelled";
+                                /** Format: date-time */
+                                requested_at?: string;
+                                requested_by?: string | null;
+                                first_approved_by?: string | null;
+                                /** Format: date-time */
+                                first_approved_at?: string | null;
+                                decided_by?: string | null;
+                                /** Format: date-time */
+                                decided_at?: string | null;
+                                reason?: string | null;
+                            };
+                        }[];
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAdminWithdrawals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chain: string;
+                    to: string;
+                    amount_usdc: string;
+                    idempotency_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        chain?: components["schemas"]["Chain"];
+                        to?: string;
+                        amount_usdc?: string;
+                        status?: string;
+                        idempotency_key?: string;
+                        tx_id?: string | null;
+                        fee_native?: string | null;
+                        fee_currency?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                        approval?: {
+                            /** @enum {string} */
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            requested_by?: string | null;
+                            first_approved_by?: string | null;
+                            /** Format: date-time */
+                            first_approved_at?: string | null;
+                            decided_by?: string | null;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            reason?: string | null;
                         };
                     };
                 };
             };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        chain?: components["schemas"]["Chain"];
+                        to?: string;
+                        amount_usdc?: string;
+                        status?: string;
+                        idempotency_key?: string;
+                        tx_id?: string | null;
+                        fee_native?: string | null;
+                        fee_currency?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                        approval?: {
+                            /** @enum {string} */
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            requested_by?: string | null;
+                            first_approved_by?: string | null;
+                            /** Format: date-time */
+                            first_approved_at?: string | null;
+                            decided_by?: string | null;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            reason?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/exports/payments.csv": {
+    getAdminWithdrawalsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id?: string;
+                        chain?: components["schemas"]["Chain"];
+                        to?: string;
+                        amount_usdc?: string;
+                        status?: string;
+                        idempotency_key?: string;
+                        tx_id?: string | null;
+                        fee_native?: string | null;
+                        fee_currency?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                        approval?: {
+                            /** @enum {string} */
+                            status?: "pending" | "approved" | "rejected" | "cancelled";
+                            /** Format: date-time */
+                            requested_at?: string;
+                            requested_by?: string | null;
+                            first_approved_by?: string | null;
+                            /** Format: date-time */
+                            first_approved_at?: string | null;
+                            decided_by?: string | null;
+                            /** Format: date-time */
+                            decided_at?: string | null;
+                            reason?: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminMe: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Payment intents created in [from, to), oldest first, one CSV row each (amounts exact, times UTC, tx id and fee) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
-                    from?: string;
-                    /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
-                    to?: string;
-                    chain?: components["schemas"]["Chain"];
-                    merchant_id?: string;
-                    status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
+                content: {
+                    "application/json": {
+                        actor?: string;
+                        name?: string | null;
+                        role?: string | null;
+                        permissions?: string[];
+                    };
+                };
             };
-            requestBody?: never;
-            responses: {
-                /** @description RFC 4180 CSV of payments */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/csv": string;
-                    };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/admin/exports/ledger.csv": {
+    getAdminOperators: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Ledger postings of the transactions booked in [from, to), oldest first, one CSV row each (signed exact amounts) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
-                    from?: string;
-                    /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
-                    to?: string;
-                    chain?: components["schemas"]["Chain"];
-                    merchant_id?: string;
-                    status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
+                content: {
+                    "application/json": {
+                        operator_id?: string;
+                        name?: string;
+                        /** @enum {string} */
+                        role?: "viewer" | "operator" | "approver" | "admin";
+                        /** @enum {string} */
+                        status?: "active" | "disabled";
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        disabled_at?: string | null;
+                    }[];
+                };
             };
-            requestBody?: never;
-            responses: {
-                /** @description RFC 4180 CSV of ledger */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/csv": string;
-                    };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
                 };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
-                /** @description Default Response */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-}
-export type webhooks = Record<string, never>;
-export interface components {
-    schemas: {
-        Error: {
-            statusCode: number;
-            error: string;
-            message: string;
-            code: string;
+    getAdminAudit: {
+        parameters: {
+            query?: {
+                actor?: string;
+                action?: string;
+                target?: string;
+                cursor?: string;
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
         };
-        /**
-         * @description A chain this service pays out on (CHAINS)
-         * @enum {string}
-         */
-        Chain: "ethereum" | "solana";
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            seq?: string;
+                            /** Format: date-time */
+                            at?: string;
+                            actor?: string;
+                            actor_role?: string | null;
+                            action?: string;
+                            targets?: string[];
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                            peer?: string | null;
+                            outcome?: string;
+                            prev_hash?: string;
+                            hash?: string;
+                        }[];
+                        next_cursor?: string | null;
+                    };
+                };
+            };
+            /** @description A value does not match the route's schema */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
+    getAdminExportsPaymentsCsv: {
+        parameters: {
+            query?: {
+                /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                from?: string;
+                /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                to?: string;
+                chain?: components["schemas"]["Chain"];
+                merchant_id?: string;
+                status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 4180 CSV of payments */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminExportsLedgerCsv: {
+        parameters: {
+            query?: {
+                /** @description Start of the period, inclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                from?: string;
+                /** @description End of the period, exclusive: a UTC day (2026-03-01) or an ISO 8601 date-time with an offset */
+                to?: string;
+                chain?: components["schemas"]["Chain"];
+                merchant_id?: string;
+                status?: "created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 4180 CSV of ledger */
+            200: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
+                    "Access-Control-Allow-Origin"?: "*";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
 }
-export type $defs = Record<string, never>;
-export type operations = Record<string, never>;

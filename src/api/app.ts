@@ -14,6 +14,7 @@ import { errorResponseSchema, registerErrorHandling, sendError } from './errors.
 import { registerDocs } from './docs.js';
 import { registerRequestTracing } from './tracing.js';
 import { swaggerOptions } from './openapi/document.js';
+import { ROUTE_PARAM_CHARS_MAX } from '../bounds.js';
 import { adminRoutes } from './routes/admin.js';
 import { policyAdminRoutes } from './routes/admin-policies.js';
 import { adminEventRoutes } from './routes/admin-events.js';
@@ -54,7 +55,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     // issue is collected so that the error handler answers the one about the earliest field (bodies are capped small).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
     return503OnClosing: true,
-    routerOptions: { maxParamLength: 256 },
+    routerOptions: { maxParamLength: ROUTE_PARAM_CHARS_MAX },
     // Errors the router raises before any route runs (bad URL encoding, over-long parameters) use our body too.
     frameworkErrors: (error, _request, reply) => {
       const status = error.statusCode === 414 ? 414 : 400;

@@ -256,10 +256,10 @@ describe('the operator console in Chromium', () => {
   it('serves interactive API docs at /docs on the public listener only, with the examples', async () => {
     await page.goto(`${publicUrl}/docs`);
     await page.locator('.opblock-summary-path', { hasText: '/payment_intents' }).first().waitFor({ timeout: 15_000 });
-    await page.locator('#operations-merchant-post_quotes').click();
+    await page.locator('#operations-merchant-createQuote').click();
     // The documented examples: the request's, and one per error code under its status.
-    await page.locator('#operations-merchant-post_quotes .body-param__example, #operations-merchant-post_quotes .highlight-code').first().waitFor();
-    await page.locator('#operations-merchant-post_quotes option', { hasText: 'INVALID_AMOUNT' }).first().waitFor({ state: 'attached' });
+    await page.locator('#operations-merchant-createQuote .body-param__example, #operations-merchant-createQuote .highlight-code').first().waitFor();
+    await page.locator('#operations-merchant-createQuote option', { hasText: 'INVALID_AMOUNT' }).first().waitFor({ state: 'attached' });
     await shot('docs');
     expect((await fetch(`${admin}/docs`)).status).toBe(404);
     expect((await fetch(`${publicUrl}/console`)).status).toBe(404);

@@ -49,6 +49,7 @@ describe('config', () => {
     ['SIM_TREASURY_USDC', '-10'],
     ['ETHEREUM_ADAPTER', 'infura'],
     ['LOG_LEVEL', 'loud'],
+    ['LOG_FORMAT', 'text'],
     ['DATABASE_URL', 'not a url'],
   ])('a bad %s names the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -4,6 +4,7 @@
 // it; test/api/openapi.test.ts validates it with @apidevtools/swagger-parser.
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { MERCHANT_OPERATIONS, type OperationDoc } from './merchant-examples.js';
+import { makeLintReady } from './lint-ready.js';
 import { documentTo30, isObject, type JsonObject } from './openapi-30.js';
 
 export const OPENAPI_VERSION = '3.0.3';
@@ -69,6 +70,7 @@ export function finishDocument(generated: JsonObject): JsonObject {
   const document = documentTo30(generated);
   secureMerchantOperations(document);
   for (const [key, doc] of Object.entries(MERCHANT_OPERATIONS)) applyOperationDoc(document, key, doc);
+  makeLintReady(document);
   return document;
 }
 
@@ -83,7 +85,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
     },
     tags: [
       { name: MERCHANT_TAG, description: 'Quotes, payment intents, route debugging and webhook tests; X-Api-Key required' },
-      { name: 'admin', description: 'Operator views, unauthenticated: serve them on an internal network only' },
+      { name: 'admin', description: 'Operator views and actions: an operator\'s bearer token (adminToken) but for the spec\'s open four; serve them on an internal network' },
       { name: 'health', description: 'Readiness' },
     ],
     components: {
