@@ -79,6 +79,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
     }
   };
   const log = (n: number, kind: string, did: string) => {
+    if (process.env.SIM_TRACE) process.stderr.write(`#${n} ${kind}: ${did}\n`);
     lastOps.push({ n, kind, did });
     if (lastOps.length > LAST_OPS) lastOps.shift();
   };

@@ -49,6 +49,8 @@ export type Process = AppContext;
 
 export interface World {
   seed: string;
+  /** The run's own database. */
+  databaseUrl: string;
   config: Config;
   clock: ManualClock;
   /** The first process: its app answers the merchants' and operators' calls. */
@@ -97,6 +99,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const url = new URL(options.databaseUrl);
     url.pathname = `/${name}`;
     closers.push(async () => {
+      if (process.env.SIM_KEEP_DATABASE) return process.stderr.write(`kept database ${name}\n`);
       const dropper = new pg.Client({ connectionString: options.databaseUrl });
       await dropper.connect();
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -155,7 +158,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx: second } = await processOn(secondPool, false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, config, clock, ctx, second, app, pool, adapters: ctx.adapters, receiver, screening, recipients: recipientsOf(options.seed), close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, receiver, screening, recipients: recipientsOf(options.seed), close };
   } catch (error) {
     await close();
     throw error;

@@ -9,7 +9,7 @@ import type { OpEnv } from './env.js';
 import { decideApproval, redeliver, resolve } from './operator.js';
 import { confirmOp, deadLetterOp, executionOp, scanOp, sweepOp, webhooksOp } from './workers.js';
 
-const DRAIN_ROUNDS_MAX = 400;
+const DRAIN_ROUNDS_MAX = 150;
 
 /** Null once drained; otherwise what is left. */
 export async function drain(env: OpEnv, log: (kind: string, did: string) => void, check: () => Promise<void>): Promise<string | null> {
