@@ -71,6 +71,8 @@ export interface WorldOptions {
   seed: string;
   rng: Rng;
   faults: FaultPlan;
+  /** Share of sends the simulated chains fail (SIM_FAILURE_RATE). */
+  chainFailureRate: number;
   /** The server to create the run's database in; the run's own database is dropped at close. */
   databaseUrl: string;
 }
@@ -121,6 +123,9 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       SIM_SEED: options.seed,
       SIM_CONFIRM_SECONDS: String(SIM_SETTINGS.confirmSeconds),
       SIM_TREASURY_USDC: String(SIM_SETTINGS.treasuryUsdc),
+      // The built-in simulated chains' own faults until sim/chain lands: sends that time out (half of them after the
+      // node took the bytes), refusals, nonce conflicts; decided by SIM_SEED, so replayed by the seed.
+      SIM_FAILURE_RATE: String(options.chainFailureRate),
       QUOTE_TTL_SECONDS: String(SIM_SETTINGS.quoteTtlSeconds),
       EXECUTION_LEASE_SECONDS: String(SIM_SETTINGS.executionLeaseSeconds),
       STUCK_AFTER_SECONDS: String(SIM_SETTINGS.stuckAfterSeconds),
