@@ -1,0 +1,45 @@
+// What the simulated chain world shows the simulator besides the ChainAdapter port: every transfer that landed and
+// every distinct transaction the treasury signed and sent, for the invariants (sim/invariants), and the transfers that
+// arrive from outside (deposits, returns).
+import type { Chain } from '../../src/domain/chain.js';
+
+/** One payout of a transaction that is in a block of the canonical chain and did not revert. */
+export interface LandedTransfer {
+  chain: Chain;
+  txId: string;
+  /** The payment it pays, from the transaction's request (EVM) or the memo's payments (Solana). */
+  paymentId: string;
+  to: string;
+  amountMicros: bigint;
+  state: 'included' | 'final';
+  /** The block (EVM) or slot (Solana) that holds it. */
+  block: number;
+}
+
+/** A distinct signed transaction the chain saw on a broadcast, whatever the node answered. */
+export interface SignedRecord {
+  chain: Chain;
+  txId: string;
+  treasury: string;
+  /** EVM: the nonce it spends. Null on Solana. */
+  nonce: number | null;
+  /** Solana: the blockhash that bounds its life and the last block height it can land at. Null on EVM. */
+  blockhash: string | null;
+  lastValidHeight: number | null;
+  /** The payments it pays, in order; none for a cancel on chain. */
+  paymentIds: string[];
+  purpose: 'transfer' | 'cancel';
+  /** EVM: the first transaction seen on the same (chain, treasury, nonce) when this one is another one on it. */
+  replacementOf: string | null;
+  firstSeenAt: Date;
+}
+
+/** A transfer from outside: a deposit into the treasury, a recipient returning funds, or anything between others. */
+export interface ExternalTransferInput {
+  chain: Chain;
+  from: string;
+  to: string;
+  currency: 'USDC' | 'native';
+  /** USDC micro-units, wei or lamports; positive. */
+  amountUnits: bigint;
+}
