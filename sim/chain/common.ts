@@ -124,8 +124,15 @@ export class SignedLog {
   private readonly records = new Map<string, SignedRecord>();
   /** (chain, nonce) -> the first tx seen on it. */
   private readonly firstOnNonce = new Map<string, string>();
+  private readonly reverted = new Map<string, number>();
 
-  see(body: WireTx, txId: string, at: Date): void {
+  /** A transaction landed and reverted, final from `finalAt` (null: a reorganisation took its landing back). */
+  revert(txId: string, finalAt: number | null): void {
+    if (finalAt === null) this.reverted.delete(txId);
+    else this.reverted.set(txId, finalAt);
+  }
+
+  see(body: WireTx, txId: string, at: Date, height: number): void {
     if (this.records.has(txId)) return;
     let replacementOf: string | null = null;
     if (body.nonce !== undefined) {
@@ -145,11 +152,13 @@ export class SignedLog {
       purpose: body.purpose,
       replacementOf,
       firstSeenAt: at,
+      seenAtHeight: height,
+      revertedFinalAt: null,
     });
   }
 
   all(): SignedRecord[] {
-    return [...this.records.values()];
+    return [...this.records.values()].map((r) => ({ ...r, revertedFinalAt: this.reverted.get(r.txId) ?? null }));
   }
 }
 

@@ -112,6 +112,7 @@ export class EvmWorld {
       apply(this.balances, this.treasury, effects, 1n);
       this.pool.delete(this.minedNonce);
       this.included.set(txId, { block, effects });
+      if (effects.reverted) this.deps.signedLog.revert(txId, block + this.profile.finalityBlocks - 1);
       txs.push(txId);
       this.minedNonce += 1;
     }
@@ -138,6 +139,7 @@ export class EvmWorld {
         const inclusion = this.included.get(txId)!;
         apply(this.balances, this.treasury, inclusion.effects, -1n);
         this.included.delete(txId);
+        this.deps.signedLog.revert(txId, null);
         this.minedNonce -= 1;
         this.pool.set(this.known.get(txId)!.body.nonce, txId);
       }
@@ -178,7 +180,7 @@ export class EvmWorld {
     this.tick();
     const body = decodeTx(this.chain, 'evm', signed) as Known['body'];
     if (typeof body.nonce !== 'number') throw new ChainError('rpc_error', 'rejected', 'eth_sendRawTransaction failed: the node refused the transaction as invalid', { details: 'no nonce' });
-    this.deps.signedLog.see(body, signed.txId, this.deps.clock.now());
+    this.deps.signedLog.see(body, signed.txId, this.deps.clock.now(), this.height);
     if (this.holds(signed.txId)) return;
     // A load-balanced endpoint whose backend lags or disagrees: it refuses bytes it does not have, and the adapter's
     // look-up of our hash finds nothing.

@@ -97,6 +97,7 @@ export class SolanaWorld {
       const effects = this.execute(body);
       apply(this.balances, this.treasury, effects, 1n);
       this.landed.set(txId, { block, effects });
+      if (effects.reverted) this.deps.signedLog.revert(txId, block + this.profile.finalityBlocks);
     }
     this.height = target;
     const unfinal = [...new Set([...this.landed.values()].map((l) => l.block))].filter((b) => b > this.finalizedHeight()).sort((a, b) => a - b);
@@ -118,6 +119,7 @@ export class SolanaWorld {
     for (const [txId, landing] of undone) {
       apply(this.balances, this.treasury, landing.effects, -1n);
       this.landed.delete(txId);
+      this.deps.signedLog.revert(txId, null);
       this.pool.set(txId, { notBefore: this.height + 1, order: ++this.taken });
     }
   }
@@ -142,7 +144,7 @@ export class SolanaWorld {
     if (typeof body.blockhash !== 'string' || typeof body.lastValidHeight !== 'number') {
       throw new ChainError('rpc_error', 'rejected', 'Solana node refused the transfer as invalid (rpc_error)', { details: 'no blockhash' });
     }
-    this.deps.signedLog.see(body, signed.txId, this.deps.clock.now());
+    this.deps.signedLog.see(body, signed.txId, this.deps.clock.now(), this.height);
     if (this.landed.has(signed.txId) || this.pool.has(signed.txId)) return;
     if (this.height > body.lastValidHeight) this.refuse('blockhash_expired', body, 'Blockhash not found');
     const fee = BigInt(body.fee);

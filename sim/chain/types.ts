@@ -32,6 +32,13 @@ export interface SignedRecord {
   /** EVM: the first transaction seen on the same (chain, treasury, nonce) when this one is another one on it. */
   replacementOf: string | null;
   firstSeenAt: Date;
+  /** The chain's height (block, slot) at that first broadcast: a Solana re-sign is safe only past lastValidHeight. */
+  seenAtHeight: number;
+  /**
+   * When it landed and reverted (a batch a recipient refused): the height from which that failure is final, after
+   * which it can never land again and its payments may be signed anew. Null while it has not reverted on chain.
+   */
+  revertedFinalAt: number | null;
 }
 
 /** A transfer from outside: a deposit into the treasury, a recipient returning funds, or anything between others. */
