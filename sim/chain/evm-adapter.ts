@@ -40,7 +40,7 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
   }
 
   function prepareBatch(requests: readonly TransferRequest[]): PreparedTransfer {
-    const fee = batchFee(profile.feeNative, requests.length);
+    const fee = batchFee(world.marketFee, requests.length);
     const body = {
       chain,
       from: treasury,
@@ -69,7 +69,7 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
     typicalFinalitySeconds: (profile.finalityBlocks * profile.blockMs) / 1000,
     treasuryAddress: () => treasury,
     isValidAddress: (address) => isRecipient(chain, treasury, address),
-    estimateFee: async () => estimate(profile.feeNative),
+    estimateFee: async () => estimate(world.marketFee),
 
     async prepareTransfers(requests) {
       const refusals = requests.map((r) => refusalOf(chain, treasury, world.frozen, r));
@@ -90,11 +90,11 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
         old.payouts.length === requests.length &&
         old.payouts.every((p, i) => p.to.toLowerCase() === requests[i]!.to.toLowerCase() && BigInt(p.amount) === requests[i]!.amountMicros);
       if (!same) throw new ChainError('internal_error', 'rejected', 'the stuck transaction does not pay these transfers', { details: stuck.txId });
-      return outbidding(stuck, { chain, from: treasury, purpose: 'transfer', payouts: old.payouts }, batchFee(profile.feeNative, old.payouts.length));
+      return outbidding(stuck, { chain, from: treasury, purpose: 'transfer', payouts: old.payouts }, batchFee(world.marketFee, old.payouts.length));
     },
 
     async prepareCancel(stuck) {
-      return outbidding(stuck, { chain, from: treasury, purpose: 'cancel', payouts: [] }, profile.feeNative);
+      return outbidding(stuck, { chain, from: treasury, purpose: 'cancel', payouts: [] }, world.marketFee);
     },
 
     async broadcast(signed) {
@@ -104,7 +104,7 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
       return world.statuses(signed);
     },
     head: async () => world.head(),
-    probe: async () => ({ ok: true, latencyMs: 1, fee: estimate(profile.feeNative), finalitySeconds: (profile.finalityBlocks * profile.blockMs) / 1000, congestion: 0 }),
+    probe: async () => ({ ok: true, latencyMs: 1, fee: estimate(world.marketFee), finalitySeconds: (profile.finalityBlocks * profile.blockMs) / 1000, congestion: 0 }),
     treasuryUsdcBalance: async () => (world.tick(), world.balances.usdcOf(treasury)),
     treasuryNativeBalance: async () => (world.tick(), world.balances.nativeOf(treasury)),
     inboundPosition: async () => world.inboundPosition(),

@@ -8,7 +8,7 @@ import type { Clock } from '../../src/clock.js';
 import { ChainError, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import type { Rng } from '../rng.js';
 import type { FaultPlan } from '../faults/plan.js';
-import { apply, Balances, Frozen, SignedLog, landedOf, type ChainProfile, type Effects } from './common.js';
+import { apply, Balances, batchFee, Frozen, SignedLog, landedOf, type ChainProfile, type Effects } from './common.js';
 import type { ExternalTransferInput, LandedTransfer } from './types.js';
 import { decodeTx, idOf, totalOf, type WireTx } from './wire.js';
 
@@ -57,6 +57,8 @@ export class EvmWorld {
   /** The treasury's mined transaction count. */
   private minedNonce = 0;
   private readonly inbound: Inbound[] = [];
+  /** What a transaction of one payout must pay to be mined now: the profile's fee, more while the chain is congested. */
+  marketFee: bigint;
 
   constructor(
     readonly profile: ChainProfile,
@@ -69,6 +71,16 @@ export class EvmWorld {
     this.frozen = new Frozen(profile.chain);
     this.balances.addUsdc(treasury, openingUsdc);
     this.balances.addNative(treasury, profile.openingNative);
+    this.marketFee = profile.feeNative;
+  }
+
+  /**
+   * A fee spike (null: it ends): transactions paying less than `feeNative` per payout wait in the pool, and every later
+   * nonce behind them, until a replacement outbids it or the spike ends. What strands a transfer for an operator.
+   */
+  congest(feeNative: bigint | null): void {
+    this.tick();
+    this.marketFee = feeNative ?? this.profile.feeNative;
   }
 
   private get chain(): string {
@@ -106,8 +118,8 @@ export class EvmWorld {
     for (let txId = this.pool.get(this.minedNonce); txId !== undefined; txId = this.pool.get(this.minedNonce)) {
       const { body } = this.known.get(txId)!;
       const fee = BigInt(body.fee);
-      // Not enough for gas: the transaction waits in the pool, and every later nonce behind it.
-      if (this.balances.nativeOf(this.treasury) < fee) break;
+      // Not enough for gas, or a fee below the market's: it waits in the pool, and every later nonce behind it.
+      if (this.balances.nativeOf(this.treasury) < fee || fee < batchFee(this.marketFee, body.payouts.length || 1)) break;
       const effects = this.execute(body, fee);
       apply(this.balances, this.treasury, effects, 1n);
       this.pool.delete(this.minedNonce);

@@ -44,6 +44,11 @@ export interface SimChains {
   balanceOf(chain: Chain, address: string): { usdcMicros: bigint; nativeUnits: bigint };
   /** The chain's height now (blocks, slots). */
   height(chain: Chain): number;
+  /**
+   * An EVM chain's fee spike: what a payout must pay per transaction to be mined (null: back to normal). Transfers
+   * signed before it wait in the pool until replaced with a higher fee, as on a congested chain.
+   */
+  congest(chain: Chain, feeNative: bigint | null): void;
 }
 
 export function createSimChains(options: SimChainsOptions): SimChains {
@@ -81,6 +86,11 @@ export function createSimChains(options: SimChainsOptions): SimChains {
       const world = worldOf(chain);
       world.tick();
       return { usdcMicros: world.balances.usdcOf(address), nativeUnits: world.balances.nativeOf(address) };
+    },
+    congest(chain, feeNative) {
+      const world = worldOf(chain);
+      if (!(world instanceof EvmWorld)) throw new RangeError(`${chain} has no fee market to congest`);
+      world.congest(feeNative);
     },
     height(chain) {
       const world = worldOf(chain);

@@ -1,9 +1,12 @@
 // The real core (execution and confirmation, as the workers run them) against the simulated chain world: payments on
 // both chains settle once each, with and without the chain faults of issue 37.
 import { afterEach, describe, expect, it } from 'vitest';
+import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { testAudit } from '../helpers/audit.js';
 import { createPayment } from '../helpers/context.js';
-import { ethRecipient, landedPerPayment, runUntilFinal, simWorld, solRecipient, type SimWorld } from './chain-world.js';
+import { confirm, drainExecution } from '../helpers/workers.js';
+import { agreeing, booksAgainstChains, ethRecipient, landedPerPayment, runUntilFinal, simWorld, solRecipient, type SimWorld } from './chain-world.js';
 
 let world: SimWorld | undefined;
 afterEach(async () => {
@@ -27,6 +30,7 @@ describe('the core against the simulated chain world', () => {
     expect(ids.map((id) => landed.get(id))).toEqual([1, 1, 1, 1]);
     expect(w.sim.landedTransfers().every((l) => l.state === 'final')).toBe(true);
     expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
     for (const chain of ['ethereum', 'solana']) {
       const adapter = w.sim.adapters[chain]!;
       const { rows } = await w.t.db.pool.query<{ n: string }>(
@@ -61,8 +65,60 @@ describe('the core against the simulated chain world', () => {
       expect(landed.get(id) ?? 0, id).toBe(final.get(id) === 'settled' ? 1 : 0);
     }
     expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
     // Every fault armed was injected somewhere along the way.
     const kinds = ['chain.send_timeout_after_accept', 'chain.nonce_too_low', 'chain.already_known', 'chain.blockhash_expired_but_landed', 'chain.node_lags', 'chain.reorg_below_finality', 'chain.dropped_from_pool', 'chain.batch_reverted_by_recipient'] as const;
     expect(Object.fromEntries(kinds.map((kind) => [kind, w.faults.armed(kind)]))).toEqual(Object.fromEntries(kinds.map((kind) => [kind, 0])));
+  });
+
+  /**
+   * A transfer stranded by a fee spike goes to manual review; the spike ends and it is mined, but a lagging node shows
+   * the operator it still pending, so the operator replaces it. `replacementLands`: a reorganisation takes the
+   * original away and the replacement is mined instead; otherwise the node refuses the replacement (nonce too low).
+   */
+  async function replacedWhileMined(replacementLands: boolean) {
+    const w = (world = await simWorld({ STUCK_AFTER_SECONDS: '60' }));
+    const id = await createPayment(w.t.app, 25, { ethereum_address: ethRecipient() });
+    await drainExecution(w.t);
+    w.sim.congest('ethereum', 10n ** 16n);
+    w.t.clock.advance(61_000);
+    await confirm(w.t);
+    expect(await statusOf(w, id)).toBe('manual_review');
+    w.sim.congest('ethereum', null);
+    w.t.clock.advance(12_000);
+    w.sim.tick();
+    expect(w.sim.landedTransfers()).toMatchObject([{ paymentId: id, state: 'included' }]);
+    w.faults.arm('chain.node_lags');
+    if (replacementLands) w.faults.arm('chain.replacement_lands');
+    const resolved = await resolveManualReview(w.t.ctx, id, 'replace', { audit: testAudit('payment.resolve', { id: 'op_ada', role: 'operator', peer: null }) });
+    expect(resolved).toMatchObject({ status: 'broadcasted' });
+    expect(w.faults.armed('chain.node_lags') + w.faults.armed('chain.replacement_lands')).toBe(0);
+    const final = await runUntilFinal(w, 15_000, 40);
+    return { w, id, final, resolved };
+  }
+
+  async function statusOf(w: SimWorld, id: string): Promise<string> {
+    return (await w.t.db.pool.query<{ status: string }>('SELECT status FROM payment_intents WHERE id = $1', [id])).rows[0]!.status;
+  }
+
+  it('a replacement the chain refuses because the original was mined: settled once, from the original', async () => {
+    const { w, id, final } = await replacedWhileMined(false);
+    expect(final.get(id)).toBe('settled');
+    const landed = w.sim.landedTransfers().filter((l) => l.paymentId === id);
+    expect(landed).toHaveLength(1);
+    expect(w.sim.signedTransactions().map((r) => r.replacementOf !== null)).toEqual([false, true]);
+    expect(landed[0]!.txId).toBe(w.sim.signedTransactions()[0]!.txId);
+    expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
+  });
+
+  it('chain.replacement_lands: the replacement mined instead of the included original: settled once, from the replacement', async () => {
+    const { w, id, final, resolved } = await replacedWhileMined(true);
+    expect(final.get(id)).toBe('settled');
+    const landed = w.sim.landedTransfers().filter((l) => l.paymentId === id);
+    expect(landed).toHaveLength(1);
+    expect(landed[0]!.txId).toBe(resolved.tx_id);
+    expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
   });
 });

@@ -5,7 +5,7 @@ import { createFaultPlan, FAULT_KINDS } from '../../sim/faults/plan.js';
 import { Rng } from '../../sim/rng.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment } from '../helpers/context.js';
-import { ethRecipient, landedPerPayment, runUntilFinal, simWorld, solRecipient, type SimWorld } from './chain-world.js';
+import { agreeing, booksAgainstChains, ethRecipient, landedPerPayment, runUntilFinal, simWorld, solRecipient, type SimWorld } from './chain-world.js';
 
 let world: SimWorld | undefined;
 afterEach(async () => {
@@ -66,6 +66,7 @@ describe('seeded payments under random chain faults, the core against the simula
         }
       }
       expect((await verifyLedger(w.t.db.pool)).problems).toEqual([]);
+      expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
     });
   }
 });

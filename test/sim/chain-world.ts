@@ -16,6 +16,8 @@ import { createScreener } from '../../src/core/screening/screener.js';
 import { ensureTreasuries } from '../../src/core/treasury.js';
 import { startQueue } from '../../src/jobs/queue.js';
 import { createMetrics } from '../../src/metrics/registry.js';
+import { reconcile } from '../../src/core/reconcile.js';
+import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { createSimChains, type SimChains } from '../../sim/chain/index.js';
 import { scriptedFaults, type ScriptedFaults } from '../../sim/chain/scripted-faults.js';
 import type { FaultPlan } from '../../sim/faults/plan.js';
@@ -97,3 +99,27 @@ export function landedPerPayment(sim: SimChains): Map<string, number> {
 }
 
 
+
+/**
+ * Once every payment is final: the books and the chains agree, USDC by reconciliation, and the native currency the
+ * fees took (a fee booked twice, or on the wrong transaction, shows here). Per chain: [books, chain].
+ */
+export async function booksAgainstChains(w: SimWorld): Promise<{ usdc: Record<string, string>; native: Record<string, readonly [bigint, bigint]> }> {
+  const report = await reconcile(w.t.db.pool, w.sim.adapters);
+  const native = await treasuryNativeBalances(w.t.db.pool);
+  return {
+    usdc: Object.fromEntries(report.map((r) => [r.chain, r.status])),
+    native: Object.fromEntries(
+      await Promise.all(native.map(async (n) => [n.chain, [n.units, await w.sim.adapters[n.chain]!.treasuryNativeBalance()]] as const)),
+    ),
+  };
+}
+
+/** What booksAgainstChains answers when they agree. */
+export async function agreeing(w: SimWorld) {
+  const { native } = await booksAgainstChains(w);
+  return {
+    usdc: Object.fromEntries(Object.keys(w.sim.adapters).map((chain) => [chain, 'ok'])),
+    native: Object.fromEntries(Object.entries(native).map(([chain, [, onChain]]) => [chain, [onChain, onChain]])),
+  };
+}
