@@ -9,7 +9,7 @@ import { ChainError, type SignedTransfer, type TxStatus } from '../../src/chains
 import type { Rng } from '../rng.js';
 import type { FaultPlan } from '../faults/plan.js';
 import { apply, Balances, batchFee, Frozen, SignedLog, landedOf, type ChainProfile, type Effects } from './common.js';
-import type { ExternalTransferInput, LandedTransfer } from './types.js';
+import type { ExternalTransferInput, LandedTransfer, MinedTransaction } from './types.js';
 import { decodeTx, idOf, totalOf, type WireTx } from './wire.js';
 
 /** geth replaces a pending transaction only when the new one pays at least this much more, in percent. */
@@ -300,6 +300,15 @@ export class EvmWorld {
     return [...this.included].flatMap(([txId, inclusion]) =>
       inclusion.effects.reverted ? [] : landedOf(this.chain, txId, this.known.get(txId)!.body, inclusion.block, inclusion.block <= finalBlock),
     );
+  }
+
+  minedTransactions(): MinedTransaction[] {
+    const finalBlock = this.height - this.profile.finalityBlocks + 1;
+    return [...this.included].map(([txId, inclusion]) => {
+      const { body } = this.known.get(txId)!;
+      const { fee, reverted } = inclusion.effects;
+      return { chain: this.chain, txId, block: inclusion.block, feeNative: fee, reverted, purpose: body.purpose, paymentIds: body.payouts.map((p) => p.ref), final: inclusion.block <= finalBlock };
+    });
   }
 }
 

@@ -14,9 +14,9 @@ import { createEvmAdapter } from './evm-adapter.js';
 import { EvmWorld } from './evm.js';
 import { createSolanaAdapter } from './solana-adapter.js';
 import { SolanaWorld } from './solana.js';
-import type { ExternalTransferInput, LandedTransfer, SignedRecord } from './types.js';
+import type { ExternalTransferInput, LandedTransfer, MinedTransaction, SignedRecord } from './types.js';
 
-export type { ExternalTransferInput, LandedTransfer, SignedRecord } from './types.js';
+export type { ExternalTransferInput, LandedTransfer, MinedTransaction, SignedRecord } from './types.js';
 
 export interface SimChainsOptions {
   clock: Clock;
@@ -36,6 +36,8 @@ export interface SimChains {
   tick(): void;
   /** Every payout in a block of a canonical chain that did not revert, included or final. */
   landedTransfers(): LandedTransfer[];
+  /** Every transaction of a treasury in a block of a canonical chain, with the fee it cost (reverted ones included). */
+  minedTransactions(): MinedTransaction[];
   /** Every distinct signed transaction a broadcast showed the chains, in the order first seen. */
   signedTransactions(): SignedRecord[];
   /** A transfer from outside (a deposit, a return): in the balances at once, final at its chain's depth. */
@@ -80,6 +82,7 @@ export function createSimChains(options: SimChainsOptions): SimChains {
     adapters,
     tick: () => worlds.forEach((world) => world.tick()),
     landedTransfers: () => [...worlds.values()].flatMap((world) => world.landedTransfers()),
+    minedTransactions: () => [...worlds.values()].flatMap((world) => world.minedTransactions()),
     signedTransactions: () => signedLog.all(),
     externalTransfer: (transfer) => worldOf(transfer.chain).externalTransfer(transfer),
     balanceOf(chain, address) {

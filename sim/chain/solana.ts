@@ -7,7 +7,7 @@
 import { ChainError, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import { apply, Balances, Frozen, landedOf, type ChainProfile, type Effects } from './common.js';
 import type { WorldDeps } from './evm.js';
-import type { ExternalTransferInput, LandedTransfer } from './types.js';
+import type { ExternalTransferInput, LandedTransfer, MinedTransaction } from './types.js';
 import { decodeTx, idOf, totalOf, type WireTx } from './wire.js';
 
 /** Blocks a blockhash stays valid after the one it was read at, as on mainnet (~60 s). */
@@ -225,5 +225,13 @@ export class SolanaWorld {
     return [...this.landed].flatMap(([txId, l]) =>
       l.effects.reverted ? [] : landedOf(this.chain, txId, this.known.get(txId)!, l.block, l.block <= finalized),
     );
+  }
+
+  minedTransactions(): MinedTransaction[] {
+    const finalized = this.finalizedHeight();
+    return [...this.landed].map(([txId, l]) => {
+      const body = this.known.get(txId)!;
+      return { chain: this.chain, txId, block: l.block, feeNative: l.effects.fee, reverted: l.effects.reverted, purpose: body.purpose, paymentIds: body.payouts.map((p) => p.ref), final: l.block <= finalized };
+    });
   }
 }

@@ -50,3 +50,16 @@ export interface ExternalTransferInput {
   /** USDC micro-units, wei or lamports; positive. */
   amountUnits: bigint;
 }
+
+/** A transaction of the treasury in a block of the canonical chain: what it cost, whatever it paid. */
+export interface MinedTransaction {
+  chain: Chain;
+  txId: string;
+  block: number;
+  feeNative: bigint;
+  /** Landed and failed: it paid its fee and nothing else. */
+  reverted: boolean;
+  purpose: 'transfer' | 'cancel';
+  paymentIds: string[];
+  final: boolean;
+}
