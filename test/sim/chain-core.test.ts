@@ -121,4 +121,28 @@ describe('the core against the simulated chain world', () => {
     expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
     expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
   });
+
+  it('a replaced batch that lands and reverts: its fee is booked, and its payments go out again alone', async () => {
+    const w = (world = await simWorld({ STUCK_AFTER_SECONDS: '60' }));
+    const ids = [await createPayment(w.t.app, 11, { ethereum_address: ethRecipient() }), await createPayment(w.t.app, 12, { ethereum_address: ethRecipient() })];
+    await drainExecution(w.t, 1000, { together: true });
+    expect(w.sim.signedTransactions().map((r) => [...r.paymentIds].sort())).toEqual([[...ids].sort()]);
+    w.sim.congest('ethereum', 10n ** 16n);
+    w.t.clock.advance(61_000);
+    await confirm(w.t);
+    // The spike ends as the operator replaces the batch: the original is mined first, and a recipient refuses it.
+    w.sim.congest('ethereum', null);
+    w.faults.arm('chain.batch_reverted_by_recipient');
+    w.t.clock.advance(12_000);
+    w.sim.tick();
+    expect(w.sim.minedTransactions().map((m) => [m.reverted, m.paymentIds.length])).toEqual([[true, 2]]);
+    const audit = testAudit('payment.resolve', { id: 'op_ada', role: 'operator', peer: null });
+    expect(await resolveManualReview(w.t.ctx, ids[0]!, 'replace', { audit })).toMatchObject({ status: 'broadcasted' });
+    const final = await runUntilFinal(w, 15_000, 40);
+    expect(ids.map((id) => final.get(id)).sort()).toEqual(['failed', 'settled']);
+    const mined = w.sim.minedTransactions();
+    expect(mined.map((m) => [m.reverted, m.paymentIds.length])).toEqual([[true, 2], [false, 1]]);
+    expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
+  });
 });
