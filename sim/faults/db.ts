@@ -1,7 +1,8 @@
 // The database's faults, injected on the real pool: the service's code (withTransaction and its retries, group commit's
 // outage rule, the HTTP error handler) meets them as it would meet the real ones, because they are the real ones, made
 // to happen on a real connection at a moment the seed chooses:
-// - an ambiguous commit: COMMIT applies on the server, then the connection dies before the client hears of it;
+// - an ambiguous commit: COMMIT (or a statement outside a transaction, which commits on its own) applies on the server,
+//   then the connection dies before the client hears of it;
 // - a serialization failure (40001) or a deadlock (40P01) on a statement of a transaction, which PostgreSQL aborts;
 // - a connection lost in the middle of a transaction, which the server rolls back;
 // - a pool briefly exhausted: connect() fails as pg-pool's connectionTimeoutMillis makes it fail.
@@ -104,7 +105,12 @@ function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.Po
       inTransaction = true;
       return result;
     }
-    if (!inTransaction) return raw(config, values);
+    if (!inTransaction) {
+      // A statement outside a transaction commits on its own: its answer can be lost as a COMMIT's can.
+      const result = await raw(config, values);
+      if (kind === 'other' && faults.roll('db.ambiguous_commit')) throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
+      return result;
+    }
     if (kind === 'rollback') {
       inTransaction = false;
       return raw(config, values);

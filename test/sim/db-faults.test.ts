@@ -118,6 +118,17 @@ describe('an ambiguous commit', () => {
   });
 });
 
+describe('an ambiguous statement outside a transaction', () => {
+  it('applies on the server while its caller sees the connection die', async () => {
+    const pool = wrapPool(db.pool, scripted({ 'db.ambiguous_commit': [1] }), new Rng(2));
+    const id = key();
+    const error = await failure(insert(pool, id));
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(await exists(id)).toBe(true);
+    expect((await pool.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }]);
+  });
+});
+
 describe('a serialization failure and a deadlock', () => {
   it.each([
     ['db.serialization_failure', '40001'],
