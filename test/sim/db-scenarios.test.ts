@@ -1,12 +1,16 @@
 // The core under each database fault, at every moment it can strike: payments created, one execution poll and one
 // confirmation round run on the faulty pool (each fault injected at the k-th moment of its kind, for every k the pass
 // reaches), then the service recovers as its workers would (lease sweeper, retried jobs, confirmation rounds) on a
-// clean pool, and the money is checked: the ledger verifies (the CLI's `ledger verify`), every payment settles, and the
-// chain holds at most one transfer per payment.
+// clean pool, and the money is checked: the ledger verifies (the CLI's `ledger verify`: every deposit booked once among
+// the rest), reconciliation finds the books and the chains agreeing, every payment settles, each idempotency key names
+// the one payment the merchant was answered, and the chain holds at most one transfer per payment.
 import pino from 'pino';
 import type PgBoss from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
 import { confirmRound } from '../../src/core/confirmation/round.js';
+import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { reconcile } from '../../src/core/reconcile.js';
 import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
 import { fetchRuns } from '../../src/core/execution/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
@@ -22,6 +26,8 @@ import { buildApp } from '../../src/api/app.js';
 import { createTestContext, ETH_ADDRESS, KEY, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 
 const quiet = pino({ level: 'silent' });
+const OTHER_SOL = 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr';
+const OTHER_ETH = '0x000000000000000000000000000000000000dEaD';
 let t: TestContext;
 beforeAll(async () => {
   t = await createTestContext({ SIM_TREASURY_USDC: '100000', SIM_CONFIRM_SECONDS: '1' });
@@ -68,6 +74,7 @@ async function recover(deps: ExecutionDeps, ids: readonly string[]): Promise<voi
     const jobs: PgBoss.Job<ExecutionJob>[] = await t.boss.fetch<ExecutionJob>(EXECUTION_QUEUE, { batchSize: 50, ignoreStartAfter: true });
     if (jobs.length > 0) await settleJobs(t.boss, EXECUTION_QUEUE, jobs, await executeBatch(deps, jobs.map((job) => runOf(job.data))));
     await confirmRound(deps);
+    await scanDeposits(deps);
     if ((await open(ids)).length === 0) return;
   }
 }
@@ -128,15 +135,32 @@ async function scenario(plan: FaultPlan, label: string): Promise<string[]> {
   ];
   await app.close();
   const ids = payments.map((p) => p.id);
+  // A deposit into each treasury, for the deposit scanner to book once.
+  await recordExternalTransfers(
+    t.db.pool,
+    t.ctx.config.simSeed,
+    (['solana', 'ethereum'] as const).map((chain) => ({
+      chain,
+      from: chain === 'solana' ? OTHER_SOL : OTHER_ETH,
+      to: t.ctx.adapters[chain]!.treasuryAddress(),
+      currency: 'USDC' as const,
+      amountUnits: 7_000_000n,
+      at: t.clock.now(),
+    })),
+  );
   await executionPoll(faulty).catch(() => undefined);
   t.clock.advance(2_000);
   await confirmRound(faulty).catch(() => undefined);
+  await scanDeposits(faulty).catch(() => undefined);
   await recover(clean, ids);
   const problems: string[] = [];
   const keyed = await notOnePerKey(payments);
   if (keyed.length > 0) problems.push(`idempotency: ${JSON.stringify(keyed)}`);
   const ledger = await verifyLedger(t.db.pool);
   if (!ledger.ok) problems.push(`ledger: ${JSON.stringify(ledger.problems)}`);
+  for (const chain of await reconcile(t.db.pool, t.ctx.adapters)) {
+    if (chain.status !== 'ok') problems.push(`reconcile: ${JSON.stringify(chain)}`);
+  }
   const unsettled = await open(ids);
   if (unsettled.length > 0) problems.push(`unsettled: ${JSON.stringify(unsettled)}`);
   const twice = await paidTwice(ids);
