@@ -15,6 +15,7 @@ import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execu
 import { fetchRuns } from '../../src/core/execution/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
 import { runOf } from '../../src/core/execution/run.js';
+import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { settleJobs } from '../../src/workers/execution/poller.js';
@@ -29,12 +30,6 @@ const quiet = pino({ level: 'silent' });
 const OTHER_SOL = 'Gh9ZwEmdLJ8DscKNTkTqPbNwLNNBjuSzaG9Vp2KGtKJr';
 const OTHER_ETH = '0x000000000000000000000000000000000000dEaD';
 let t: TestContext;
-beforeAll(async () => {
-  t = await createTestContext({ SIM_TREASURY_USDC: '100000', SIM_CONFIRM_SECONDS: '1' });
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 /** A plan that injects `kind` at its `at`-th roll only (0: never), and counts every roll of every kind. */
 function scripted(kind: FaultKind, at: number): FaultPlan & { rolls: Map<FaultKind, number> } {
@@ -65,7 +60,7 @@ async function executionPoll(deps: ExecutionDeps): Promise<void> {
 
 /** What the workers do on a clean database until the payments settle: sweep leases, run due jobs, confirm. */
 async function recover(deps: ExecutionDeps, ids: readonly string[]): Promise<void> {
-  for (let round = 0; round < 12; round++) {
+  for (let round = 0; round < 20; round++) {
     t.clock.advance((deps.config.executionLeaseSeconds + 2) * 1000);
     // Leases run out on the database's clock, not the service's: their time passes here (as execution-leases.test.ts).
     await t.db.pool.query("UPDATE execution_leases SET expires_at = now() - interval '1 second'");
@@ -80,7 +75,12 @@ async function recover(deps: ExecutionDeps, ids: readonly string[]): Promise<voi
 }
 
 const open = async (ids: readonly string[]) =>
-  (await t.db.pool.query<{ id: string; status: string }>("SELECT id, status FROM payment_intents WHERE id = ANY($1) AND status <> 'settled'", [ids])).rows;
+  (
+    await t.db.pool.query<{ id: string; status: string }>('SELECT id, status FROM payment_intents WHERE id = ANY($1) AND NOT status = ANY($2)', [
+      ids,
+      TERMINAL_STATUSES,
+    ])
+  ).rows;
 
 /** Payments with more than one transfer on the chain. */
 const paidTwice = async (ids: readonly string[]) =>
@@ -162,14 +162,14 @@ async function scenario(plan: FaultPlan, label: string): Promise<string[]> {
     if (chain.status !== 'ok') problems.push(`reconcile: ${JSON.stringify(chain)}`);
   }
   const unsettled = await open(ids);
-  if (unsettled.length > 0) problems.push(`unsettled: ${JSON.stringify(unsettled)}`);
+  if (unsettled.length > 0) problems.push(`not final: ${JSON.stringify(unsettled)}`);
   const twice = await paidTwice(ids);
   if (twice.length > 0) problems.push(`paid twice: ${JSON.stringify(twice)}`);
   return problems.map((p) => `${label}: ${p}`);
 }
 
 /**
- * Every moment with SIM_DB_EVERY_MOMENT=1 (minutes: 59 moments for a statement fault); otherwise ten spread over the
+ * Every moment with SIM_DB_EVERY_MOMENT=1 (minutes: 59 moments for a statement fault); otherwise eight spread over the
  * pass, first and last included, so that the file stays short in the suite.
  */
 function momentsToTry(moments: number): number[] {
@@ -177,11 +177,24 @@ function momentsToTry(moments: number): number[] {
   if (process.env.SIM_DB_EVERY_MOMENT === '1' || moments <= MOMENTS_SAMPLED) return every;
   return [...new Set(Array.from({ length: MOMENTS_SAMPLED }, (_, i) => 1 + Math.round((i * (moments - 1)) / (MOMENTS_SAMPLED - 1))))];
 }
-const MOMENTS_SAMPLED = 10;
+const MOMENTS_SAMPLED = 8;
 
 const KINDS: FaultKind[] = ['db.ambiguous_commit', 'db.connection_lost', 'db.serialization_failure', 'db.deadlock', 'db.pool_exhausted'];
 
-describe('the core under each database fault, at each moment', () => {
+/** The chains the core works against: a healthy one, and one that fails sends (retries, new attempts, failures). */
+const CHAINS = [
+  ['a healthy chain', {}],
+  ['a chain that fails a third of its sends', { SIM_FAILURE_RATE: '0.33', SIM_SEED: 'db-scenarios' }],
+] as const;
+
+describe.each(CHAINS)('the core under each database fault, at each moment, on %s', (_, env) => {
+  beforeAll(async () => {
+    t = await createTestContext({ SIM_TREASURY_USDC: '100000', SIM_CONFIRM_SECONDS: '1', EXECUTION_RETRY_DELAY_SECONDS: '1', ...env });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
   it.each(KINDS)('%s', { timeout: 600_000 }, async (kind) => {
     // How many moments of this kind a clean pass reaches.
     const dry = scripted(kind, 0);
@@ -189,11 +202,15 @@ describe('the core under each database fault, at each moment', () => {
     const moments = dry.rolls.get(kind) ?? 0;
     expect(moments).toBeGreaterThan(3);
     const problems: string[] = [];
-    for (const at of momentsToTry(moments)) {
+    const tried = momentsToTry(moments);
+    let injected = 0;
+    for (const at of tried) {
       const plan = scripted(kind, at);
       problems.push(...(await scenario(plan, `${kind}@${at}`)));
-      expect(plan.counts.get(kind), `${kind}@${at} injected`).toBe(1);
+      injected += plan.counts.get(kind) ?? 0;
     }
     expect(problems).toEqual([]);
+    // A chain that fails sends makes one pass differ from the next: its last moments are not always reached.
+    expect(injected).toBeGreaterThanOrEqual(Object.keys(env).length === 0 ? tried.length : tried.length / 2);
   });
 });
