@@ -83,19 +83,33 @@ export function wrapPool(pool: Pool, faults: FaultPlan, rng: Rng): Pool {
   });
 }
 
+function textOf(config: unknown): string {
+  return String(typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text ?? ''));
+}
+
 /** Where a statement stands in the transaction of its connection, read from its text (ours, never a client's). */
 function statementKind(config: unknown): 'begin' | 'commit' | 'rollback' | 'other' {
-  const text = typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text ?? '');
-  const head = String(text).trimStart().slice(0, 8).toUpperCase();
+  const head = textOf(config).trimStart().slice(0, 8).toUpperCase();
   if (head.startsWith('BEGIN') || head.startsWith('START')) return 'begin';
   if (head.startsWith('COMMIT') || head.startsWith('END')) return 'commit';
   if (head.startsWith('ROLLBACK') || head.startsWith('ABORT')) return 'rollback';
   return 'other';
 }
 
+/**
+ * Whether a statement writes or takes locks, so that it can be the victim of a deadlock or a serialization failure: any
+ * statement but a plain read (a SELECT or WITH that neither writes, locks rows nor takes an advisory lock).
+ */
+function mayConflict(config: unknown): boolean {
+  const text = textOf(config);
+  if (!/^\s*(SELECT|WITH|VALUES|SHOW|SET)\b/i.test(text)) return true;
+  return /\b(INSERT|UPDATE|DELETE|FOR\s+(NO\s+KEY\s+)?UPDATE|FOR\s+(KEY\s+)?SHARE|pg_advisory\w*lock\w*|nextval)\b/i.test(text);
+}
+
 /** One checkout of a raw client, with the faults of a transaction on its statements. */
 function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.PoolClient {
   let inTransaction = false;
+  let readOnly = false;
   const raw = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<pg.QueryResult>;
 
   async function query(config: unknown, values?: unknown): Promise<pg.QueryResult> {
@@ -103,6 +117,7 @@ function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.Po
     if (kind === 'begin') {
       const result = await raw(config, values);
       inTransaction = true;
+      readOnly = /\bREAD ONLY\b/i.test(textOf(config));
       return result;
     }
     if (!inTransaction) {
@@ -125,8 +140,12 @@ function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.Po
       inTransaction = false;
       throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
     }
-    if (faults.roll('db.serialization_failure')) return raw(abortStatement('serialization_failure', rng));
-    if (faults.roll('db.deadlock')) return raw(abortStatement('deadlock', rng));
+    // Only a statement that writes or locks can lose a conflict, and never in a read-only transaction (a ledger
+    // verification's snapshot): a fault PostgreSQL cannot produce would be a false alarm.
+    if (!readOnly && mayConflict(config)) {
+      if (faults.roll('db.serialization_failure')) return raw(abortStatement('serialization_failure', rng));
+      if (faults.roll('db.deadlock')) return raw(abortStatement('deadlock', rng));
+    }
     return raw(config, values);
   }
 

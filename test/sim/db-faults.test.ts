@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from '../../src/db/outage.js';
-import { withTransaction, withTransactionOnce, type Pool } from '../../src/db/pool.js';
+import { withReadSnapshot, withTransaction, withTransactionOnce, type Pool } from '../../src/db/pool.js';
 import { afterCommit } from '../../src/db/after-commit.js';
 import { DB_TRANSACTION_TRIES_MAX } from '../../src/bounds.js';
 import { POOL_TIMEOUT_MESSAGE } from '../../sim/faults/db-errors.js';
@@ -165,6 +165,19 @@ describe('a serialization failure and a deadlock', () => {
     const error = await failure(withTransaction(pool, (tx) => insert(tx, id)));
     expect(error).toMatchObject({ code: '40P01', message: 'deadlock detected', hint: 'See server log for query details.' });
     expect(await exists(id)).toBe(false);
+  });
+
+  it('strikes only statements that write or lock, never a plain read nor a read-only snapshot', async () => {
+    const always = Array.from({ length: 50 }, (_, i) => i + 1);
+    const pool = wrapPool(db.pool, scripted({ 'db.serialization_failure': always }), new Rng(6));
+    const id = key();
+    await insert(db.pool, id);
+    const read = `SELECT id FROM sim_probe WHERE id = $1`;
+    expect(await withReadSnapshot(pool, async (tx) => (await tx.query(read, [id])).rowCount)).toBe(1);
+    const once = (text: string) => withTransactionOnce(pool, { idleTimeoutMs: 1000 }, async (tx) => (await tx.query(text, [id])).rowCount);
+    expect(await once(read)).toBe(1);
+    expect(await failure(once(`${read} FOR UPDATE`))).toMatchObject({ code: '40001' });
+    expect(await failure(once('UPDATE sim_probe SET note = note WHERE id = $1'))).toMatchObject({ code: '40001' });
   });
 
   it('fails a transaction that is never retried at once', async () => {
