@@ -114,6 +114,19 @@ async function createPayment(app: FastifyInstance, amountUsd: number, destinatio
   return { id: created.json().payment_intent_id as string, key };
 }
 
+/** A payout batch of two payments, sent again while the service answers 5xx. */
+async function createBatch(app: FastifyInstance): Promise<{ id: string; key: string }[]> {
+  const key = `db-scenario-batch-${++keys}`;
+  const items = [1, 2].map((amount_usd, i) => ({ idempotency_key: `${key}-${i}`, amount_usd, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' }));
+  for (let tries = 1; ; tries++) {
+    const reply = await app.inject({ method: 'POST', url: '/payout_batches', headers: KEY, payload: { idempotency_key: key, items } });
+    if (reply.statusCode >= 500 && tries < 6) continue;
+    if (reply.statusCode !== 201 && reply.statusCode !== 200) throw new Error(`payout batch refused: ${reply.statusCode} ${reply.body}`);
+    const answered = reply.json().items as { payment_intent: { payment_intent_id: string } }[];
+    return answered.map((item, i) => ({ id: item.payment_intent.payment_intent_id, key: items[i]!.idempotency_key }));
+  }
+}
+
 /** Idempotency keys that do not name exactly the payment the service answered for them. */
 const notOnePerKey = async (payments: readonly { id: string; key: string }[]) =>
   (
@@ -129,11 +142,13 @@ async function scenario(plan: FaultPlan, label: string): Promise<string[]> {
   const faulty = secondProcess(clean, { pool: wrapPool(t.ctx.pool, plan, new Rng(label)) });
   const app = await buildApp(faulty, { merchant: true, admin: false, readiness: { ready: true } });
   // Sent together, so that the service's group commits write them as one batch (reservations, quotes, key lookups).
-  const payments = await Promise.all([
+  const created = await Promise.all([
     createPayment(app, 3, { solana_address: SOL_ADDRESS }),
     createPayment(app, 4, { solana_address: SOL_ADDRESS }),
     createPayment(app, 5, { ethereum_address: ETH_ADDRESS }),
+    createBatch(app),
   ]);
+  const payments = created.flat();
   await app.close();
   const ids = payments.map((p) => p.id);
   // A deposit into each treasury, for the deposit scanner to book once.
