@@ -20,7 +20,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { settleJobs } from '../../src/workers/execution/poller.js';
 import { wrapPool } from '../../sim/faults/db.js';
-import { noFaults, type FaultKind, type FaultPlan } from '../../sim/faults/plan.js';
+import { createFaultPlan, noFaults, type FaultKind, type FaultPlan } from '../../sim/faults/plan.js';
 import { Rng } from '../../sim/rng.js';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
@@ -94,6 +94,8 @@ const paidTwice = async (ids: readonly string[]) =>
   ).rows;
 
 let keys = 0;
+/** How many times a merchant's client sends a request the service answered with a 5xx. */
+const RETRIES_MAX = 10;
 
 /**
  * A payment created as a merchant's client does it on a service that may answer 503: a quote, then the intent under
@@ -104,7 +106,7 @@ async function createPayment(app: FastifyInstance, amountUsd: number, destinatio
   const send = async (url: string, payload: object) => {
     for (let tries = 1; ; tries++) {
       const reply = await app.inject({ method: 'POST', url, headers: KEY, payload });
-      if (reply.statusCode < 500 || tries === 6) return reply;
+      if (reply.statusCode < 500 || tries === RETRIES_MAX) return reply;
     }
   };
   const quote = await send('/quotes', { amount_usd: amountUsd, destination, priority: 'fast' });
@@ -120,7 +122,7 @@ async function createBatch(app: FastifyInstance): Promise<{ id: string; key: str
   const items = [1, 2].map((amount_usd, i) => ({ idempotency_key: `${key}-${i}`, amount_usd, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' }));
   for (let tries = 1; ; tries++) {
     const reply = await app.inject({ method: 'POST', url: '/payout_batches', headers: KEY, payload: { idempotency_key: key, items } });
-    if (reply.statusCode >= 500 && tries < 6) continue;
+    if (reply.statusCode >= 500 && tries < RETRIES_MAX) continue;
     if (reply.statusCode !== 201 && reply.statusCode !== 200) throw new Error(`payout batch refused: ${reply.statusCode} ${reply.body}`);
     const answered = reply.json().items as { payment_intent: { payment_intent_id: string } }[];
     return answered.map((item, i) => ({ id: item.payment_intent.payment_intent_id, key: items[i]!.idempotency_key }));
@@ -194,6 +196,8 @@ function momentsToTry(moments: number): number[] {
   return [...new Set(Array.from({ length: MOMENTS_SAMPLED }, (_, i) => 1 + Math.round((i * (moments - 1)) / (MOMENTS_SAMPLED - 1))))];
 }
 const MOMENTS_SAMPLED = 8;
+/** Seeds of the test that mixes every kind (SIM_DB_SEEDS to try more). */
+const SEEDS = Number(process.env.SIM_DB_SEEDS ?? 6);
 
 const KINDS: FaultKind[] = ['db.ambiguous_commit', 'db.connection_lost', 'db.serialization_failure', 'db.deadlock', 'db.pool_exhausted'];
 
@@ -229,5 +233,18 @@ describe.each(CHAINS)('the core under each database fault, at each moment, on %s
     // Requests sent together and a chain that fails sends make one pass differ a little from the next: the last moments
     // of the dry pass are not always reached.
     expect(injected).toBeGreaterThanOrEqual(tried.length / 2);
+  });
+
+  it('every kind at once, drawn from seeds', { timeout: 600_000 }, async () => {
+    const rates = Object.fromEntries(KINDS.map((kind) => [kind, 0.02]));
+    const problems: string[] = [];
+    let injected = 0;
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const plan = createFaultPlan(new Rng(seed).fork('faults'), rates);
+      problems.push(...(await scenario(plan, `seed ${seed}`)));
+      injected += [...plan.counts.values()].reduce((a, b) => a + b, 0);
+    }
+    expect(problems).toEqual([]);
+    expect(injected).toBeGreaterThan(SEEDS);
   });
 });
