@@ -13,6 +13,15 @@ import { createWorld, type World } from './world.js';
 
 /** The faults a run injects by default, per chance at each place one could happen. */
 export const DEFAULT_RATES: FaultRates = {
+  'chain.send_timeout_after_accept': 0.02,
+  'chain.dropped_from_pool': 0.01,
+  'chain.reorg_below_finality': 0.01,
+  'chain.replacement_lands': 0.01,
+  'chain.nonce_too_low': 0.01,
+  'chain.already_known': 0.01,
+  'chain.blockhash_expired_but_landed': 0.01,
+  'chain.node_lags': 0.02,
+  'chain.batch_reverted_by_recipient': 0.01,
   'process.worker_dies': 0.03,
   'process.workers_race': 0.08,
   'outside.webhook_fails': 0.1,
@@ -27,7 +36,9 @@ export interface SimulationOptions {
   ops: number;
   databaseUrl: string;
   rates?: FaultRates;
-  /** Share of sends the built-in simulated chains fail; 0.05 by default with the default rates, 0 with others. */
+  /** Run on the built-in simulated chains (src/chains/simulated) instead of the chain world of sim/chain. */
+  builtinChains?: boolean;
+  /** Share of sends the built-in simulated chains fail (0.05 by default). */
   chainFailureRate?: number;
   /** Full checks every this many operations (and at the end). */
   fullEvery?: number;
@@ -53,7 +64,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
   };
   const plans: FaultPlan[] = Object.values(faults);
   const setupStarted = performance.now();
-  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, databaseUrl: options.databaseUrl, chainFailureRate: options.chainFailureRate ?? (options.rates ? 0 : 0.05) });
+  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, chainFaults: options.builtinChains ? null : faults.chain, databaseUrl: options.databaseUrl, chainFailureRate: options.builtinChains ? (options.chainFailureRate ?? 0.05) : 0 });
   spentSetup = performance.now() - setupStarted;
   const model = createModel();
   const marks = createWatermarks();
@@ -101,6 +112,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
         throw new InvariantBroken('operation_completes', `${op.kind} threw: ${(error as Error)?.stack ?? String(error)}`);
       }
       ran = n;
+      world.chains?.tick();
       await runChecks(STEP_CHECKS);
       if (n % fullEvery === 0) await runChecks(FULL_CHECKS);
       options.onOp?.(n);

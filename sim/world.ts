@@ -25,6 +25,8 @@ import { migrate } from '../src/db/migrate.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { startQueue } from '../src/jobs/queue.js';
 import { createMetrics } from '../src/metrics/registry.js';
+import { getAddress } from 'viem';
+import { createSimChains, type SimChains } from './chain/index.js';
 import type { FaultPlan } from './faults/plan.js';
 import { startReceiver, type SimReceiver } from './outside/receiver.js';
 import { startScreening, type SimScreening } from './outside/screening.js';
@@ -60,6 +62,8 @@ export interface World {
   app: FastifyInstance;
   pool: Pool;
   adapters: ChainAdapters;
+  /** The simulated chain world (sim/chain), or null on the built-in simulated chains (src/chains/simulated). */
+  chains: SimChains | null;
   receiver: SimReceiver;
   screening: SimScreening;
   /** Recipients the merchants pay, per chain, fixed by the seed. */
@@ -70,7 +74,10 @@ export interface World {
 export interface WorldOptions {
   seed: string;
   rng: Rng;
+  /** The outside world's faults (receiver, screening provider). */
   faults: FaultPlan;
+  /** The chain world's faults; null: the built-in simulated chains (their own SIM_FAILURE_RATE) instead of sim/chain. */
+  chainFaults: FaultPlan | null;
   /** Share of sends the simulated chains fail (SIM_FAILURE_RATE). */
   chainFailureRate: number;
   /** The server to create the run's database in; the run's own database is dropped at close. */
@@ -82,7 +89,7 @@ const RECIPIENTS_PER_CHAIN = 12;
 function recipientsOf(seed: string): World['recipients'] {
   const bytes = (chain: string, i: number) => createHash('sha256').update(`${seed}\u0000recipient\u0000${chain}\u0000${i}`).digest();
   return {
-    ethereum: Array.from({ length: RECIPIENTS_PER_CHAIN }, (_, i) => `0x${bytes('ethereum', i).subarray(0, 20).toString('hex')}`),
+    ethereum: Array.from({ length: RECIPIENTS_PER_CHAIN }, (_, i) => getAddress(`0x${bytes('ethereum', i).subarray(0, 20).toString('hex')}`)),
     solana: Array.from({ length: RECIPIENTS_PER_CHAIN }, (_, i) => getBase58Decoder().decode(bytes('solana', i))),
   };
 }
@@ -140,6 +147,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     });
     const clock = new ManualClock(SIM_START);
     const log = pino({ level: config.logLevel });
+    const chains = options.chainFaults ? createSimChains({ clock, rng: options.rng.fork('chains'), faults: options.chainFaults, chains: config.chainNames }) : null;
     const pool = createPool(url.toString(), 10);
     closers.push(() => pool.end());
     await migrate(pool);
@@ -148,7 +156,8 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       const boss = await startQueue({ connectionString: url.toString(), jobTimeoutSeconds: 60, retryDelaySeconds: config.executionRetryDelaySeconds, supervise: false });
       closers.push(() => boss.stop({ graceful: false, wait: true }));
       const metrics = createMetrics();
-      const adapters = await createAdapters(config, processPool, clock, log, metrics);
+      // One chain world, seen by both processes, as two processes see one network.
+      const adapters = chains ? chains.adapters : await createAdapters(config, processPool, clock, log, metrics);
       const screener = await createScreener(config, clock, log);
       closers.push(() => screener.close());
       if (first) screener.reportListTo({ pool: processPool, clock, log, config });
@@ -163,7 +172,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx: second } = await processOn(secondPool, false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, receiver, screening, recipients: recipientsOf(options.seed), close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients: recipientsOf(options.seed), close };
   } catch (error) {
     await close();
     throw error;

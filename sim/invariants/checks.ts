@@ -131,6 +131,15 @@ export const FULL_CHECKS: Check[] = [
   {
     name: 'one_landed_transfer_per_payment',
     async run(world) {
+      if (world.chains) {
+        const seen = new Map<string, string>();
+        for (const landed of world.chains.landedTransfers()) {
+          const earlier = seen.get(landed.paymentId);
+          if (earlier !== undefined && earlier !== landed.txId) return `payment ${landed.paymentId} landed in ${earlier} and ${landed.txId}`;
+          seen.set(landed.paymentId, landed.txId);
+        }
+        return null;
+      }
       const { rows } = await world.pool.query<{ ref: string; txs: string[] }>(
         `SELECT ref, array_agg(DISTINCT tx_id) AS txs FROM sim_payouts WHERE NOT will_stick GROUP BY ref HAVING COUNT(DISTINCT tx_id) > 1 LIMIT 5`,
       );
@@ -140,6 +149,18 @@ export const FULL_CHECKS: Check[] = [
   {
     name: 'one_signed_transaction_per_nonce',
     async run(world) {
+      if (world.chains) {
+        const byNonce = new Map<string, Set<string>>();
+        for (const record of world.chains.signedTransactions()) {
+          if (record.nonce === null || record.purpose === 'cancel') continue;
+          const key = `${record.chain}:${record.treasury}:${record.nonce}`;
+          const payments = byNonce.get(key) ?? new Set<string>();
+          payments.add([...record.paymentIds].sort().join(','));
+          byNonce.set(key, payments);
+          if (payments.size > 1) return `${key} signed for ${[...payments].join(' and ')}`;
+        }
+        return null;
+      }
       const { rows } = await world.pool.query<{ chain: string; nonce: string; tx_id: string; payments: string[] }>(
         `SELECT chain, chain_meta->>'nonce' AS nonce, tx_id, array_agg(payment_intent_id ORDER BY payment_intent_id) AS payments
            FROM payment_attempts WHERE chain_meta ? 'nonce' AND chain_meta->>'nonce' IS NOT NULL
@@ -160,6 +181,22 @@ export const FULL_CHECKS: Check[] = [
   {
     name: 'no_solana_resign_while_earlier_can_land',
     async run(world) {
+      if (world.chains) {
+        // A payment's earlier Solana transaction must be past its last valid height, or reverted for good, before
+        // another transaction for it is first sent.
+        const earlier = new Map<string, { txId: string; lastValidHeight: number | null; revertedFinalAt: number | null }[]>();
+        for (const record of world.chains.signedTransactions()) {
+          if (record.chain !== 'solana') continue;
+          for (const id of record.paymentIds) {
+            for (const before of earlier.get(id) ?? []) {
+              const dead = (before.lastValidHeight !== null && record.seenAtHeight > before.lastValidHeight) || (before.revertedFinalAt !== null && record.seenAtHeight >= before.revertedFinalAt);
+              if (!dead) return `payment ${id}: ${record.txId} sent at height ${record.seenAtHeight} while ${before.txId} (valid to ${before.lastValidHeight}) could land`;
+            }
+            earlier.set(id, [...(earlier.get(id) ?? []), record]);
+          }
+        }
+        return null;
+      }
       const { rows } = await world.pool.query<{ payment_intent_id: string; tx_id: string; status: string }>(
         `SELECT a.payment_intent_id, a.tx_id, a.status FROM payment_attempts a
           WHERE a.chain = 'solana' AND a.status IN ('signed', 'broadcasted', 'confirmed')

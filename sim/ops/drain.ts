@@ -43,6 +43,7 @@ export async function drain(env: OpEnv, log: (kind: string, did: string) => void
     log('webhooks', await webhooksOp(env));
     const seconds = round % 20 === 19 ? SIM_SETTINGS.stuckAfterSeconds + 1 : SIM_SETTINGS.executionLeaseSeconds + 1;
     await advance(world, seconds);
+    world.chains?.tick();
     log('advance', `clock +${seconds}s`);
     await check();
   }
