@@ -3,7 +3,7 @@
 // every payment is final, and the end invariants are checked.
 import { createFaultPlan, FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRates } from './faults/plan.js';
 import { END_CHECKS, FULL_CHECKS, STEP_CHECKS, createWatermarks, type Check } from './invariants/checks.js';
-import { InvariantBroken, type Faults, type OpEnv } from './ops/env.js';
+import { dbFaults, InvariantBroken, metDatabaseFault, type Faults, type OpEnv } from './ops/env.js';
 import { nextOp, runOp } from './ops/index.js';
 import { createModel } from './ops/model.js';
 import { drain } from './ops/drain.js';
@@ -22,6 +22,11 @@ export const DEFAULT_RATES: FaultRates = {
   'chain.blockhash_expired_but_landed': 0.01,
   'chain.node_lags': 0.02,
   'chain.batch_reverted_by_recipient': 0.01,
+  'db.ambiguous_commit': 0.002,
+  'db.serialization_failure': 0.003,
+  'db.deadlock': 0.002,
+  'db.connection_lost': 0.002,
+  'db.pool_exhausted': 0.002,
   'process.worker_dies': 0.03,
   'process.workers_race': 0.08,
   'outside.webhook_fails': 0.1,
@@ -49,6 +54,7 @@ export interface SimulationOptions {
 }
 
 const LAST_OPS = 20;
+const DB_FAULT_WINDOW_OPS = 4;
 let spentSetup = 0;
 
 export async function runSimulation(options: SimulationOptions): Promise<Report> {
@@ -64,7 +70,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
   };
   const plans: FaultPlan[] = Object.values(faults);
   const setupStarted = performance.now();
-  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, chainFaults: options.builtinChains ? null : faults.chain, databaseUrl: options.databaseUrl, chainFailureRate: options.builtinChains ? (options.chainFailureRate ?? 0.05) : 0 });
+  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, dbFaults: faults.db, chainFaults: options.builtinChains ? null : faults.chain, databaseUrl: options.databaseUrl, chainFailureRate: options.builtinChains ? (options.chainFailureRate ?? 0.05) : 0 });
   spentSetup = performance.now() - setupStarted;
   const model = createModel();
   const marks = createWatermarks();
@@ -97,19 +103,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
     if (lastOps.length > LAST_OPS) lastOps.shift();
   };
 
+  const dbCounts: number[] = [];
   let broken: InvariantBroken | null = null;
   try {
     for (let n = 1; n <= options.ops; n++) {
       if (n === calmAt + 1) for (const plan of plans) plan.calmDown();
       const op = nextOp(opRng, n);
       opsByKind[op.kind] = (opsByKind[op.kind] ?? 0) + 1;
-      const env: OpEnv = { world, model, faults, touched: new Set() };
+      // A pool exhausted by a fault refuses a few connects after the one counted, maybe in the next operations: an
+      // operation counts as meeting a database fault when one was injected within the last few operations.
+      dbCounts.push(dbFaults(faults));
+      if (dbCounts.length > DB_FAULT_WINDOW_OPS) dbCounts.shift();
+      const env: OpEnv = { world, model, faults, dbFaultsBefore: dbCounts[0]!, touched: new Set() };
       try {
         log(n, op.kind, '(running)');
         lastOps.at(-1)!.did = await timed(`op:${op.kind}`, () => runOp(env, op));
       } catch (error) {
         if (error instanceof InvariantBroken) throw error;
-        throw new InvariantBroken('operation_completes', `${op.kind} threw: ${(error as Error)?.stack ?? String(error)}`);
+        // A worker step that fails on a database fault fails as its loop's tick would: logged, and run again later.
+        if (metDatabaseFault(env)) lastOps.at(-1)!.did = `failed under a database fault: ${(error as Error)?.message ?? String(error)}`;
+        else throw new InvariantBroken('operation_completes', `${op.kind} threw: ${(error as Error)?.stack ?? String(error)}`);
       }
       ran = n;
       world.chains?.tick();
@@ -118,7 +131,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
       options.onOp?.(n);
     }
     for (const plan of plans) plan.calmDown();
-    const drained = await drain({ world, model, faults, touched: new Set() }, (kind, did) => log(ran, `drain:${kind}`, did), () => runChecks(STEP_CHECKS));
+    const drained = await drain({ world, model, faults, dbFaultsBefore: dbFaults(faults), touched: new Set() }, (kind, did) => log(ran, `drain:${kind}`, did), () => runChecks(STEP_CHECKS));
     if (drained !== null) throw new InvariantBroken('every_payment_final', drained);
     await runChecks(FULL_CHECKS);
     await runChecks(END_CHECKS);

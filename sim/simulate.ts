@@ -1,4 +1,4 @@
-// npm run simulate -- --seed S --ops N [--quiet] [--json]
+// npm run simulate -- --seed S --ops N [--quiet] [--json] [--profile] [--no-faults] [--builtin-chains]
 // Runs the service under the simulator (sim/run.ts) and prints its report; exits 1 when an invariant broke (with the
 // seed, the invariant and the last operations), 2 on a usage error.
 import { parseArgs } from 'node:util';
@@ -17,11 +17,12 @@ async function main(): Promise<number> {
         quiet: { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         'no-faults': { type: 'boolean', default: false },
+        'builtin-chains': { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
       },
     }));
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\nusage: npm run simulate -- --seed S --ops N [--quiet] [--json] [--no-faults]\n`);
+    process.stderr.write(`${(error as Error).message}\nusage: npm run simulate -- --seed S --ops N [--quiet] [--json] [--profile] [--no-faults] [--builtin-chains]\n`);
     return 2;
   }
   const ops = Number(values.ops);
@@ -36,6 +37,7 @@ async function main(): Promise<number> {
     ops,
     databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     ...(values['no-faults'] ? { rates: {} } : {}),
+    builtinChains: values['builtin-chains'],
     onOp: quiet ? undefined : (n) => n % step === 0 && process.stderr.write(`  ${n}/${ops}\n`),
   });
   process.stdout.write(`${values.json ? jsonReport(report) : formatReport(report)}\n`);

@@ -27,6 +27,7 @@ import { startQueue } from '../src/jobs/queue.js';
 import { createMetrics } from '../src/metrics/registry.js';
 import { getAddress } from 'viem';
 import { createSimChains, type SimChains } from './chain/index.js';
+import { wrapPool } from './faults/db.js';
 import type { FaultPlan } from './faults/plan.js';
 import { startReceiver, type SimReceiver } from './outside/receiver.js';
 import { startScreening, type SimScreening } from './outside/screening.js';
@@ -76,6 +77,8 @@ export interface WorldOptions {
   rng: Rng;
   /** The outside world's faults (receiver, screening provider). */
   faults: FaultPlan;
+  /** The database's faults, on the processes' pools (sim/faults/db.ts); the simulator's own reads stay clean. */
+  dbFaults: FaultPlan;
   /** The chain world's faults; null: the built-in simulated chains (their own SIM_FAILURE_RATE) instead of sim/chain. */
   chainFaults: FaultPlan | null;
   /** Share of sends the simulated chains fail (SIM_FAILURE_RATE). */
@@ -164,12 +167,12 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       const base = { config, pool: processPool, clock, log, adapters, boss, metrics, screener };
       return { ctx: { ...base, groupCommits: createGroupCommits(base) }, boss };
     };
-    const { ctx } = await processOn(pool, true);
+    const { ctx } = await processOn(wrapPool(pool, options.dbFaults, options.rng.fork('db:first')), true);
     await ensureTreasuries(pool, ctx.adapters, clock.now());
     await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
     const secondPool = createPool(url.toString(), 6);
     closers.push(() => secondPool.end());
-    const { ctx: second } = await processOn(secondPool, false);
+    const { ctx: second } = await processOn(wrapPool(secondPool, options.dbFaults, options.rng.fork('db:second')), false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
     return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients: recipientsOf(options.seed), close };

@@ -10,10 +10,13 @@ import { decideApproval, redeliver, resolve } from './operator.js';
 import { confirmOp, deadLetterOp, executionOp, scanOp, sweepOp, webhooksOp } from './workers.js';
 
 const DRAIN_ROUNDS_MAX = 150;
+/** Past every chain's depth for deposits (Ethereum's confirmations, Solana's finality). */
+const SETTLE_SECONDS = 1800;
 
 /** Null once drained; otherwise what is left. */
 export async function drain(env: OpEnv, log: (kind: string, did: string) => void, check: () => Promise<void>): Promise<string | null> {
   const { world } = env;
+  let settledAt: number | null = null;
   for (let round = 0; round < DRAIN_ROUNDS_MAX; round++) {
     // Transfers from outside first: a return books a refund, whose event must then be delivered too.
     log('scan', await scanOp(env));
@@ -26,7 +29,16 @@ export async function drain(env: OpEnv, log: (kind: string, did: string) => void
       [OPEN_STATUSES],
     );
     const left = rows[0]!;
-    if (left.open === 0 && left.events === 0 && left.failed === 0) return null;
+    if (left.open === 0 && left.events === 0 && left.failed === 0) {
+      if (settledAt !== null) return null;
+      // Everything final: let the chains reach their depth, so the last deposits and returns are booked (and their
+      // events delivered) before the books are compared with the chains.
+      settledAt = round;
+      await advance(world, SETTLE_SECONDS);
+      world.chains?.tick();
+      log('advance', `clock +${SETTLE_SECONDS}s to the chains' depth`);
+      continue;
+    }
     const draws = [round, round >> 1, 0, 0];
     for (let i = 0; i < left.waiting; i++) log('approval', await decideApproval(env, [0, 1, 0, 0]));
     // An operator tries the resolutions in turn, the chain decides which one it accepts.

@@ -17,7 +17,7 @@ export async function decideApproval(env: OpEnv, draws: readonly number[]): Prom
   if (!id) return 'nothing waits for approval';
   const action = draws[1]! % 4 === 0 ? 'reject' : 'approve';
   const res = await env.world.app.inject({ method: 'POST', url: `/admin/payment_intents/${id}/${action}`, payload: {} });
-  expectNoServerError(`${action} ${id}`, res);
+  expectNoServerError(env, `${action} ${id}`, res);
   env.touched.add(id);
   return `${action} #${env.model.byId.get(id)?.index}: ${res.statusCode}`;
 }
@@ -27,7 +27,7 @@ export async function cancel(env: OpEnv, draws: readonly number[]): Promise<stri
   const id = chosen(open, draws[0]!);
   if (!id) return 'nothing to cancel';
   const res = await env.world.app.inject({ method: 'POST', url: `/admin/payments/${id}/cancel` });
-  expectNoServerError(`cancel ${id}`, res, [502]);
+  expectNoServerError(env, `cancel ${id}`, res, [502]);
   env.touched.add(id);
   return `cancel #${env.model.byId.get(id)?.index}: ${res.statusCode}`;
 }
@@ -37,7 +37,7 @@ export async function resolve(env: OpEnv, draws: readonly number[], resolution =
   const id = chosen(review, draws[0]!);
   if (!id) return 'nothing in manual review';
   const res = await env.world.app.inject({ method: 'POST', url: `/admin/payments/${id}/resolve`, payload: { resolution } });
-  expectNoServerError(`resolve ${id} ${resolution}`, res, [502]);
+  expectNoServerError(env, `resolve ${id} ${resolution}`, res, [502]);
   env.touched.add(id);
   return `resolve #${env.model.byId.get(id)?.index} ${resolution}: ${res.statusCode}${res.statusCode >= 400 ? ` ${res.json().code}` : ''}`;
 }
@@ -47,7 +47,7 @@ export async function redeliver(env: OpEnv, draws: readonly number[]): Promise<s
   const event = chosen(rows, draws[0]!);
   if (!event) return 'no failed event';
   const res = await env.world.app.inject({ method: 'POST', url: `/admin/webhook-events/${event.id}/redeliver` });
-  expectNoServerError(`redeliver ${event.id}`, res);
+  expectNoServerError(env, `redeliver ${event.id}`, res);
   return `redeliver: ${res.statusCode}`;
 }
 
@@ -60,7 +60,7 @@ export async function withdraw(env: OpEnv, draws: readonly number[]): Promise<st
     url: '/admin/withdrawals',
     payload: { chain, to, amount_usdc: amount, idempotency_key: `sim-wd-${++env.model.names}` },
   });
-  expectNoServerError('POST /admin/withdrawals', res);
+  expectNoServerError(env, 'POST /admin/withdrawals', res);
   if (res.statusCode !== 201) return `withdrawal refused ${res.json().code}`;
   const id = (res.json() as { id: string }).id;
   remember(env.model, { id, kind: 'withdrawal', amountMicros: BigInt(Math.round(Number(amount) * 100)) * 10_000n });
