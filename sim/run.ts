@@ -3,7 +3,7 @@
 // every payment is final, and the end invariants are checked.
 import { createFaultPlan, FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRates } from './faults/plan.js';
 import { END_CHECKS, FULL_CHECKS, STEP_CHECKS, createWatermarks, type Check } from './invariants/checks.js';
-import { dbFaults, InvariantBroken, metDatabaseFault, type Faults, type OpEnv } from './ops/env.js';
+import { dbFaults, InvariantBroken, isDatabaseFaultError, metDatabaseFault, type Faults, type OpEnv } from './ops/env.js';
 import { nextOp, runOp } from './ops/index.js';
 import { createModel } from './ops/model.js';
 import { drain } from './ops/drain.js';
@@ -121,7 +121,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
       } catch (error) {
         if (error instanceof InvariantBroken) throw error;
         // A worker step that fails on a database fault fails as its loop's tick would: logged, and run again later.
-        if (metDatabaseFault(env)) lastOps.at(-1)!.did = `failed under a database fault: ${(error as Error)?.message ?? String(error)}`;
+        if (metDatabaseFault(env) || isDatabaseFaultError(env, error)) lastOps.at(-1)!.did = `failed under a database fault: ${(error as Error)?.message ?? String(error)}`;
         else throw new InvariantBroken('operation_completes', `${op.kind} threw: ${(error as Error)?.stack ?? String(error)}`);
       }
       ran = n;

@@ -1,4 +1,5 @@
 // What every operation gets: the world, the model, the fault plans and the raw draws the generator made for it.
+import { POOL_TIMEOUT_MESSAGE } from '../faults/db-errors.js';
 import type { FaultPlan } from '../faults/plan.js';
 import type { Model } from './model.js';
 import type { World } from '../world.js';
@@ -42,6 +43,18 @@ export function dbFaults(faults: Faults): number {
 /** Whether this operation met a database fault (then a 5xx or a failed worker step is the service's honest answer). */
 export function metDatabaseFault(env: OpEnv): boolean {
   return dbFaults(env.faults) > env.dbFaultsBefore;
+}
+
+const DATABASE_FAULT_CODES = new Set(['40001', '40P01', '57P01']);
+
+/**
+ * Whether `error` is one the database faults make (sim/faults/db-errors.ts), once any was injected: a pool exhausted
+ * by a fault refuses a few more connects, on its own pool, whenever that pool is next used.
+ */
+export function isDatabaseFaultError(env: OpEnv, error: unknown): boolean {
+  if (dbFaults(env.faults) === 0) return false;
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return (code !== undefined && DATABASE_FAULT_CODES.has(code)) || message === POOL_TIMEOUT_MESSAGE || /Connection terminated|connection lost|terminating connection/i.test(message ?? '');
 }
 
 /** An answer of the service: a 5xx is a bug (a business refusal is a 4xx with a code), unless a database fault hit it. */
