@@ -237,7 +237,7 @@ export const FULL_CHECKS: Check[] = [
   {
     name: 'audit_chain_verifies',
     async run(world) {
-      const proof = await verifyAudit(world.ctx);
+      const proof = await verifyAudit({ pool: world.pool, config: world.config });
       return proof.ok ? null : JSON.stringify(proof);
     },
   },
