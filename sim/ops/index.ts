@@ -41,6 +41,7 @@ export interface Op {
 }
 
 const DRAW_MAX = 2 ** 30;
+const SANCTIONABLE_RECIPIENTS = 3;
 
 export function nextOp(rng: Rng, n: number): Op {
   const kind = rng.weighted(OP_WEIGHTS);
@@ -89,7 +90,8 @@ export async function runOp(env: OpEnv, op: Op): Promise<string> {
       return redeliver(env, d);
     case 'sanction': {
       const chain = d[0] % 2 === 0 ? 'ethereum' : 'solana';
-      const address = env.world.recipients[chain][d[1] % env.world.recipients[chain].length]!;
+      // Only the first few recipients of each chain can be sanctioned: the others stay payable all run long.
+      const address = env.world.recipients[chain][d[1] % SANCTIONABLE_RECIPIENTS]!;
       env.world.screening.sanction(address, env.world.clock.now().getTime());
       return `sanctioned a ${chain} recipient`;
     }
