@@ -57,9 +57,13 @@ export function isDatabaseFaultError(env: OpEnv, error: unknown): boolean {
   return (code !== undefined && DATABASE_FAULT_CODES.has(code)) || message === POOL_TIMEOUT_MESSAGE || /Connection terminated|connection lost|terminating connection/i.test(message ?? '');
 }
 
+/** The service's own answer to a database it cannot reach (a pool a fault left exhausted, maybe ops ago). */
+export function isUnavailableAfterFaults(env: OpEnv, res: { statusCode: number; body: string }): boolean {
+  return res.statusCode === 503 && dbFaults(env.faults) > 0 && res.body.includes('"SERVICE_UNAVAILABLE"');
+}
+
 /** An answer of the service: a 5xx is a bug (a business refusal is a 4xx with a code), unless a database fault hit it. */
 export function expectNoServerError(env: OpEnv, what: string, res: { statusCode: number; body: string }, allowed: readonly number[] = []): void {
-  // The service's own answer to a database it cannot reach (a pool a fault left exhausted, maybe ops ago) is honest.
-  const unavailable = res.statusCode === 503 && dbFaults(env.faults) > 0 && res.body.includes('"SERVICE_UNAVAILABLE"');
+  const unavailable = isUnavailableAfterFaults(env, res);
   if (res.statusCode >= 500 && !allowed.includes(res.statusCode) && !metDatabaseFault(env) && !unavailable) throw new InvariantBroken('no_server_error', `${what} answered ${res.statusCode}: ${res.body.slice(0, 400)}`);
 }

@@ -1,7 +1,7 @@
 // The merchants' calls, through app.inject() so that validation, idempotency and errors are the service's own: quotes,
 // payment intents, replays of a key (with the same body and with another), payout batches.
 import type { Chain } from '../../src/domain/chain.js';
-import { expectNoServerError, InvariantBroken, metDatabaseFault, type OpEnv } from './env.js';
+import { expectNoServerError, InvariantBroken, isUnavailableAfterFaults, metDatabaseFault, type OpEnv } from './env.js';
 import { chosen, remember } from './model.js';
 
 const KEY = { 'x-api-key': 'test-key' };
@@ -71,7 +71,7 @@ export async function replay(env: OpEnv, draws: readonly number[], sameBody: boo
     if (id !== use.paymentId) throw new InvariantBroken('replay_returns_same_payment', `key ${use.key} answered ${id}, first ${use.paymentId}`);
     return `replayed #${env.model.byId.get(id)?.index}`;
   }
-  if (quoteId === use.quoteId && !(res.statusCode >= 500 && metDatabaseFault(env))) throw new InvariantBroken('replay_returns_same_payment', `key ${use.key} with its own body answered ${res.statusCode} ${res.body}`);
+  if (quoteId === use.quoteId && !(res.statusCode >= 500 && metDatabaseFault(env)) && !isUnavailableAfterFaults(env, res)) throw new InvariantBroken('replay_returns_same_payment', `key ${use.key} with its own body answered ${res.statusCode} ${res.body}`);
   return `refused ${res.json().code}`;
 }
 
