@@ -20,9 +20,9 @@ export function readRun(result: { code: number | null; timedOut: boolean; stdout
   if (named) return { kind: 'broken', invariant: named.name, details: named.details };
   // A report that is not JSON (or a simulator without --json): the text still names the invariant.
   const text = `${result.stdout}\n${result.stderr}`;
-  const match = /(?:broken invariant|invariant broken|invariant)\s*[:=]?\s*["'`]?([A-Za-z][\w.:/-]*)/i.exec(text);
+  const match = /(?:broken invariant|invariant broken|invariant)\s*[:=]?\s*["'`]?([A-Za-z][\w./-]*)/i.exec(text);
   if (match && !/^(checks?|checked)$/i.test(match[1]!)) return { kind: 'broken', invariant: match[1]!, details: tail(text) };
-  return { kind: 'error', details: `exit ${result.code}; ${tail(result.stderr || result.stdout)}` };
+  return { kind: 'error', details: `exit ${result.code}; ${firstError(result.stderr)}${tail(result.stderr || result.stdout)}` };
 }
 
 /** The last line of `stdout` that is a JSON object, or the whole of it when it is one. */
@@ -72,6 +72,12 @@ function invariantIn(report: Record<string, unknown>, depth: number): { name: st
 function detailsOf(value: Record<string, unknown>): string {
   const details = value.details ?? value.detail ?? value.message;
   return tail(typeof details === 'string' ? details : details === undefined ? '' : JSON.stringify(details));
+}
+
+/** The first line of a crash that names its error (the stack's tail alone does not say what broke), with a separator. */
+function firstError(stderr: string): string {
+  const line = stderr.split('\n').find((l) => /^\s*(?:\w+\s)?\w*Error\b(?:\s\[\w+\])?:/.test(l));
+  return line ? `${line.trim()} | ` : '';
 }
 
 function tail(text: string): string {
