@@ -208,6 +208,18 @@ export const MUTANTS: readonly Mutant[] = [
     invariant: "every status change's webhook is delivered at least once",
   },
   {
+    id: 'webhook-5xx-counted-delivered',
+    bug: "a receiver's 5xx (or 3xx, 4xx) answer counts as a delivery: the event is never retried and the merchant never hears of the change",
+    edits: [
+      {
+        file: 'src/domain/webhook-delivery.ts',
+        find: 'return outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode <= 299;',
+        replace: 'return outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode <= 599;',
+      },
+    ],
+    invariant: "every status change's webhook is delivered at least once (as the receiver saw it, not as the outbox says)",
+  },
+  {
     id: 'settle-on-inclusion',
     bug: 'a transfer included in a block, not final yet, settles its payment: a reorganisation below finality leaves a settled payout the chain never paid',
     edits: [
