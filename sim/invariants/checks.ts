@@ -1,0 +1,249 @@
+// The invariants of issue 37 §3, each a named check over the database (and the simulated chains, whose network lives
+// in the same database). A check answers null when it holds, or what it saw broken. Step checks are cheap (what the
+// step added, or small tables) and run after every operation; full checks read whole tables and run every few steps
+// and at the end; end checks run once the run has drained.
+import { canTransition, OPEN_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
+import { verifyAudit } from '../../src/core/audit-verify.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { reconcile } from '../../src/core/reconcile.js';
+import type { World } from '../world.js';
+
+/** What the step checks remember between steps: how far they have read, and the sums so far. */
+export interface Watermarks {
+  transitionId: number;
+  postingId: number;
+  ledgerTransactionId: number;
+  lastStatus: Map<string, PaymentStatus>;
+  accountPostings: Map<string, bigint>;
+}
+
+export function createWatermarks(): Watermarks {
+  return { transitionId: 0, postingId: 0, ledgerTransactionId: 0, lastStatus: new Map(), accountPostings: new Map() };
+}
+
+export interface Check {
+  name: string;
+  run(world: World, marks: Watermarks): Promise<string | null>;
+}
+
+/** After every step. */
+export const STEP_CHECKS: Check[] = [
+  {
+    name: 'statuses_only_move_forward',
+    async run(world, marks) {
+      const { rows } = await world.pool.query<{ id: string; payment_intent_id: string; from_status: PaymentStatus | null; to_status: PaymentStatus }>(
+        'SELECT id::int, payment_intent_id, from_status, to_status FROM payment_intent_transitions WHERE id > $1 ORDER BY id',
+        [marks.transitionId],
+      );
+      for (const row of rows) {
+        marks.transitionId = Math.max(marks.transitionId, Number(row.id));
+        const last = marks.lastStatus.get(row.payment_intent_id);
+        marks.lastStatus.set(row.payment_intent_id, row.to_status);
+        if (row.from_status === null) {
+          if (last !== undefined) return `payment ${row.payment_intent_id} started again at ${row.to_status} after ${last}`;
+          continue;
+        }
+        if (last !== undefined && last !== row.from_status) return `payment ${row.payment_intent_id} moved from ${row.from_status} but was ${last}`;
+        if (!canTransition(row.from_status, row.to_status)) return `payment ${row.payment_intent_id} moved ${row.from_status} -> ${row.to_status}`;
+      }
+      return null;
+    },
+  },
+  {
+    name: 'postings_balance_per_currency',
+    async run(world, marks) {
+      const { rows } = await world.pool.query<{ transaction_id: string; currency: string; sum: string }>(
+        `SELECT transaction_id::text, currency, SUM(amount)::text AS sum FROM ledger_postings WHERE transaction_id > $1
+          GROUP BY transaction_id, currency HAVING SUM(amount) <> 0 LIMIT 5`,
+        [marks.ledgerTransactionId],
+      );
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
+    name: 'payment_debited_at_most_once',
+    async run(world, marks) {
+      const { rows } = await world.pool.query<{ payment_intent_id: string; n: number }>(
+        `SELECT payment_intent_id, COUNT(*)::int AS n FROM ledger_transactions
+          WHERE type = 'debit' AND payment_intent_id IN (SELECT payment_intent_id FROM ledger_transactions WHERE id > $1 AND type = 'debit')
+          GROUP BY payment_intent_id HAVING COUNT(*) > 1 LIMIT 5`,
+        [marks.ledgerTransactionId],
+      );
+      const max = await world.pool.query<{ id: string | null }>('SELECT MAX(id)::text AS id FROM ledger_transactions');
+      marks.ledgerTransactionId = Number(max.rows[0]?.id ?? 0);
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
+    name: 'balance_equals_its_postings',
+    async run(world, marks) {
+      const added = await world.pool.query<{ account_id: string; sum: string; last: string }>(
+        'SELECT account_id::text, SUM(amount)::text AS sum, MAX(id)::text AS last FROM ledger_postings WHERE id > $1 GROUP BY account_id',
+        [marks.postingId],
+      );
+      for (const row of added.rows) {
+        marks.accountPostings.set(row.account_id, (marks.accountPostings.get(row.account_id) ?? 0n) + BigInt(row.sum));
+        marks.postingId = Math.max(marks.postingId, Number(row.last));
+      }
+      const { rows } = await world.pool.query<{ id: string; balance: string }>('SELECT id::text, balance::text FROM ledger_accounts');
+      for (const account of rows) {
+        const sum = marks.accountPostings.get(account.id) ?? 0n;
+        if (BigInt(account.balance) !== sum) return `account ${account.id} holds ${account.balance}, its postings sum to ${sum}`;
+      }
+      return null;
+    },
+  },
+  {
+    name: 'available_never_negative',
+    async run(world) {
+      const { rows } = await world.pool.query<{ chain: string; currency: string; kind: string; balance: string }>(
+        // Accounts are striped (several rows per kind, src/ledger/store.ts): a stripe may dip, the kind may not.
+        `SELECT chain, currency, kind, SUM(balance)::text AS balance FROM ledger_accounts
+          WHERE kind IN ('treasury_available', 'treasury_reserved', 'treasury_in_flight')
+          GROUP BY chain, currency, kind HAVING SUM(balance) < 0`,
+      );
+      const bad = rows;
+      return bad.length === 0 ? null : JSON.stringify(bad);
+    },
+  },
+  {
+    name: 'reserved_plus_in_flight_equals_open_payments',
+    async run(world) {
+      const { rows } = await world.pool.query<{ chain: string; held: string; open: string }>(
+        `WITH held AS (
+           SELECT chain, SUM(balance) AS held FROM ledger_accounts
+            WHERE currency = 'USDC' AND kind IN ('treasury_reserved', 'treasury_in_flight') GROUP BY chain
+         ), open AS (
+           SELECT selected_chain AS chain, SUM(amount_micros) AS open FROM payment_intents WHERE status = ANY($1::text[]) GROUP BY selected_chain
+         )
+         SELECT COALESCE(h.chain, o.chain) AS chain, COALESCE(h.held, 0)::text AS held, COALESCE(o.open, 0)::text AS open
+           FROM held h FULL JOIN open o ON o.chain = h.chain`,
+        [OPEN_STATUSES],
+      );
+      const bad = rows.filter((r) => r.held !== r.open);
+      return bad.length === 0 ? null : JSON.stringify(bad);
+    },
+  },
+];
+
+/** Every few steps and at the end: whole tables. */
+export const FULL_CHECKS: Check[] = [
+  {
+    name: 'one_landed_transfer_per_payment',
+    async run(world) {
+      const { rows } = await world.pool.query<{ ref: string; txs: string[] }>(
+        `SELECT ref, array_agg(DISTINCT tx_id) AS txs FROM sim_payouts WHERE NOT will_stick GROUP BY ref HAVING COUNT(DISTINCT tx_id) > 1 LIMIT 5`,
+      );
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
+    name: 'one_signed_transaction_per_nonce',
+    async run(world) {
+      const { rows } = await world.pool.query<{ chain: string; nonce: string; tx_id: string; payments: string[] }>(
+        `SELECT chain, chain_meta->>'nonce' AS nonce, tx_id, array_agg(payment_intent_id ORDER BY payment_intent_id) AS payments
+           FROM payment_attempts WHERE chain_meta ? 'nonce' AND chain_meta->>'nonce' IS NOT NULL
+          GROUP BY chain, chain_meta->>'nonce', tx_id`,
+      );
+      const byNonce = new Map<string, Set<string>>();
+      for (const row of rows) {
+        const key = `${row.chain}:${row.nonce}`;
+        const payments = byNonce.get(key) ?? new Set<string>();
+        payments.add(row.payments.join(','));
+        byNonce.set(key, payments);
+        // Two transactions on one nonce may exist only as replacements of the same payments.
+        if (payments.size > 1) return `${key} signed for ${[...payments].join(' and ')}`;
+      }
+      return null;
+    },
+  },
+  {
+    name: 'no_solana_resign_while_earlier_can_land',
+    async run(world) {
+      const { rows } = await world.pool.query<{ payment_intent_id: string; tx_id: string; status: string }>(
+        `SELECT a.payment_intent_id, a.tx_id, a.status FROM payment_attempts a
+          WHERE a.chain = 'solana' AND a.status IN ('signed', 'broadcasted', 'confirmed')
+            AND EXISTS (SELECT 1 FROM payment_attempts b WHERE b.payment_intent_id = a.payment_intent_id AND b.tx_id <> a.tx_id
+                         AND b.created_at > a.created_at AND b.chain = 'solana')
+          LIMIT 5`,
+      );
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
+    name: 'payouts_keep_their_approval',
+    async run(world) {
+      const threshold = world.config.policy.approvalAboveMicros;
+      if (threshold === null) return null;
+      const { rows } = await world.pool.query<{ id: string; approval: string | null }>(
+        `SELECT DISTINCT pi.id, ap.status AS approval FROM payment_attempts a JOIN payment_intents pi ON pi.id = a.payment_intent_id
+           LEFT JOIN payment_approvals ap ON ap.payment_intent_id = pi.id
+          WHERE pi.kind = 'payout' AND pi.amount_micros > $1 AND ap.status IS DISTINCT FROM 'approved' LIMIT 5`,
+        [threshold.toString()],
+      );
+      return rows.length === 0 ? null : `signed without approval: ${JSON.stringify(rows)}`;
+    },
+  },
+  {
+    name: 'payouts_keep_their_screening_verdict',
+    async run(world) {
+      if (world.screening.sanctioned.size === 0) return null;
+      const { rows } = await world.pool.query<{ id: string; address: string; signed_at: Date }>(
+        `SELECT pi.id, pi.destination_address AS address, a.created_at AS signed_at FROM payment_attempts a
+           JOIN payment_intents pi ON pi.id = a.payment_intent_id WHERE pi.destination_address = ANY($1::text[])`,
+        [[...world.screening.sanctioned.keys()]],
+      );
+      const bad = rows.filter((r) => r.signed_at.getTime() > world.screening.sanctioned.get(r.address)!);
+      return bad.length === 0 ? null : `signed to a sanctioned recipient: ${JSON.stringify(bad.slice(0, 5))}`;
+    },
+  },
+  {
+    name: 'audit_chain_verifies',
+    async run(world) {
+      const proof = await verifyAudit(world.ctx);
+      return proof.ok ? null : JSON.stringify(proof);
+    },
+  },
+  {
+    name: 'ledger_verifies',
+    async run(world) {
+      const report = await verifyLedger(world.pool);
+      return report.ok ? null : JSON.stringify(report.problems.slice(0, 5));
+    },
+  },
+];
+
+/** Once the run has drained (no faults, every payment final). */
+export const END_CHECKS: Check[] = [
+  {
+    name: 'every_payment_final',
+    async run(world) {
+      const { rows } = await world.pool.query<{ id: string; status: string }>('SELECT id, status FROM payment_intents WHERE status = ANY($1::text[]) LIMIT 5', [OPEN_STATUSES]);
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
+    name: 'reconcile_clean',
+    async run(world) {
+      const results = await reconcile(world.pool, world.adapters);
+      const bad = results.filter((r) => r.status !== 'ok');
+      return bad.length === 0 ? null : JSON.stringify(bad);
+    },
+  },
+  {
+    name: 'every_status_change_webhook_delivered',
+    async run(world) {
+      const undelivered = await world.pool.query<{ id: string; event_type: string; status: string }>(
+        "SELECT id, event_type, status FROM webhook_events WHERE status <> 'delivered' LIMIT 5",
+      );
+      if (undelivered.rows.length > 0) return `not delivered: ${JSON.stringify(undelivered.rows)}`;
+      const { rows } = await world.pool.query<{ id: string; status: string }>(
+        `SELECT pi.id, t.to_status AS status FROM payment_intent_transitions t JOIN payment_intents pi ON pi.id = t.payment_intent_id
+          WHERE pi.kind = 'payout' AND t.to_status IN ('settled', 'failed', 'manual_review')
+            AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.payment_intent_id = pi.id AND e.event_type = 'payment.' || t.to_status AND e.status = 'delivered')
+          LIMIT 5`,
+      );
+      return rows.length === 0 ? null : `no delivered event: ${JSON.stringify(rows)}`;
+    },
+  },
+];

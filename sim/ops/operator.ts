@@ -1,0 +1,69 @@
+// The operators' calls, through app.inject() on the admin routes: approve or reject a payment waiting for approval,
+// cancel one not on chain yet, resolve one in manual review (settled, failed, replace, retry, cancel_on_chain), queue
+// a failed webhook event again, withdraw from a treasury. A refusal (4xx, or 502 when the chain cannot be asked) is an
+// answer like any other; a 500 is a bug.
+import { RESOLUTIONS } from '../../src/domain/operator-actions.js';
+import { expectNoServerError, type OpEnv } from './env.js';
+import { chosen, inRunOrder, remember } from './model.js';
+
+async function idsWhere(env: OpEnv, sql: string, params: unknown[] = []): Promise<string[]> {
+  const { rows } = await env.world.pool.query<{ id: string }>(sql, params);
+  return inRunOrder(env.model, rows.map((r) => r.id));
+}
+
+export async function decideApproval(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const waiting = await idsWhere(env, "SELECT payment_intent_id AS id FROM payment_approvals WHERE status = 'pending'");
+  const id = chosen(waiting, draws[0]!);
+  if (!id) return 'nothing waits for approval';
+  const action = draws[1]! % 4 === 0 ? 'reject' : 'approve';
+  const res = await env.world.app.inject({ method: 'POST', url: `/admin/payment_intents/${id}/${action}`, payload: {} });
+  expectNoServerError(`${action} ${id}`, res);
+  env.touched.add(id);
+  return `${action} #${env.model.byId.get(id)?.index}: ${res.statusCode}`;
+}
+
+export async function cancel(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const open = await idsWhere(env, "SELECT id FROM payment_intents WHERE status IN ('route_selected', 'retrying')");
+  const id = chosen(open, draws[0]!);
+  if (!id) return 'nothing to cancel';
+  const res = await env.world.app.inject({ method: 'POST', url: `/admin/payments/${id}/cancel` });
+  expectNoServerError(`cancel ${id}`, res, [502]);
+  env.touched.add(id);
+  return `cancel #${env.model.byId.get(id)?.index}: ${res.statusCode}`;
+}
+
+export async function resolve(env: OpEnv, draws: readonly number[], resolution = RESOLUTIONS[draws[1]! % RESOLUTIONS.length]!): Promise<string> {
+  const review = await idsWhere(env, "SELECT id FROM payment_intents WHERE status = 'manual_review'");
+  const id = chosen(review, draws[0]!);
+  if (!id) return 'nothing in manual review';
+  const res = await env.world.app.inject({ method: 'POST', url: `/admin/payments/${id}/resolve`, payload: { resolution } });
+  expectNoServerError(`resolve ${id} ${resolution}`, res, [502]);
+  env.touched.add(id);
+  return `resolve #${env.model.byId.get(id)?.index} ${resolution}: ${res.statusCode}${res.statusCode >= 400 ? ` ${res.json().code}` : ''}`;
+}
+
+export async function redeliver(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const { rows } = await env.world.pool.query<{ id: string }>("SELECT id FROM webhook_events WHERE status = 'failed' ORDER BY seq");
+  const event = chosen(rows, draws[0]!);
+  if (!event) return 'no failed event';
+  const res = await env.world.app.inject({ method: 'POST', url: `/admin/webhook-events/${event.id}/redeliver` });
+  expectNoServerError(`redeliver ${event.id}`, res);
+  return `redeliver: ${res.statusCode}`;
+}
+
+export async function withdraw(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const chain = draws[0]! % 2 === 0 ? ('ethereum' as const) : ('solana' as const);
+  const to = env.world.recipients[chain][draws[1]! % env.world.recipients[chain].length]!;
+  const amount = (1 + (draws[2]! % 500_000) / 100).toFixed(2);
+  const res = await env.world.app.inject({
+    method: 'POST',
+    url: '/admin/withdrawals',
+    payload: { chain, to, amount_usdc: amount, idempotency_key: `sim-wd-${++env.model.names}` },
+  });
+  expectNoServerError('POST /admin/withdrawals', res);
+  if (res.statusCode !== 201) return `withdrawal refused ${res.json().code}`;
+  const id = (res.json() as { id: string }).id;
+  remember(env.model, { id, kind: 'withdrawal', amountMicros: BigInt(Math.round(Number(amount) * 100)) * 10_000n });
+  env.touched.add(id);
+  return `withdrawal ${amount} on ${chain}`;
+}

@@ -1,0 +1,107 @@
+// Worker steps, called as the worker loops call them (src/workers/*): an execution poll (fetch with leases, the batch,
+// the jobs settled), a dead-letter poll, a confirmation round, a webhook delivery pass, the lease sweeper, a deposits
+// scan. Process faults live here: a poll's process may die at a chosen point (mortal.ts), and two processes may poll
+// the same queue at once.
+import pino from 'pino';
+import { EXECUTION_BATCH_JOBS_MAX, DEAD_LETTER_BATCH_JOBS_MAX } from '../../src/bounds.js';
+import { handleDeadExecution } from '../../src/core/execution/abandon.js';
+import { confirmRound } from '../../src/core/confirmation/round.js';
+import { executeBatch } from '../../src/core/execution/execute.js';
+import { fetchRuns } from '../../src/core/execution/fetch.js';
+import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
+import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
+import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
+import { settleJobs } from '../../src/workers/execution/poller.js';
+import { DEATH_POINTS, mortalProcess, type DeathPoint } from '../process/mortal.js';
+import type { Process } from '../world.js';
+import type { OpEnv } from './env.js';
+
+const quiet = pino({ level: 'silent' });
+
+/** One tick of an execution poller of `process`, as src/workers/execution/poller.ts runs it (without the window wait). */
+async function executionPoll(process: Process): Promise<number> {
+  const deps = { ...process, log: quiet };
+  const fetched = await fetchRuns(deps, EXECUTION_BATCH_JOBS_MAX);
+  if (fetched.length === 0) return 0;
+  const outcomes = await executeBatch(deps, fetched.map((f) => f.run));
+  await settleJobs(deps.boss, EXECUTION_QUEUE, fetched.map((f) => f.job), outcomes);
+  return fetched.length;
+}
+
+/** Runs `step` on a process that may die at `point`; true when it died (its work is dropped, its promise left). */
+async function mortally(base: Process, point: DeathPoint | null, step: (p: Process) => Promise<unknown>): Promise<boolean> {
+  const mortal = mortalProcess(base, point);
+  const running = step(mortal.process);
+  running.catch(() => undefined);
+  await Promise.race([running, mortal.died]);
+  return mortal.dead;
+}
+
+export async function executionOp(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const { world, faults } = env;
+  const dies = faults.process.roll('process.worker_dies');
+  const races = faults.process.roll('process.workers_race');
+  const point: DeathPoint | null = dies ? DEATH_POINTS[draws[0]! % 4]! : null;
+  if (point === 'claim') {
+    // The jobs fetched and leased, and the process gone before its claim.
+    const died = await mortally(world.ctx, null, async (p) => {
+      await fetchRuns(p, EXECUTION_BATCH_JOBS_MAX);
+    });
+    return `died at claim${died ? '' : '?'}`;
+  }
+  if (races) {
+    const [first, second] = await Promise.all([
+      mortally(world.ctx, point, executionPoll),
+      mortally(world.second, null, executionPoll),
+    ]);
+    return `two pollers raced${first || second ? `; one died at ${point}` : ''}`;
+  }
+  if (point) {
+    const died = await mortally(world.ctx, point, executionPoll);
+    return died ? `died at ${point}` : `would have died at ${point}: nothing reached it`;
+  }
+  return `executed ${await executionPoll(draws[1]! % 2 === 0 ? world.ctx : world.second)}`;
+}
+
+export async function deadLetterOp(env: OpEnv): Promise<string> {
+  const deps = { ...env.world.ctx, log: quiet };
+  const jobs = await deps.boss.fetch<ExecutionJob>(EXECUTION_DEAD_LETTER_QUEUE, { batchSize: DEAD_LETTER_BATCH_JOBS_MAX });
+  for (const job of jobs) {
+    await handleDeadExecution(deps, job.data);
+    await deps.boss.complete(EXECUTION_DEAD_LETTER_QUEUE, job.id);
+  }
+  return `dead letters ${jobs.length}`;
+}
+
+export async function confirmOp(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const { world, faults } = env;
+  const dies = faults.process.roll('process.worker_dies');
+  const races = faults.process.roll('process.workers_race');
+  const round = (p: Process) => confirmRound({ ...p, log: quiet });
+  if (races) {
+    const died = await Promise.all([mortally(world.ctx, dies ? 'confirm' : null, round), mortally(world.second, null, round)]);
+    return `two confirmation rounds raced${died[0] ? '; one died' : ''}`;
+  }
+  if (dies) return (await mortally(world.ctx, 'confirm', round)) ? 'died at confirm' : 'confirmed (nothing to ask)';
+  const summary = await round(draws[0]! % 2 === 0 ? world.ctx : world.second);
+  return `confirmed ${JSON.stringify(summary)}`;
+}
+
+export async function webhooksOp(env: OpEnv): Promise<string> {
+  const { ctx } = env.world;
+  // One lane: the receiver's fault draws follow the order of the events, not the lanes' race.
+  const counts = await deliverDueEvents({ pool: ctx.pool, clock: ctx.clock, config: ctx.config, log: quiet }, { batchSize: 20, concurrency: 1 });
+  return `webhooks ${JSON.stringify(counts)}`;
+}
+
+export async function sweepOp(env: OpEnv, draws: readonly number[]): Promise<string> {
+  const process = draws[0]! % 2 === 0 ? env.world.ctx : env.world.second;
+  const counts = await resumeExpiredExecutions({ ...process, log: quiet });
+  return `swept ${JSON.stringify(counts)}`;
+}
+
+export async function scanOp(env: OpEnv): Promise<string> {
+  const result = await scanDeposits({ ...env.world.ctx, log: quiet });
+  return `scanned ${JSON.stringify(result)}`;
+}

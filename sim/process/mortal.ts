@@ -1,0 +1,91 @@
+// A worker that dies (issue 37, process faults). A run of the real batch functions is given a process of its own whose
+// chain calls stop at a chosen point and never return, as a process killed there would; from that moment its pool
+// refuses every statement (its heartbeat's lease renewals included), so nothing of the dead run reaches the database
+// again. Its in-memory state (the batch, its runs, its leases' owners) is dropped with it: only the real lease sweeper
+// (src/core/execution/recover.ts) can take the work up again, once the database clock passes the leases.
+//   claim:   after the jobs were fetched (and leased), before the claim
+//   sign:    after the claim, while the transfers are prepared (before they are signed and persisted)
+//   send:    after the signed transfers were persisted, before they are sent
+//   record:  after the node took the transfers, before the sends are recorded
+//   confirm: in a confirmation round, after the chain was asked, before its verdicts are recorded
+import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
+import type { Pool } from '../../src/db/pool.js';
+import type { Process } from '../world.js';
+
+export const DEATH_POINTS = ['claim', 'sign', 'send', 'record', 'confirm'] as const;
+export type DeathPoint = (typeof DEATH_POINTS)[number];
+
+export class ProcessDied extends Error {
+  override readonly name = 'ProcessDied';
+}
+
+export interface Mortal {
+  process: Process;
+  /** Resolves when the process dies (never, if it lives). */
+  died: Promise<void>;
+  readonly dead: boolean;
+  /** Kills it now (the point `claim`: between two calls the simulator makes itself). */
+  kill(): void;
+}
+
+const never = new Promise<never>(() => undefined);
+
+export function mortalProcess(base: Process, point: DeathPoint | null): Mortal {
+  let dead = false;
+  let onDeath!: () => void;
+  const died = new Promise<void>((resolve) => (onDeath = resolve));
+  const kill = () => {
+    if (dead) return;
+    dead = true;
+    onDeath();
+  };
+  const pool = new Proxy(base.pool, {
+    get(target, property, receiver) {
+      if (property === 'query' || property === 'connect') {
+        return (...args: unknown[]) => {
+          if (dead) return Promise.reject(new ProcessDied('the process is dead'));
+          return (target[property] as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as Pool;
+  const dieAt = (here: DeathPoint): Promise<never> | null => {
+    if (point !== here || dead) return null;
+    kill();
+    return never;
+  };
+  const adapters: ChainAdapters = {};
+  for (const [chain, adapter] of Object.entries(base.adapters) as [string, ChainAdapter][]) {
+    adapters[chain as keyof ChainAdapters] = new Proxy(adapter, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (property === 'prepareTransfers' || property === 'prepareReplacement') return (...args: unknown[]) => dieAt('sign') ?? call(...args);
+        if (property === 'broadcast') {
+          return async (...args: unknown[]) => {
+            const before = dieAt('send');
+            if (before) return before;
+            await call(...args);
+            return dieAt('record') ?? undefined;
+          };
+        }
+        if (property === 'getStatuses') return async (...args: unknown[]) => {
+          const statuses = await call(...args);
+          return dieAt('confirm') ?? statuses;
+        };
+        return call;
+      },
+    });
+  }
+  return {
+    process: { ...base, pool, adapters },
+    died,
+    get dead() {
+      return dead;
+    },
+    kill,
+  };
+}

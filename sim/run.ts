@@ -1,0 +1,140 @@
+// One simulation: a world on a fresh database, N operations drawn from the seed with faults, every step's invariants,
+// then calm: faults off, the run drains (time moves, the workers run, operators resolve what waits for them) until
+// every payment is final, and the end invariants are checked.
+import { createFaultPlan, FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRates } from './faults/plan.js';
+import { END_CHECKS, FULL_CHECKS, STEP_CHECKS, createWatermarks, type Check } from './invariants/checks.js';
+import { InvariantBroken, type Faults, type OpEnv } from './ops/env.js';
+import { nextOp, runOp } from './ops/index.js';
+import { createModel } from './ops/model.js';
+import { drain } from './ops/drain.js';
+import type { LoggedOp, Report } from './report.js';
+import { Rng } from './rng.js';
+import { createWorld, type World } from './world.js';
+
+/** The faults a run injects by default, per chance at each place one could happen. */
+export const DEFAULT_RATES: FaultRates = {
+  'process.worker_dies': 0.03,
+  'process.workers_race': 0.08,
+  'outside.webhook_fails': 0.1,
+  'outside.webhook_hangs': 0.01,
+  'outside.webhook_slow': 0.03,
+  'outside.screening_timeout': 0.005,
+  'outside.clock_jump': 0.04,
+};
+
+export interface SimulationOptions {
+  seed: string;
+  ops: number;
+  databaseUrl: string;
+  rates?: FaultRates;
+  /** Full checks every this many operations (and at the end). */
+  fullEvery?: number;
+  /** Faults stop after this share of the operations. */
+  calmAt?: number;
+  /** Called after each operation (progress). */
+  onOp?: (n: number) => void;
+}
+
+const LAST_OPS = 20;
+let spentSetup = 0;
+
+export async function runSimulation(options: SimulationOptions): Promise<Report> {
+  const started = performance.now();
+  const root = new Rng(options.seed);
+  const opRng = root.fork('ops');
+  const rates = options.rates ?? DEFAULT_RATES;
+  const faults: Faults = {
+    process: createFaultPlan(root.fork('faults:process'), rates),
+    outside: createFaultPlan(root.fork('faults:outside'), rates),
+    chain: createFaultPlan(root.fork('faults:chain'), rates),
+    db: createFaultPlan(root.fork('faults:db'), rates),
+  };
+  const plans: FaultPlan[] = Object.values(faults);
+  const setupStarted = performance.now();
+  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, databaseUrl: options.databaseUrl });
+  spentSetup = performance.now() - setupStarted;
+  const model = createModel();
+  const marks = createWatermarks();
+  const lastOps: LoggedOp[] = [];
+  const opsByKind: Record<string, number> = {};
+  let checks = 0;
+  let ran = 0;
+  const fullEvery = options.fullEvery ?? 100;
+  const calmAt = Math.floor(options.ops * (options.calmAt ?? 0.8));
+
+  const spent = new Map<string, number>();
+  const timed = async <T>(label: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      spent.set(label, (spent.get(label) ?? 0) + performance.now() - t0);
+    }
+  };
+  const runChecks = async (list: readonly Check[]) => {
+    for (const check of list) {
+      checks++;
+      const problem = await timed(`check:${check.name}`, () => check.run(world, marks));
+      if (problem !== null) throw new InvariantBroken(check.name, problem);
+    }
+  };
+  const log = (n: number, kind: string, did: string) => {
+    lastOps.push({ n, kind, did });
+    if (lastOps.length > LAST_OPS) lastOps.shift();
+  };
+
+  let broken: InvariantBroken | null = null;
+  try {
+    for (let n = 1; n <= options.ops; n++) {
+      if (n === calmAt + 1) for (const plan of plans) plan.calmDown();
+      const op = nextOp(opRng, n);
+      opsByKind[op.kind] = (opsByKind[op.kind] ?? 0) + 1;
+      const env: OpEnv = { world, model, faults, touched: new Set() };
+      try {
+        log(n, op.kind, '(running)');
+        lastOps.at(-1)!.did = await timed(`op:${op.kind}`, () => runOp(env, op));
+      } catch (error) {
+        if (error instanceof InvariantBroken) throw error;
+        throw new InvariantBroken('operation_completes', `${op.kind} threw: ${(error as Error)?.stack ?? String(error)}`);
+      }
+      ran = n;
+      await runChecks(STEP_CHECKS);
+      if (n % fullEvery === 0) await runChecks(FULL_CHECKS);
+      options.onOp?.(n);
+    }
+    for (const plan of plans) plan.calmDown();
+    const drained = await drain({ world, model, faults, touched: new Set() }, (kind, did) => log(ran, `drain:${kind}`, did), () => runChecks(STEP_CHECKS));
+    if (drained !== null) throw new InvariantBroken('every_payment_final', drained);
+    await runChecks(FULL_CHECKS);
+    await runChecks(END_CHECKS);
+  } catch (error) {
+    if (!(error instanceof InvariantBroken)) throw error;
+    broken = error;
+  } finally {
+    await closeQuietly(world);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const counts: Partial<Record<FaultKind, number>> = {};
+  for (const kind of FAULT_KINDS) {
+    const total = plans.reduce((sum, plan) => sum + (plan.counts.get(kind) ?? 0), 0);
+    if (total > 0) counts[kind] = total;
+  }
+  return {
+    seed: options.seed,
+    ops: options.ops,
+    ok: broken === null,
+    ...(broken ? { invariant: broken.invariant, details: broken.details } : {}),
+    lastOps,
+    opsByKind,
+    faults: counts,
+    checks,
+    payments: model.payments.length,
+    spentMs: Object.fromEntries([['setup', spentSetup] as [string, number], ...spent].sort(([, a], [, b]) => b - a).map(([k, ms]) => [k, Math.round(ms)])),
+    seconds,
+    opsPerSecond: ran / seconds,
+  };
+}
+
+async function closeQuietly(world: World): Promise<void> {
+  await world.close().catch(() => undefined);
+}
