@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MUTANTS } from './list.js';
-import { runMutants } from './runner.js';
+import { killRunning, runMutants } from './runner.js';
 import { resultsTable } from './table.js';
 import { typeErrors } from './typecheck.js';
 
@@ -67,6 +67,13 @@ const budget = {
   runTimeoutSeconds: positive('timeout-seconds', values['timeout-seconds'], RUN_TIMEOUT_SECONDS_DEFAULT),
 };
 const root = fileURLToPath(new URL('../..', import.meta.url));
+// Stopped (Ctrl-C, a deadline): the simulator runs go with it, not left behind holding their databases.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killRunning();
+    process.exit(130);
+  });
+}
 console.error(`${mutants.length} mutants; seeds ${budget.seedFirst}..${budget.seedFirst + budget.seeds - 1}, ${budget.ops} operations each`);
 const results = await runMutants(mutants, {
   ...budget,

@@ -69,23 +69,32 @@ export async function runMutant(mutant: Mutant, options: RunnerOptions): Promise
     }
     for (const [file, { after }] of files) writeFileSync(join(scratch.dir, file), after);
     let runs = 0;
+    // A seed that crashes or hangs says nothing either way: the next seed is tried, and the first such is reported
+    // when no seed catches the mutant.
+    let failed: { seed: number; details: string } | null = null;
     for (let seed = options.seedFirst; seed < options.seedFirst + options.seeds; seed++) {
       const runStarted = performance.now();
       const verdict = await simulate(scratch.dir, options, seed);
       runs++;
       options.onRun?.(mutant, seed, verdict, (performance.now() - runStarted) / 1000);
       if (verdict.kind === 'clean') continue;
-      if (verdict.kind === 'error') return { id: mutant.id, kind: 'error', seed, details: verdict.details, runs, seconds: seconds() };
+      if (verdict.kind === 'error') {
+        failed ??= { seed, details: verdict.details };
+        continue;
+      }
       if (options.baseline) {
         for (const [file, { before }] of files) writeFileSync(join(scratch.dir, file), before);
         const unplanted = await simulate(scratch.dir, options, seed);
+        for (const [file, { after }] of files) writeFileSync(join(scratch.dir, file), after);
         if (unplanted.kind !== 'clean') {
           const said = unplanted.kind === 'broken' ? `breaks ${unplanted.invariant}` : 'fails';
-          return { id: mutant.id, kind: 'error', seed, details: `seed ${seed} ${said} without the mutant too: ${unplanted.details}`, runs, seconds: seconds() };
+          failed ??= { seed, details: `seed ${seed} ${said} without the mutant too: ${unplanted.details}` };
+          continue;
         }
       }
       return { id: mutant.id, kind: 'caught', seed, invariant: verdict.invariant, details: verdict.details, runs, seconds: seconds() };
     }
+    if (failed) return { id: mutant.id, kind: 'error', seed: failed.seed, details: failed.details, runs, seconds: seconds() };
     return { id: mutant.id, kind: 'missed', runs, seconds: seconds() };
   } finally {
     scratch.remove();
@@ -93,6 +102,21 @@ export async function runMutant(mutant: Mutant, options: RunnerOptions): Promise
 }
 
 /** One simulator run in `dir`, killed (its whole process group) at its deadline. */
+/** The simulator runs still going, each the leader of its own process group. */
+const running = new Set<number>();
+
+/** Kills every simulator run still going (their whole process groups): the runner is being stopped. */
+export function killRunning(): void {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // It ended meanwhile.
+    }
+  }
+  running.clear();
+}
+
 export function simulate(dir: string, budget: Budget & { simulator: string }, seed: number): Promise<RunVerdict> {
   return new Promise((resolve, reject) => {
     const child = spawn(
@@ -100,6 +124,7 @@ export function simulate(dir: string, budget: Budget & { simulator: string }, se
       ['--import', 'tsx', budget.simulator, '--seed', String(seed), '--ops', String(budget.ops), '--json'],
       { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: process.env },
     );
+    if (child.pid !== undefined) running.add(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout = keepTail(stdout + chunk)));
@@ -115,10 +140,12 @@ export function simulate(dir: string, budget: Budget & { simulator: string }, se
     }, budget.runTimeoutSeconds * 1000);
     child.on('error', (error) => {
       clearTimeout(deadline);
+      if (child.pid !== undefined) running.delete(child.pid);
       reject(error);
     });
     child.on('close', (code) => {
       clearTimeout(deadline);
+      if (child.pid !== undefined) running.delete(child.pid);
       resolve(readRun({ code, timedOut, stdout, stderr }));
     });
   });
