@@ -27,6 +27,8 @@ export interface SimulationOptions {
   ops: number;
   databaseUrl: string;
   rates?: FaultRates;
+  /** Share of sends the built-in simulated chains fail; 0.05 by default with the default rates, 0 with others. */
+  chainFailureRate?: number;
   /** Full checks every this many operations (and at the end). */
   fullEvery?: number;
   /** Faults stop after this share of the operations. */
@@ -51,7 +53,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
   };
   const plans: FaultPlan[] = Object.values(faults);
   const setupStarted = performance.now();
-  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, databaseUrl: options.databaseUrl });
+  const world = await createWorld({ seed: options.seed, rng: root.fork('world'), faults: faults.outside, databaseUrl: options.databaseUrl, chainFailureRate: options.chainFailureRate ?? (options.rates ? 0 : 0.05) });
   spentSetup = performance.now() - setupStarted;
   const model = createModel();
   const marks = createWatermarks();
@@ -79,6 +81,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
     }
   };
   const log = (n: number, kind: string, did: string) => {
+    if (process.env.SIM_TRACE) process.stderr.write(`#${n} ${kind}: ${did}\n`);
     lastOps.push({ n, kind, did });
     if (lastOps.length > LAST_OPS) lastOps.shift();
   };

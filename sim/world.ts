@@ -49,6 +49,8 @@ export type Process = AppContext;
 
 export interface World {
   seed: string;
+  /** The run's own database. */
+  databaseUrl: string;
   config: Config;
   clock: ManualClock;
   /** The first process: its app answers the merchants' and operators' calls. */
@@ -69,6 +71,8 @@ export interface WorldOptions {
   seed: string;
   rng: Rng;
   faults: FaultPlan;
+  /** Share of sends the simulated chains fail (SIM_FAILURE_RATE). */
+  chainFailureRate: number;
   /** The server to create the run's database in; the run's own database is dropped at close. */
   databaseUrl: string;
 }
@@ -97,6 +101,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const url = new URL(options.databaseUrl);
     url.pathname = `/${name}`;
     closers.push(async () => {
+      if (process.env.SIM_KEEP_DATABASE) return process.stderr.write(`kept database ${name}\n`);
       const dropper = new pg.Client({ connectionString: options.databaseUrl });
       await dropper.connect();
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -118,6 +123,9 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       SIM_SEED: options.seed,
       SIM_CONFIRM_SECONDS: String(SIM_SETTINGS.confirmSeconds),
       SIM_TREASURY_USDC: String(SIM_SETTINGS.treasuryUsdc),
+      // The built-in simulated chains' own faults until sim/chain lands: sends that time out (half of them after the
+      // node took the bytes), refusals, nonce conflicts; decided by SIM_SEED, so replayed by the seed.
+      SIM_FAILURE_RATE: String(options.chainFailureRate),
       QUOTE_TTL_SECONDS: String(SIM_SETTINGS.quoteTtlSeconds),
       EXECUTION_LEASE_SECONDS: String(SIM_SETTINGS.executionLeaseSeconds),
       STUCK_AFTER_SECONDS: String(SIM_SETTINGS.stuckAfterSeconds),
@@ -155,7 +163,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx: second } = await processOn(secondPool, false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, config, clock, ctx, second, app, pool, adapters: ctx.adapters, receiver, screening, recipients: recipientsOf(options.seed), close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, receiver, screening, recipients: recipientsOf(options.seed), close };
   } catch (error) {
     await close();
     throw error;

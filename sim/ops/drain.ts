@@ -9,12 +9,14 @@ import type { OpEnv } from './env.js';
 import { decideApproval, redeliver, resolve } from './operator.js';
 import { confirmOp, deadLetterOp, executionOp, scanOp, sweepOp, webhooksOp } from './workers.js';
 
-const DRAIN_ROUNDS_MAX = 400;
+const DRAIN_ROUNDS_MAX = 150;
 
 /** Null once drained; otherwise what is left. */
 export async function drain(env: OpEnv, log: (kind: string, did: string) => void, check: () => Promise<void>): Promise<string | null> {
   const { world } = env;
   for (let round = 0; round < DRAIN_ROUNDS_MAX; round++) {
+    // Transfers from outside first: a return books a refund, whose event must then be delivered too.
+    log('scan', await scanOp(env));
     const { rows } = await world.pool.query<{ open: number; review: number; waiting: number; events: number; failed: number }>(
       `SELECT (SELECT COUNT(*) FROM payment_intents WHERE status = ANY($1::text[]))::int AS open,
               (SELECT COUNT(*) FROM payment_intents WHERE status = 'manual_review')::int AS review,
@@ -24,10 +26,7 @@ export async function drain(env: OpEnv, log: (kind: string, did: string) => void
       [OPEN_STATUSES],
     );
     const left = rows[0]!;
-    if (left.open === 0 && left.events === 0 && left.failed === 0) {
-      await scanOp(env);
-      return null;
-    }
+    if (left.open === 0 && left.events === 0 && left.failed === 0) return null;
     const draws = [round, round >> 1, 0, 0];
     for (let i = 0; i < left.waiting; i++) log('approval', await decideApproval(env, [0, 1, 0, 0]));
     // An operator tries the resolutions in turn, the chain decides which one it accepts.

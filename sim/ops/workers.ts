@@ -30,8 +30,8 @@ async function executionPoll(process: Process): Promise<number> {
 }
 
 /** Runs `step` on a process that may die at `point`; true when it died (its work is dropped, its promise left). */
-async function mortally(base: Process, point: DeathPoint | null, step: (p: Process) => Promise<unknown>): Promise<boolean> {
-  const mortal = mortalProcess(base, point);
+async function mortally(env: OpEnv, base: Process, point: DeathPoint | null, step: (p: Process) => Promise<unknown>): Promise<boolean> {
+  const mortal = mortalProcess(base, point, env.world.databaseUrl);
   const running = step(mortal.process);
   running.catch(() => undefined);
   await Promise.race([running, mortal.died]);
@@ -44,21 +44,19 @@ export async function executionOp(env: OpEnv, draws: readonly number[]): Promise
   const races = faults.process.roll('process.workers_race');
   const point: DeathPoint | null = dies ? DEATH_POINTS[draws[0]! % 4]! : null;
   if (point === 'claim') {
-    // The jobs fetched and leased, and the process gone before its claim.
-    const died = await mortally(world.ctx, null, async (p) => {
-      await fetchRuns(p, EXECUTION_BATCH_JOBS_MAX);
-    });
-    return `died at claim${died ? '' : '?'}`;
+    // The jobs fetched and leased, then the process gone before its claim: its runs are simply dropped.
+    await fetchRuns(world.ctx, EXECUTION_BATCH_JOBS_MAX);
+    return 'died at claim';
   }
   if (races) {
     const [first, second] = await Promise.all([
-      mortally(world.ctx, point, executionPoll),
-      mortally(world.second, null, executionPoll),
+      mortally(env, world.ctx, point, executionPoll),
+      mortally(env, world.second, null, executionPoll),
     ]);
     return `two pollers raced${first || second ? `; one died at ${point}` : ''}`;
   }
   if (point) {
-    const died = await mortally(world.ctx, point, executionPoll);
+    const died = await mortally(env, world.ctx, point, executionPoll);
     return died ? `died at ${point}` : `would have died at ${point}: nothing reached it`;
   }
   return `executed ${await executionPoll(draws[1]! % 2 === 0 ? world.ctx : world.second)}`;
@@ -80,10 +78,10 @@ export async function confirmOp(env: OpEnv, draws: readonly number[]): Promise<s
   const races = faults.process.roll('process.workers_race');
   const round = (p: Process) => confirmRound({ ...p, log: quiet });
   if (races) {
-    const died = await Promise.all([mortally(world.ctx, dies ? 'confirm' : null, round), mortally(world.second, null, round)]);
+    const died = await Promise.all([mortally(env, world.ctx, dies ? 'confirm' : null, round), mortally(env, world.second, null, round)]);
     return `two confirmation rounds raced${died[0] ? '; one died' : ''}`;
   }
-  if (dies) return (await mortally(world.ctx, 'confirm', round)) ? 'died at confirm' : 'confirmed (nothing to ask)';
+  if (dies) return (await mortally(env, world.ctx, 'confirm', round)) ? 'died at confirm' : 'confirmed (nothing to ask)';
   const summary = await round(draws[0]! % 2 === 0 ? world.ctx : world.second);
   return `confirmed ${JSON.stringify(summary)}`;
 }

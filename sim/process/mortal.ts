@@ -2,14 +2,17 @@
 // chain calls stop at a chosen point and never return, as a process killed there would; from that moment its pool
 // refuses every statement (its heartbeat's lease renewals included), so nothing of the dead run reaches the database
 // again. Its in-memory state (the batch, its runs, its leases' owners) is dropped with it: only the real lease sweeper
-// (src/core/execution/recover.ts) can take the work up again, once the database clock passes the leases.
+// (src/core/execution/recover.ts) can take the work up again, once the database clock passes the leases. The process
+// has connections of its own, closed when it dies, so the server rolls back what it had open and frees its session
+// locks (the confirmation round's advisory lock), as it does for a process that is killed.
 //   claim:   after the jobs were fetched (and leased), before the claim
 //   sign:    after the claim, while the transfers are prepared (before they are signed and persisted)
 //   send:    after the signed transfers were persisted, before they are sent
 //   record:  after the node took the transfers, before the sends are recorded
 //   confirm: in a confirmation round, after the chain was asked, before its verdicts are recorded
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
-import type { Pool } from '../../src/db/pool.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
+import type pg from 'pg';
 import type { Process } from '../world.js';
 
 export const DEATH_POINTS = ['claim', 'sign', 'send', 'record', 'confirm'] as const;
@@ -30,16 +33,23 @@ export interface Mortal {
 
 const never = new Promise<never>(() => undefined);
 
-export function mortalProcess(base: Process, point: DeathPoint | null): Mortal {
+/** A process that dies at `point` (on connections of its own to `databaseUrl`); `base` itself when it will not die. */
+export function mortalProcess(base: Process, point: DeathPoint | null, databaseUrl: string): Mortal {
+  if (point === null) return { process: base, died: new Promise(() => undefined), dead: false, kill: () => undefined };
   let dead = false;
   let onDeath!: () => void;
   const died = new Promise<void>((resolve) => (onDeath = resolve));
+  const own = createPool(databaseUrl, 4);
+  const clients = new Set<pg.PoolClient>();
+  own.on('connect', (client) => clients.add(client));
   const kill = () => {
     if (dead) return;
     dead = true;
+    // The connections die with the process: whatever it held open is rolled back by the server.
+    for (const client of clients) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     onDeath();
   };
-  const pool = new Proxy(base.pool, {
+  const pool = new Proxy(own, {
     get(target, property, receiver) {
       if (property === 'query' || property === 'connect') {
         return (...args: unknown[]) => {

@@ -7,8 +7,11 @@ import type { TxStatus } from '../../domain/chain.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { ConfirmationDeps } from './round.js';
 
-/** A replaced attempt of the same intent that the chain reports final, or still able to land. */
-export type Sibling = { attempt: AttemptRow; feeNative: bigint } | 'pending' | null;
+/**
+ * A replaced attempt of the same intent that the chain reports final, or still able to land; otherwise the fee that the
+ * replaced ones which landed and failed (a batch a recipient reverted) spent, which nothing else books; null: none did.
+ */
+export type Sibling = { attempt: AttemptRow; feeNative: bigint } | 'pending' | { spentFeeNative: bigint } | null;
 
 /** Each attempt with the chain's verdict on it; the attempts of a chain that cannot be asked are left out (logged). */
 export async function askAboutAttempts(deps: ConfirmationDeps, page: readonly OpenAttempt[]): Promise<{ attempt: OpenAttempt; verdict: TransferVerdict }[]> {
@@ -55,12 +58,17 @@ export async function askAboutSiblings(deps: ConfirmationDeps, attempts: readonl
   return answers;
 }
 
-/** The first of the siblings (oldest first) the chain reports final, or 'pending' when one can still land first. */
+/**
+ * The first of the siblings (oldest first) the chain reports final, or 'pending' when one can still land first; else
+ * the fees of those that landed and failed.
+ */
 function landedSibling(siblings: readonly AttemptRow[], statuses: readonly TxStatus[]): Sibling {
+  let spentFeeNative = 0n;
   for (const [i, attempt] of siblings.entries()) {
     const verdict = transferVerdict(statuses[i]!, { chain: attempt.chain, share: shareOf(attempt) });
     if (verdict.kind === 'final') return { attempt, feeNative: verdict.feeNative };
     if (verdict.kind === 'included' || verdict.kind === 'pending') return 'pending';
+    if (verdict.kind === 'cannot_land' && verdict.onChain) spentFeeNative += verdict.feeNative;
   }
-  return null;
+  return spentFeeNative > 0n ? { spentFeeNative } : null;
 }

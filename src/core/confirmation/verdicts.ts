@@ -106,13 +106,15 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
             // A fee-bumped replacement shares its nonce with the attempt it replaced: if this one failed because the
             // other landed, the payment happened through the other.
             if (sibling === 'pending') answers.push({ action: 'wait' });
-            else if (sibling) {
+            else if (sibling && 'attempt' in sibling) {
               await markFailed(tx, attempt.id, decided.reason, `superseded by ${sibling.attempt.tx_id}`, decided.feeNative, 'replaced');
               await postFee(tx, deps.config.chains, intent, decided.feeNative, now); // nothing when it never landed, as a nonce shared with a final transfer implies
               await markConfirmed(tx, [{ attemptId: sibling.attempt.id, feeNative: sibling.feeNative }], now);
               await settleIntent(tx, deps.config.chains, intent, sibling.attempt, sibling.feeNative, now);
               answers.push({ action: 'settle', settlement: { ...settlement, finalAt: undefined }, settledBy: sibling.attempt.tx_id });
             } else {
+              // The transfer it replaced landed and failed on the nonce: the chain took its fee, booked here.
+              if (sibling) await postFee(tx, deps.config.chains, intent, sibling.spentFeeNative, now);
               const alone = decided.kind === 'retry_alone';
               await failOnChain(tx, deps.config.chains, intent, attempt.id, decided, now, alone ? { retryOn: deps.boss } : {});
               answers.push({ action: decided.kind, reason: decided.reason });
