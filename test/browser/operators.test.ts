@@ -313,7 +313,8 @@ describe('operators in the console (production)', () => {
     await expect(page.locator('[data-testid=confirm-dialog]').textContent()).resolves.toContain(`Payout batch ${batchId} · 3 payments`);
     await page.locator('[data-testid=confirm]').click();
     await page.getByRole('status').filter({ hasText: `${batchId} (3 payments): approval 1 of 2 recorded` }).waitFor();
-    await expect(batch.locator('[data-testid=approval-count]').textContent()).resolves.toBe('1 of 2');
+    // The status line is written before the list is fetched again: wait for the row to show the new count.
+    await expect.poll(() => batch.locator('[data-testid=approval-count]').textContent(), { timeout: 15_000 }).toBe('1 of 2');
     await signOut(page);
     await signIn(page, 'Ada Lovelace');
     await row(page, batchId).locator('[data-action=approve]').click();
