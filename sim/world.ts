@@ -45,7 +45,7 @@ export const SIM_SETTINGS = {
   webhookRetryDelaySeconds: 1,
   screeningTimeoutSeconds: 0.05,
   /** Small enough that creations meet INSUFFICIENT_BALANCE now and then, and withdrawals and deposits move it. */
-  treasuryUsdc: 20_000,
+  treasuryUsdc: 3_000,
 } as const;
 
 /** One process of the service on the world's database. */
