@@ -14,7 +14,7 @@ import { createWorld, type World } from './world.js';
 /** The faults a run injects by default, per chance at each place one could happen. */
 export const DEFAULT_RATES: FaultRates = {
   'chain.send_timeout_after_accept': 0.02,
-  'chain.dropped_from_pool': 0.01,
+  'chain.dropped_from_pool': 0.04,
   'chain.reorg_below_finality': 0.01,
   'chain.replacement_lands': 0.01,
   'chain.nonce_too_low': 0.01,
