@@ -14,7 +14,7 @@ import { createWorld, type World } from './world.js';
 /** The faults a run injects by default, per chance at each place one could happen. */
 export const DEFAULT_RATES: FaultRates = {
   'chain.send_timeout_after_accept': 0.02,
-  'chain.dropped_from_pool': 0.01,
+  'chain.dropped_from_pool': 0.04,
   'chain.reorg_below_finality': 0.01,
   'chain.replacement_lands': 0.01,
   'chain.nonce_too_low': 0.01,
@@ -28,7 +28,7 @@ export const DEFAULT_RATES: FaultRates = {
   'db.connection_lost': 0.002,
   'db.pool_exhausted': 0.002,
   'process.worker_dies': 0.03,
-  'process.workers_race': 0.08,
+  'process.workers_race': 0.2,
   'outside.webhook_fails': 0.1,
   'outside.webhook_hangs': 0.01,
   'outside.webhook_slow': 0.03,

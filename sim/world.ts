@@ -44,7 +44,8 @@ export const SIM_SETTINGS = {
   webhookTimeoutSeconds: 0.05,
   webhookRetryDelaySeconds: 1,
   screeningTimeoutSeconds: 0.05,
-  treasuryUsdc: 1_000_000,
+  /** Small enough that creations meet INSUFFICIENT_BALANCE now and then, and withdrawals and deposits move it. */
+  treasuryUsdc: 3_000,
 } as const;
 
 /** One process of the service on the world's database. */
@@ -150,7 +151,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     });
     const clock = new ManualClock(SIM_START);
     const log = pino({ level: config.logLevel });
-    const chains = options.chainFaults ? createSimChains({ clock, rng: options.rng.fork('chains'), faults: options.chainFaults, chains: config.chainNames }) : null;
+    const chains = options.chainFaults ? createSimChains({ clock, rng: options.rng.fork('chains'), faults: options.chainFaults, chains: config.chainNames, openingUsdcMicros: BigInt(SIM_SETTINGS.treasuryUsdc) * 1_000_000n }) : null;
     const pool = createPool(url.toString(), 10);
     closers.push(() => pool.end());
     await migrate(pool);

@@ -228,6 +228,38 @@ export const FULL_CHECKS: Check[] = [
     },
   },
   {
+    // The hold is decided exactly: a payout at or below the threshold is never held (unless a per-day limit, which the
+    // simulated merchants do not set, or a held batch holds it), one above it always is.
+    name: 'held_for_approval_iff_above_threshold',
+    async run(world) {
+      const threshold = world.config.policy.approvalAboveMicros;
+      if (threshold === null) return null;
+      const perDay = await world.pool.query('SELECT 1 FROM merchant_policies WHERE approval_above_per_day_set LIMIT 1');
+      if (perDay.rows.length > 0) return null;
+      const { rows } = await world.pool.query<{ id: string; amount: string; held: boolean }>(
+        `SELECT pi.id, pi.amount_micros::text AS amount, ap.payment_intent_id IS NOT NULL AS held FROM payment_intents pi
+           LEFT JOIN payment_approvals ap ON ap.payment_intent_id = pi.id
+          WHERE pi.kind = 'payout' AND ap.payout_batch_id IS NULL
+            AND ((pi.amount_micros <= $1 AND ap.payment_intent_id IS NOT NULL) OR (pi.amount_micros > $1 AND ap.payment_intent_id IS NULL))
+          LIMIT 5`,
+        [threshold.toString()],
+      );
+      return rows.length === 0 ? null : `hold not decided by the threshold ${threshold}: ${JSON.stringify(rows)}`;
+    },
+  },
+  {
+    name: 'payment_refunded_at_most_its_amount',
+    async run(world) {
+      const { rows } = await world.pool.query<{ id: string; refunds: number; refunded: string; amount: string }>(
+        `SELECT pi.id, COUNT(DISTINCT t.id)::int AS refunds, SUM(p.amount)::text AS refunded, pi.amount_micros::text AS amount
+           FROM ledger_transactions t JOIN payment_intents pi ON pi.id = t.payment_intent_id
+           JOIN ledger_postings p ON p.transaction_id = t.id AND p.amount > 0 AND p.currency = 'USDC'
+          WHERE t.type = 'refund' GROUP BY pi.id HAVING COUNT(DISTINCT t.id) > 1 OR SUM(p.amount) > pi.amount_micros LIMIT 5`,
+      );
+      return rows.length === 0 ? null : JSON.stringify(rows);
+    },
+  },
+  {
     name: 'payouts_keep_their_screening_verdict',
     async run(world) {
       if (world.screening.sanctioned.size === 0) return null;
@@ -272,7 +304,18 @@ export const END_CHECKS: Check[] = [
     async run(world) {
       const results = await reconcile(world.pool, world.adapters);
       const bad = results.filter((r) => r.status !== 'ok');
-      return bad.length === 0 ? null : JSON.stringify(bad);
+      if (bad.length > 0) return JSON.stringify(bad);
+      // Native too: the fees the books charged each treasury are the fees its chain charged (reconcile() compares USDC).
+      const { rows } = await world.pool.query<{ chain: string; balance: string }>(
+        "SELECT chain, SUM(balance)::text AS balance FROM ledger_accounts WHERE kind = 'treasury_native' GROUP BY chain",
+      );
+      for (const row of rows) {
+        const adapter = world.adapters[row.chain as keyof typeof world.adapters];
+        if (!adapter) continue;
+        const onChain = await adapter.treasuryNativeBalance();
+        if (onChain !== BigInt(row.balance)) return `${row.chain}: books hold ${row.balance} native units, the chain ${onChain}`;
+      }
+      return null;
     },
   },
   {
@@ -282,6 +325,10 @@ export const END_CHECKS: Check[] = [
         "SELECT id, event_type, status FROM webhook_events WHERE status <> 'delivered' LIMIT 5",
       );
       if (undelivered.rows.length > 0) return `not delivered: ${JSON.stringify(undelivered.rows)}`;
+      // Delivered as the receiver saw it (a 2xx it sent), not as the outbox says.
+      const outbox = await world.pool.query<{ id: string; event_type: string }>("SELECT id, event_type FROM webhook_events WHERE status = 'delivered'");
+      const unseen = outbox.rows.filter((r) => !world.receiver.delivered.has(r.id));
+      if (unseen.length > 0) return `marked delivered, never answered 2xx: ${JSON.stringify(unseen.slice(0, 5))}`;
       const { rows } = await world.pool.query<{ id: string; status: string }>(
         `SELECT pi.id, t.to_status AS status FROM payment_intent_transitions t JOIN payment_intents pi ON pi.id = t.payment_intent_id
           WHERE pi.kind = 'payout' AND t.to_status IN ('settled', 'failed', 'manual_review')

@@ -22,7 +22,7 @@ export async function deposit(env: OpEnv, draws: readonly number[]): Promise<str
   const { world } = env;
   const chain = draws[0]! % 2 === 0 ? ('ethereum' as const) : ('solana' as const);
   const native = draws[1]! % 5 === 0;
-  const amountUnits = native ? BigInt(1 + (draws[2]! % 10)) * 10n ** BigInt(world.config.chains[chain]!.nativeDecimals) : BigInt(1 + (draws[2]! % 100_000)) * 1_000_000n;
+  const amountUnits = native ? BigInt(1 + (draws[2]! % 10)) * 10n ** BigInt(world.config.chains[chain]!.nativeDecimals) : BigInt(1 + (draws[2]! % 2_000)) * 1_000_000n;
   await sendFromOutside(env, { chain, from: OUTSIDE[chain], to: world.adapters[chain]!.treasuryAddress(), currency: native ? 'native' : 'USDC', amountUnits });
   return `deposit ${amountUnits} ${native ? 'native' : 'USDC'} on ${chain}`;
 }

@@ -16,10 +16,14 @@ export async function decideApproval(env: OpEnv, draws: readonly number[]): Prom
   const id = chosen(waiting, draws[0]!);
   if (!id) return 'nothing waits for approval';
   const action = draws[1]! % 4 === 0 ? 'reject' : 'approve';
-  const res = await env.world.app.inject({ method: 'POST', url: `/admin/payment_intents/${id}/${action}`, payload: {} });
+  // A payment of a payout batch held whole (decision 178) is decided with its batch.
+  const batch = await env.world.pool.query<{ payout_batch_id: string | null }>('SELECT payout_batch_id FROM payment_approvals WHERE payment_intent_id = $1', [id]);
+  const batchId = batch.rows[0]?.payout_batch_id ?? null;
+  const url = batchId === null ? `/admin/payment_intents/${id}/${action}` : `/admin/payout_batches/${batchId}/${action}`;
+  const res = await env.world.app.inject({ method: 'POST', url, payload: {} });
   expectNoServerError(env, `${action} ${id}`, res);
   env.touched.add(id);
-  return `${action} #${env.model.byId.get(id)?.index}: ${res.statusCode}`;
+  return `${action} #${env.model.byId.get(id)?.index}: ${res.statusCode}${res.statusCode >= 400 ? ` ${(res.json() as { code?: string }).code}` : ''}`;
 }
 
 export async function cancel(env: OpEnv, draws: readonly number[]): Promise<string> {

@@ -43,6 +43,9 @@ export async function executionOp(env: OpEnv, draws: readonly number[]): Promise
   const dies = faults.process.roll('process.worker_dies');
   const races = faults.process.roll('process.workers_race');
   const point: DeathPoint | null = dies ? DEATH_POINTS[draws[0]! % 4]! : null;
+  // Now and then the queue hands out again the execution job of a payment already broadcasting or broadcast (pg-boss
+  // delivers at least once): the service must find it as left and do nothing.
+  const redelivered = draws[2]! % 6 === 0 ? await redeliverExecution(env, draws[3]!) : '';
   if (point === 'claim') {
     // The jobs fetched and leased, then the process gone before its claim: its runs are simply dropped.
     await fetchRuns(world.ctx, EXECUTION_BATCH_JOBS_MAX);
@@ -53,13 +56,25 @@ export async function executionOp(env: OpEnv, draws: readonly number[]): Promise
       mortally(env, world.ctx, point, executionPoll),
       mortally(env, world.second, null, executionPoll),
     ]);
-    return `two pollers raced${first || second ? `; one died at ${point}` : ''}`;
+    return `${redelivered}two pollers raced${first || second ? `; one died at ${point}` : ''}`;
   }
   if (point) {
     const died = await mortally(env, world.ctx, point, executionPoll);
-    return died ? `died at ${point}` : `would have died at ${point}: nothing reached it`;
+    return `${redelivered}${died ? `died at ${point}` : `would have died at ${point}: nothing reached it`}`;
   }
-  return `executed ${await executionPoll(draws[1]! % 2 === 0 ? world.ctx : world.second)}`;
+  return `${redelivered}executed ${await executionPoll(draws[1]! % 2 === 0 ? world.ctx : world.second)}`;
+}
+
+async function redeliverExecution(env: OpEnv, draw: number): Promise<string> {
+  const { rows } = await env.world.pool.query<{ id: string; attempts: number }>(
+    `SELECT pi.id, (SELECT COUNT(*) FROM payment_attempts a WHERE a.payment_intent_id = pi.id)::int AS attempts
+       FROM payment_intents pi WHERE pi.status IN ('broadcasting', 'broadcasted') ORDER BY pi.id`,
+  );
+  if (rows.length === 0) return '';
+  const row = rows[draw % rows.length]!;
+  await env.world.ctx.boss.send(EXECUTION_QUEUE, { payment_intent_id: row.id, attempt: Math.max(1, row.attempts) } satisfies ExecutionJob);
+  env.touched.add(row.id);
+  return `re-delivered the job of #${env.model.byId.get(row.id)?.index}; `;
 }
 
 export async function deadLetterOp(env: OpEnv): Promise<string> {
