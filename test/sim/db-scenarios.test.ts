@@ -187,7 +187,7 @@ async function scenario(plan: FaultPlan, label: string): Promise<string[]> {
 }
 
 /**
- * Every moment with SIM_DB_EVERY_MOMENT=1 (minutes: 59 moments for a statement fault); otherwise eight spread over the
+ * Every moment with SIM_DB_EVERY_MOMENT=1 (minutes: 59 moments for a statement fault); otherwise five spread over the
  * pass, first and last included, so that the file stays short in the suite.
  */
 function momentsToTry(moments: number): number[] {
@@ -195,9 +195,9 @@ function momentsToTry(moments: number): number[] {
   if (process.env.SIM_DB_EVERY_MOMENT === '1' || moments <= MOMENTS_SAMPLED) return every;
   return [...new Set(Array.from({ length: MOMENTS_SAMPLED }, (_, i) => 1 + Math.round((i * (moments - 1)) / (MOMENTS_SAMPLED - 1))))];
 }
-const MOMENTS_SAMPLED = 8;
+const MOMENTS_SAMPLED = 5;
 /** Seeds of the test that mixes every kind (SIM_DB_SEEDS to try more). */
-const SEEDS = Number(process.env.SIM_DB_SEEDS ?? 6);
+const SEEDS = Number(process.env.SIM_DB_SEEDS ?? 3);
 
 const KINDS: FaultKind[] = ['db.ambiguous_commit', 'db.connection_lost', 'db.serialization_failure', 'db.deadlock', 'db.pool_exhausted'];
 
