@@ -9,8 +9,9 @@ import { ChainError, type SignedTransfer, type TxStatus } from '../../src/chains
 import type { Rng } from '../rng.js';
 import type { FaultPlan } from '../faults/plan.js';
 import { apply, Balances, batchFee, Frozen, SignedLog, landedOf, type ChainProfile, type Effects } from './common.js';
+import { InboundLog } from './inbound.js';
 import type { ExternalTransferInput, LandedTransfer, MinedTransaction } from './types.js';
-import { decodeTx, idOf, totalOf, type WireTx } from './wire.js';
+import { decodeTx, totalOf, type WireTx } from './wire.js';
 
 /** geth replaces a pending transaction only when the new one pays at least this much more, in percent. */
 const REPLACEMENT_BUMP_PERCENT = 10n;
@@ -25,15 +26,6 @@ interface Inclusion {
   effects: Effects;
 }
 
-interface Inbound {
-  sequence: number;
-  block: number;
-  txId: string;
-  from: string;
-  to: string;
-  currency: 'USDC' | 'native';
-  amount: bigint;
-}
 
 export interface WorldDeps {
   clock: Clock;
@@ -44,6 +36,7 @@ export interface WorldDeps {
 
 export class EvmWorld {
   readonly balances: Balances;
+  private readonly inbound: InboundLog;
   readonly frozen: Frozen;
   private readonly genesisMs: number;
   height = 0;
@@ -56,7 +49,6 @@ export class EvmWorld {
   private readonly blocks = new Map<number, string[]>();
   /** The treasury's mined transaction count. */
   private minedNonce = 0;
-  private readonly inbound: Inbound[] = [];
   /** What a transaction of one payout must pay to be mined now: the profile's fee, more while the chain is congested. */
   marketFee: bigint;
 
@@ -68,6 +60,7 @@ export class EvmWorld {
   ) {
     this.genesisMs = deps.clock.now().getTime();
     this.balances = new Balances(profile.chain);
+    this.inbound = new InboundLog('evm', profile.chain, this.balances, -1);
     this.frozen = new Frozen(profile.chain);
     this.balances.addUsdc(treasury, openingUsdc);
     this.balances.addNative(treasury, profile.openingNative);
@@ -261,38 +254,18 @@ export class EvmWorld {
 
   externalTransfer(transfer: ExternalTransferInput): string {
     this.tick();
-    if (transfer.amountUnits <= 0n) throw new RangeError('a transfer moves a positive amount');
-    const sequence = this.inbound.length + 1;
-    const txId = idOf('evm', 'external', this.chain, String(sequence));
-    // Mined in the current block: it is in the balances at once and final N blocks later.
-    if (transfer.currency === 'USDC') this.balances.addUsdc(transfer.to, transfer.amountUnits);
-    else this.balances.addNative(transfer.to, transfer.amountUnits);
-    this.inbound.push({ sequence, block: this.height, txId, from: transfer.from, to: transfer.to, currency: transfer.currency, amount: transfer.amountUnits });
-    return txId;
+    return this.inbound.record(transfer, this.height);
   }
 
   inboundPosition(): string {
     this.tick();
-    return String(this.inbound.length);
+    return this.inbound.position();
   }
 
   /** Transfers into the treasury after `position` (a sequence) that are final, oldest first, a page at a time. */
   inboundAfter(position: string, page: number) {
     this.tick();
-    const finalBlock = this.height - this.profile.finalityBlocks + 1;
-    const ready = this.inbound.filter((t) => t.sequence > Number(position) && t.block <= finalBlock);
-    const taken = ready.slice(0, page);
-    return {
-      transfers: taken.filter((t) => t.to.toLowerCase() === this.treasury.toLowerCase()).map((t) => ({
-        txId: t.txId,
-        index: t.currency === 'USDC' ? 0 : -1,
-        from: t.from,
-        currency: t.currency,
-        amountUnits: t.amount,
-      })),
-      position: String(taken.at(-1)?.sequence ?? Number(position)),
-      more: ready.length > page,
-    };
+    return this.inbound.after(position, page, this.height - this.profile.finalityBlocks + 1, (to) => to.toLowerCase() === this.treasury.toLowerCase());
   }
 
   landedTransfers(): LandedTransfer[] {

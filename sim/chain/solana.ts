@@ -7,6 +7,7 @@
 import { ChainError, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import { apply, Balances, Frozen, landedOf, type ChainProfile, type Effects } from './common.js';
 import type { WorldDeps } from './evm.js';
+import { InboundLog } from './inbound.js';
 import type { ExternalTransferInput, LandedTransfer, MinedTransaction } from './types.js';
 import { decodeTx, idOf, totalOf, type WireTx } from './wire.js';
 
@@ -27,25 +28,16 @@ interface Landing {
   effects: Effects;
 }
 
-interface Inbound {
-  sequence: number;
-  block: number;
-  txId: string;
-  from: string;
-  to: string;
-  currency: 'USDC' | 'native';
-  amount: bigint;
-}
 
 export class SolanaWorld {
   readonly balances: Balances;
+  private readonly inbound: InboundLog;
   readonly frozen: Frozen;
   private readonly genesisMs: number;
   height = 0;
   private readonly known = new Map<string, Body>();
   private readonly pool = new Map<string, Pooled>();
   private readonly landed = new Map<string, Landing>();
-  private readonly inbound: Inbound[] = [];
   private taken = 0;
 
   constructor(
@@ -56,6 +48,7 @@ export class SolanaWorld {
   ) {
     this.genesisMs = deps.clock.now().getTime();
     this.balances = new Balances(profile.chain);
+    this.inbound = new InboundLog('solana', profile.chain, this.balances, 1);
     this.frozen = new Frozen(profile.chain);
     this.balances.addUsdc(treasury, openingUsdc);
     this.balances.addNative(treasury, profile.openingNative);
@@ -189,35 +182,18 @@ export class SolanaWorld {
 
   externalTransfer(transfer: ExternalTransferInput): string {
     this.tick();
-    if (transfer.amountUnits <= 0n) throw new RangeError('a transfer moves a positive amount');
-    const sequence = this.inbound.length + 1;
-    const txId = idOf('solana', 'external', this.chain, String(sequence));
-    if (transfer.currency === 'USDC') this.balances.addUsdc(transfer.to, transfer.amountUnits);
-    else this.balances.addNative(transfer.to, transfer.amountUnits);
-    this.inbound.push({ sequence, block: this.height, txId, from: transfer.from, to: transfer.to, currency: transfer.currency, amount: transfer.amountUnits });
-    return txId;
+    return this.inbound.record(transfer, this.height);
   }
 
   inboundPosition(): string {
     this.tick();
-    return String(this.inbound.length);
+    return this.inbound.position();
   }
 
+  /** Transfers into the treasury after `position` (a sequence) that are final, oldest first, a page at a time. */
   inboundAfter(position: string, page: number) {
     this.tick();
-    const ready = this.inbound.filter((t) => t.sequence > Number(position) && t.block <= this.finalizedHeight());
-    const taken = ready.slice(0, page);
-    return {
-      transfers: taken.filter((t) => t.to === this.treasury).map((t) => ({
-        txId: t.txId,
-        index: t.currency === 'USDC' ? 0 : 1,
-        from: t.from,
-        currency: t.currency,
-        amountUnits: t.amount,
-      })),
-      position: String(taken.at(-1)?.sequence ?? Number(position)),
-      more: ready.length > page,
-    };
+    return this.inbound.after(position, page, this.finalizedHeight(), (to) => to === this.treasury);
   }
 
   landedTransfers(): LandedTransfer[] {
