@@ -18,6 +18,8 @@ export interface Report {
   lastOps: LoggedOp[];
   opsByKind: Record<string, number>;
   faults: Partial<Record<FaultKind, number>>;
+  /** A hash of every operation and what it did (the drain's rounds aside): the same seed replayed gives the same one. */
+  digest: string;
   checks: number;
   payments: number;
   /** Milliseconds spent per operation kind and per check (for --profile). */
@@ -32,6 +34,7 @@ export function formatReport(report: Report): string {
     `operations: ${Object.entries(report.opsByKind).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `faults injected: ${Object.entries(report.faults).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`,
     `invariant checks made: ${report.checks}`,
+    `replay digest: ${report.digest}`,
   ];
   if (report.ok) lines.push('every invariant held');
   else {
@@ -44,6 +47,6 @@ export function formatReport(report: Report): string {
 
 /** One JSON line, for scripts (the mutants' runner). */
 export function jsonReport(report: Report): string {
-  const { seed, ops, ok, invariant, faults, checks, opsPerSecond } = report;
-  return JSON.stringify({ seed, ops, ok, ...(invariant ? { invariant, details: report.details } : {}), faults, checks, opsPerSecond: Math.round(opsPerSecond) });
+  const { seed, ops, ok, invariant, faults, digest, checks, opsPerSecond } = report;
+  return JSON.stringify({ seed, ops, ok, ...(invariant ? { invariant, details: report.details } : {}), faults, digest, checks, opsPerSecond: Math.round(opsPerSecond) });
 }

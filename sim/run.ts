@@ -1,6 +1,7 @@
 // One simulation: a world on a fresh database, N operations drawn from the seed with faults, every step's invariants,
 // then calm: faults off, the run drains (time moves, the workers run, operators resolve what waits for them) until
 // every payment is final, and the end invariants are checked.
+import { createHash } from 'node:crypto';
 import { createFaultPlan, FAULT_KINDS, type FaultKind, type FaultPlan, type FaultRates } from './faults/plan.js';
 import { END_CHECKS, FULL_CHECKS, STEP_CHECKS, createWatermarks, type Check } from './invariants/checks.js';
 import { dbFaults, InvariantBroken, isDatabaseFaultError, metDatabaseFault, type Faults, type OpEnv } from './ops/env.js';
@@ -97,10 +98,15 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
       if (problem !== null) throw new InvariantBroken(check.name, problem);
     }
   };
+  // What every operation did, hashed: two runs of one seed that print the same digest ran the same operations to the
+  // same outcomes (the replay check; SIM_TRACE=1 on both shows where two runs part). The drain's rounds are left out:
+  // it loops until everything is final, and how much one round finds depends on the database's own clock.
+  const digest = createHash('sha256');
+  const digested = (op: LoggedOp) => op.kind.startsWith('drain:') || digest.update(`${JSON.stringify(op)}\n`);
   const log = (n: number, kind: string, did: string) => {
     if (process.env.SIM_TRACE) process.stderr.write(`#${n} ${kind}: ${did}\n`);
     lastOps.push({ n, kind, did });
-    if (lastOps.length > LAST_OPS) lastOps.shift();
+    if (lastOps.length > LAST_OPS) digested(lastOps.shift()!);
   };
 
   const dbCounts: number[] = [];
@@ -108,6 +114,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
   try {
     for (let n = 1; n <= options.ops; n++) {
       if (n === calmAt + 1) for (const plan of plans) plan.calmDown();
+      for (const plan of plans) plan.beginOp(n);
       const op = nextOp(opRng, n);
       opsByKind[op.kind] = (opsByKind[op.kind] ?? 0) + 1;
       // A pool exhausted by a fault refuses a few connects after the one counted, maybe in the next operations: an
@@ -118,6 +125,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
       try {
         log(n, op.kind, '(running)');
         lastOps.at(-1)!.did = await timed(`op:${op.kind}`, () => runOp(env, op));
+        if (process.env.SIM_TRACE) process.stderr.write(`#${n} ${op.kind} did: ${lastOps.at(-1)!.did}\n`);
       } catch (error) {
         if (error instanceof InvariantBroken) throw error;
         // A worker step that fails on a database fault fails as its loop's tick would: logged, and run again later.
@@ -141,6 +149,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
   } finally {
     await closeQuietly(world);
   }
+  for (const op of lastOps) digested(op);
   const seconds = (performance.now() - started) / 1000;
   const counts: Partial<Record<FaultKind, number>> = {};
   for (const kind of FAULT_KINDS) {
@@ -155,6 +164,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Report>
     lastOps,
     opsByKind,
     faults: counts,
+    digest: digest.digest('hex').slice(0, 16),
     checks,
     payments: model.payments.length,
     spentMs: Object.fromEntries([['setup', spentSetup] as [string, number], ...spent].sort(([, a], [, b]) => b - a).map(([k, ms]) => [k, Math.round(ms)])),

@@ -2,10 +2,10 @@
 // Runs the service under the simulator (sim/run.ts) and prints its report; exits 1 when an invariant broke (with the
 // seed, the invariant and the last operations), 2 on a usage error.
 import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { serverOrEmbedded } from '../src/db/embedded.js';
 import { formatReport, jsonReport } from './report.js';
 import { runSimulation } from './run.js';
-
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function main(): Promise<number> {
   let values;
@@ -32,14 +32,17 @@ async function main(): Promise<number> {
   }
   const quiet = values.quiet || values.json;
   const step = Math.max(100, Math.floor(ops / 20));
+  // DATABASE_URL's server, or an embedded one for this run (started in a temporary directory, removed at the end).
+  if (!process.env.DATABASE_URL && !quiet) process.stderr.write('no DATABASE_URL: starting an embedded PostgreSQL for this run\n');
+  const server = await serverOrEmbedded(process.env.DATABASE_URL, 'stableroute-sim-', pino({ level: 'warn' }, pino.destination(2)));
   const report = await runSimulation({
     seed: values.seed,
     ops,
-    databaseUrl: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    databaseUrl: server.url,
     ...(values['no-faults'] ? { rates: {} } : {}),
     builtinChains: values['builtin-chains'],
     onOp: quiet ? undefined : (n) => n % step === 0 && process.stderr.write(`  ${n}/${ops}\n`),
-  });
+  }).finally(() => server.stop());
   process.stdout.write(`${values.json ? jsonReport(report) : formatReport(report)}\n`);
   if (values.profile) process.stdout.write(`time spent (ms): ${JSON.stringify(report.spentMs)}\n`);
   return report.ok ? 0 : 1;

@@ -34,16 +34,20 @@ import { startScreening, type SimScreening } from './outside/screening.js';
 import type { Rng } from './rng.js';
 
 export const SIM_START = '2026-03-01T12:00:00.000Z';
-/** The settings a simulated service runs with: short timeouts, so that a hang costs the run little real time. */
+/**
+ * The settings a simulated service runs with. The HTTP timeouts are real time: long enough that only a hang (a fault)
+ * runs out, never a loaded machine's slow answer, which would make one seed's runs part (decision 222); a hang costs
+ * the run one timeout.
+ */
 export const SIM_SETTINGS = {
   quoteTtlSeconds: 300,
   executionLeaseSeconds: 10,
   stuckAfterSeconds: 600,
   confirmSeconds: 20,
   approvalAboveUsd: 2000,
-  webhookTimeoutSeconds: 0.05,
+  webhookTimeoutSeconds: 1,
   webhookRetryDelaySeconds: 1,
-  screeningTimeoutSeconds: 0.05,
+  screeningTimeoutSeconds: 1,
   /** Small enough that creations meet INSUFFICIENT_BALANCE now and then, and withdrawals and deposits move it. */
   treasuryUsdc: 3_000,
 } as const;
@@ -118,7 +122,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await dropper.end();
     });
-    const receiver = await startReceiver(options.faults, { slowMs: Math.floor(SIM_SETTINGS.webhookTimeoutSeconds * 1000 * 0.4) });
+    const receiver = await startReceiver(options.faults, { slowMs: Math.floor(SIM_SETTINGS.webhookTimeoutSeconds * 1000 * 0.1) });
     closers.push(() => receiver.close());
     const screening = await startScreening(options.faults);
     closers.push(() => screening.close());

@@ -3,12 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import { serverOrEmbedded } from '../../src/db/embedded.js';
 // The test helpers' process tools serve the benchmarks too: the command's path and a free port.
 import { BIN, freePort } from '../../test/helpers/process.js';
 
@@ -20,17 +17,8 @@ export interface BenchServer {
 }
 
 /** The PostgreSQL server named by DATABASE_URL, or an embedded one in a temporary directory, removed at stop. */
-export async function benchServer(): Promise<BenchServer> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => undefined };
-  const dir = await mkdtemp(join(tmpdir(), 'stableroute-bench-'));
-  const embedded = await startEmbeddedPostgres(dir, pino({ level: 'warn' }));
-  return {
-    url: embedded.url,
-    stop: async () => {
-      await embedded.stop();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+export function benchServer(): Promise<BenchServer> {
+  return serverOrEmbedded(process.env.DATABASE_URL, 'stableroute-bench-', pino({ level: 'warn' }));
 }
 
 export interface BenchDatabase {

@@ -21,6 +21,7 @@ export function scriptedFaults(): ScriptedFaults {
       count(kind);
       return true;
     },
+    beginOp: () => undefined,
     count,
     counts,
     get calm() {

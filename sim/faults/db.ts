@@ -87,6 +87,11 @@ function textOf(config: unknown): string {
   return String(typeof config === 'string' ? config : ((config as { text?: unknown } | null)?.text ?? ''));
 }
 
+/** What names a statement for the fault draws: the start of its text (the service's own, never a client's). */
+function keyOf(config: unknown): string {
+  return textOf(config).trim().slice(0, 120);
+}
+
 /** Where a statement stands in the transaction of its connection, read from its text (ours, never a client's). */
 function statementKind(config: unknown): 'begin' | 'commit' | 'rollback' | 'other' {
   const head = textOf(config).trimStart().slice(0, 8).toUpperCase();
@@ -110,6 +115,8 @@ function mayConflict(config: unknown): boolean {
 function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.PoolClient {
   let inTransaction = false;
   let readOnly = false;
+  // The fault draws are keyed by the statement (a COMMIT by its transaction's first statement): see FaultPlan.roll.
+  let firstOfTransaction = '';
   const raw = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<pg.QueryResult>;
 
   async function query(config: unknown, values?: unknown): Promise<pg.QueryResult> {
@@ -118,12 +125,13 @@ function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.Po
       const result = await raw(config, values);
       inTransaction = true;
       readOnly = /\bREAD ONLY\b/i.test(textOf(config));
+      firstOfTransaction = '';
       return result;
     }
     if (!inTransaction) {
       // A statement outside a transaction commits on its own: its answer can be lost as a COMMIT's can.
       const result = await raw(config, values);
-      if (kind === 'other' && faults.roll('db.ambiguous_commit')) throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
+      if (kind === 'other' && faults.roll('db.ambiguous_commit', keyOf(config))) throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
       return result;
     }
     if (kind === 'rollback') {
@@ -133,18 +141,20 @@ function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.Po
     if (kind === 'commit') {
       inTransaction = false;
       const result = await raw(config, values);
-      if (faults.roll('db.ambiguous_commit')) throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
+      if (faults.roll('db.ambiguous_commit', firstOfTransaction)) throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
       return result;
     }
-    if (faults.roll('db.connection_lost')) {
+    const key = keyOf(config);
+    firstOfTransaction ||= key;
+    if (faults.roll('db.connection_lost', key)) {
       inTransaction = false;
       throw await killConnection(client, rng.chance(0.5) ? 'terminated' : 'dropped');
     }
     // Only a statement that writes or locks can lose a conflict, and never in a read-only transaction (a ledger
     // verification's snapshot): a fault PostgreSQL cannot produce would be a false alarm.
     if (!readOnly && mayConflict(config)) {
-      if (faults.roll('db.serialization_failure')) return raw(abortStatement('serialization_failure', rng));
-      if (faults.roll('db.deadlock')) return raw(abortStatement('deadlock', rng));
+      if (faults.roll('db.serialization_failure', key)) return raw(abortStatement('serialization_failure', rng));
+      if (faults.roll('db.deadlock', key)) return raw(abortStatement('deadlock', rng));
     }
     return raw(config, values);
   }

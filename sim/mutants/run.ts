@@ -5,6 +5,8 @@
 // what each mutant plants; `--typecheck` only checks that every planted mutant compiles.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { serverOrEmbedded } from '../../src/db/embedded.js';
 import { MUTANTS } from './list.js';
 import { killRunning, runMutants } from './runner.js';
 import { resultsTable } from './table.js';
@@ -67,11 +69,14 @@ const budget = {
   runTimeoutSeconds: positive('timeout-seconds', values['timeout-seconds'], RUN_TIMEOUT_SECONDS_DEFAULT),
 };
 const root = fileURLToPath(new URL('../..', import.meta.url));
+// One database server for every run: DATABASE_URL's, or an embedded one started here for the whole tour.
+const server = await serverOrEmbedded(process.env.DATABASE_URL, 'stableroute-mutants-', pino({ level: 'warn' }, pino.destination(2)));
+process.env.DATABASE_URL = server.url;
 // Stopped (Ctrl-C, a deadline): the simulator runs go with it, not left behind holding their databases.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     killRunning();
-    process.exit(130);
+    void server.stop().finally(() => process.exit(130));
   });
 }
 console.error(`${mutants.length} mutants; seeds ${budget.seedFirst}..${budget.seedFirst + budget.seeds - 1}, ${budget.ops} operations each`);
@@ -84,6 +89,7 @@ const results = await runMutants(mutants, {
   onRun: (mutant, seed, verdict, seconds) =>
     console.error(`  ${mutant.id} seed ${seed}: ${verdict.kind === 'broken' ? `broke ${verdict.invariant}` : verdict.kind} (${seconds.toFixed(1)}s)`),
 });
+await server.stop();
 if (values.json) console.log(JSON.stringify({ budget, results }));
 else console.log(resultsTable(results, budget));
 process.exit(results.every((r) => r.kind === 'caught') ? 0 : 1);

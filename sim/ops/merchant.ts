@@ -48,9 +48,9 @@ async function postIntent(env: OpEnv, quoteId: string, key: string) {
 }
 
 export async function createIntent(env: OpEnv, draws: readonly number[]): Promise<string> {
-  if (env.model.quotes.length === 0) await quote(env, draws);
+  const quoted = env.model.quotes.length === 0 ? await quote(env, draws) : '';
   const held = chosen(env.model.quotes, draws[3]!);
-  if (!held) return 'no quote';
+  if (!held) return `no quote (${quoted})`;
   const key = `sim-${++env.model.names}`;
   const res = await postIntent(env, held.id, key);
   if (res.statusCode !== 201 && res.statusCode !== 200) return `refused ${res.json().code}`;

@@ -68,9 +68,12 @@ export async function executionOp(env: OpEnv, draws: readonly number[]): Promise
 async function redeliverExecution(env: OpEnv, draw: number): Promise<string> {
   const { rows } = await env.world.pool.query<{ id: string; attempts: number }>(
     `SELECT pi.id, (SELECT COUNT(*) FROM payment_attempts a WHERE a.payment_intent_id = pi.id)::int AS attempts
-       FROM payment_intents pi WHERE pi.status IN ('broadcasting', 'broadcasted') ORDER BY pi.id`,
+       FROM payment_intents pi WHERE pi.status IN ('broadcasting', 'broadcasted')`,
   );
   if (rows.length === 0) return '';
+  // In the run's order of creation (the ids are random): the same draw names the same payment in a replay.
+  const order = (id: string) => env.model.byId.get(id)?.index ?? Number.MAX_SAFE_INTEGER;
+  rows.sort((a, b) => order(a.id) - order(b.id));
   const row = rows[draw % rows.length]!;
   await env.world.ctx.boss.send(EXECUTION_QUEUE, { payment_intent_id: row.id, attempt: Math.max(1, row.attempts) } satisfies ExecutionJob);
   env.touched.add(row.id);

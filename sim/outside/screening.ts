@@ -20,8 +20,9 @@ export async function startScreening(faults: FaultPlan): Promise<SimScreening> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (faults.roll('outside.screening_timeout')) return; // never answered: the service's timeout ends it
       const { address } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { address: string };
+      // Keyed by the address: a quote's two recipients are screened at once, in either order.
+      if (faults.roll('outside.screening_timeout', address)) return; // never answered: the service's timeout ends it
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ decision: sanctioned.has(address) ? 'deny' : 'allow' }));
     });

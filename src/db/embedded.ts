@@ -2,9 +2,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve, sep } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -295,5 +296,22 @@ async function postgresIds(): Promise<{ uid: number; gid: number }> {
   return {
     uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
     gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
+}
+
+/**
+ * The PostgreSQL server `url` names, or, when there is none, an embedded one in a temporary directory that stop()
+ * removes: for the tools that make databases of their own on a server (the bench, the simulator).
+ */
+export async function serverOrEmbedded(url: string | undefined, prefix: string, log: Logger): Promise<EmbeddedDatabase> {
+  if (url) return { url, stop: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const embedded = await startEmbeddedPostgres(dir, log);
+  return {
+    url: embedded.url,
+    stop: async () => {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -23,4 +23,13 @@ describe('the simulator, on its fixed seeds', () => {
       expect(Object.keys(report.faults).length).toBeGreaterThan(0);
     });
   }
+
+  it('replays a seed: the same operations, outcomes and faults', { timeout: 120_000 }, async () => {
+    const run = () => runSimulation({ seed: '4', ops: 120, databaseUrl: adminDatabaseUrl(), rates: RATES, fullEvery: 40 });
+    const first = await run();
+    const second = await run();
+    expect(first.ok && second.ok, formatReport(first.ok ? second : first)).toBe(true);
+    expect(second.faults).toEqual(first.faults);
+    expect(second.digest).toBe(first.digest);
+  });
 });
