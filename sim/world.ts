@@ -131,6 +131,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       DATA_DIR: dataDir,
       DATABASE_URL: url.toString(),
       RATE_LIMIT_PER_MINUTE: '1000000',
+      ADMIN_RATE_LIMIT_PER_MINUTE: '1000000',
       SIM_SEED: options.seed,
       SIM_CONFIRM_SECONDS: String(SIM_SETTINGS.confirmSeconds),
       SIM_TREASURY_USDC: String(SIM_SETTINGS.treasuryUsdc),
