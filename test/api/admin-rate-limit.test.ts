@@ -3,7 +3,7 @@
 // without one, refusals included; /health counts per address; X-Forwarded-For changes nothing (no trustProxy); the
 // merchant limit is as it was (decision 93); every answer carries exactly the headers /openapi.json declares for it.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOperator } from '../../src/core/operators.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
@@ -187,5 +187,18 @@ describe('Access-Control-Allow-Origin', () => {
       [404, own],
     ]);
     expect(answers[4]!.headers['access-control-allow-methods']).toBeUndefined();
+  });
+
+  it('names the listener\'s own address when the request has no Host (HTTP/1.0)', async () => {
+    const head = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.16' }, () => socket.write('GET /health HTTP/1.0\r\n\r\n'));
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head.toLowerCase()).toContain(`access-control-allow-origin: http://127.0.0.1:${port}\r\n`);
   });
 });
