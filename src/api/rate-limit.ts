@@ -6,7 +6,7 @@
 //   - GET /health, per client address, counted in each process's memory: a probe reaches one process, and a flood
 //     must not cost the database a write per request.
 // A client address is `request.ip`: the socket's peer, since the app sets no trustProxy; X-Forwarded-For is the
-// client's own words and changes nothing.
+// client's own words and changes nothing. normalizeIP counts an IPv6 client by its /64, what one host is given.
 import rateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HEALTH_RATE_LIMIT_ADDRESSES_MAX } from '../bounds.js';
