@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   let ctx: AppContext | undefined;
   try {
     await migrate(pool);
-    const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', ADMIN_RATE_LIMIT_PER_MINUTE: '0' });
     const log = pino({ level: 'silent' });
     const boss = await startQueue({ connectionString: db.url, jobTimeoutSeconds: 60, retryDelaySeconds: 5, supervise: false });
     const metrics = createMetrics({ processMetrics: false });

@@ -248,6 +248,11 @@ export const ADMIN_EVENT_STREAMS_MAX = 100;
 export const ADMIN_EVENT_BUFFERED_BYTES_MAX = 1_000_000;
 /** Keys whose last use this process remembers writing (a forgotten one costs one extra conditional write). */
 export const KEY_USE_CACHE_ENTRIES_MAX = 10_000;
+/**
+ * Client addresses one process counts /health requests of (decision 217): past it, the windows that ended are
+ * dropped, then the oldest, so a flood from many addresses costs bounded memory and at worst restarts a count.
+ */
+export const HEALTH_RATE_LIMIT_ADDRESSES_MAX = 10_000;
 
 // --- The API document (src/api/openapi) -------------------------------------------------------------------------
 

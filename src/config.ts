@@ -96,6 +96,10 @@ export interface Config {
   policy: SpendingPolicy & { addressCoolingOffSeconds: number };
   /** Merchant API requests per minute per merchant; 0 turns the limit off (decision 93). */
   rateLimitPerMinute: number;
+  /** Admin requests (/admin/*, /console, /metrics) per minute per operator, or per address without one; 0: off (decision 217). */
+  adminRateLimitPerMinute: number;
+  /** GET /health requests per minute per client address, counted by each process; 0: off (decision 217). */
+  healthRateLimitPerMinute: number;
   /** How often the ledger is compared with each chain (decision 119). */
   reconcileIntervalSeconds: number;
   /** How long more USDC on chain than in the books (a deposit confirming) may last before it raises an alert. */
@@ -742,6 +746,8 @@ export function loadConfig(env: Env = process.env): Config {
       addressCoolingOffSeconds: seconds(env, 'POLICY_ADDRESS_COOLING_OFF_SECONDS', 0),
     },
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    adminRateLimitPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
+    healthRateLimitPerMinute: integer(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     reconcileIntervalSeconds: seconds(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1),
     reconcileSurplusGraceSeconds: seconds(env, 'RECONCILE_SURPLUS_GRACE_SECONDS', 300),
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),

@@ -809,10 +809,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the client address may make to the process that answers (HEALTH_RATE_LIMIT_PER_MINUTE); absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -822,9 +826,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description More requests in a minute than the limit: Requests per minute the client address may make to the process that answers (HEALTH_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the client address may make to the process that answers (HEALTH_RATE_LIMIT_PER_MINUTE); absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -834,6 +859,8 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -871,14 +898,14 @@ export interface operations {
             /** @description The quote: scored routes, best first, valid for 5 minutes */
             201: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -901,14 +928,14 @@ export interface operations {
             /** @description The request is malformed or cannot be paid */
             400: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -918,14 +945,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -935,14 +962,14 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -952,14 +979,14 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -969,14 +996,14 @@ export interface operations {
             /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening */
             422: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -990,12 +1017,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1005,6 +1032,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1034,14 +1063,14 @@ export interface operations {
                 headers: {
                     /** @description `true` when the idempotency_key was seen before and the existing intent is returned */
                     "Idempotent-Replayed"?: "true";
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1067,14 +1096,14 @@ export interface operations {
             /** @description The request is malformed, the quote has expired or the treasury lacks funds */
             400: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1084,14 +1113,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1101,14 +1130,14 @@ export interface operations {
             /** @description No quote with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1118,14 +1147,14 @@ export interface operations {
             /** @description The idempotency_key was already used for another quote */
             409: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1135,14 +1164,14 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1152,14 +1181,14 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1169,14 +1198,14 @@ export interface operations {
             /** @description The merchant's spending policy refuses the payment; nothing is reserved */
             422: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1190,12 +1219,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1205,6 +1234,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1228,14 +1259,14 @@ export interface operations {
             /** @description The payment intent with its attempts and ledger entries */
             200: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1290,14 +1321,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1307,14 +1338,14 @@ export interface operations {
             /** @description No payment intent with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1328,12 +1359,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1343,6 +1374,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1386,14 +1419,14 @@ export interface operations {
                 headers: {
                     /** @description `true` when the batch idempotency_key was seen before with the same items and the stored answer is returned */
                     "Idempotent-Replayed"?: "true";
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1441,14 +1474,14 @@ export interface operations {
             /** @description The body or one of its items is malformed, or there are too many items; nothing is created */
             400: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1458,14 +1491,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,14 +1508,14 @@ export interface operations {
             /** @description The batch idempotency_key was already used with other items */
             409: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1492,14 +1525,14 @@ export interface operations {
             /** @description The body is larger than 1 MiB */
             413: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1509,14 +1542,14 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1530,12 +1563,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1545,6 +1578,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1568,14 +1603,14 @@ export interface operations {
             /** @description The batch's progress (payments per status) and totals; `completed` once every payment is final */
             200: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1610,14 +1645,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1627,14 +1662,14 @@ export interface operations {
             /** @description No payout batch with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1648,12 +1683,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1663,6 +1698,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1686,14 +1723,14 @@ export interface operations {
             /** @description The quote, chain health and balances the route was chosen from, and every chain’s scores */
             200: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1764,14 +1801,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1781,14 +1818,14 @@ export interface operations {
             /** @description No payment intent with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,12 +1839,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1817,6 +1854,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,14 +1876,14 @@ export interface operations {
             /** @description A signed webhook.test event was sent once; `delivered` says whether the receiver answered 2xx */
             200: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1861,14 +1900,14 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1878,14 +1917,14 @@ export interface operations {
             /** @description The merchant has no webhook_url, or its endpoint was disabled after a 410 Gone */
             422: {
                 headers: {
-                    /** @description Requests allowed per minute; absent when the merchant has no limit */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1899,12 +1938,12 @@ export interface operations {
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
                     "X-RateLimit-Reset"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1914,6 +1953,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1934,10 +1975,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2035,9 +2080,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2058,10 +2124,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2072,9 +2142,30 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2095,10 +2186,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2109,9 +2204,30 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2132,10 +2248,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2157,10 +2277,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2170,10 +2294,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2183,6 +2330,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2207,10 +2356,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2234,10 +2387,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2247,10 +2404,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,10 +2421,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2273,6 +2457,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2295,10 +2481,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2311,10 +2501,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2324,10 +2518,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2337,10 +2535,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2350,10 +2552,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2363,6 +2588,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2387,10 +2614,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2413,10 +2644,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2426,10 +2661,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2439,10 +2678,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2452,6 +2714,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2483,10 +2747,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2508,10 +2776,33 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2521,6 +2812,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,10 +2836,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,10 +2875,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2591,10 +2892,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2604,10 +2909,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2617,6 +2945,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2645,10 +2975,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2669,10 +3003,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2682,10 +3020,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2695,10 +3037,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2708,10 +3054,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2721,10 +3071,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2734,6 +3107,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2762,10 +3137,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2785,10 +3164,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2798,10 +3181,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2811,10 +3198,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,10 +3215,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2837,10 +3232,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3268,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2878,10 +3298,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2902,10 +3326,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2915,10 +3343,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2928,10 +3360,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2941,10 +3377,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2954,10 +3394,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2967,6 +3430,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2995,10 +3460,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,10 +3487,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,10 +3504,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3044,10 +3521,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,10 +3538,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3070,10 +3555,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3083,6 +3591,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3105,10 +3615,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3141,10 +3655,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3154,10 +3672,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,10 +3689,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3180,6 +3725,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3204,10 +3751,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3225,10 +3776,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3238,10 +3793,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3251,10 +3810,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3264,10 +3827,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3277,6 +3863,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3307,10 +3895,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3328,10 +3920,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,10 +3945,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3362,10 +3962,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3375,10 +3979,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3388,10 +3996,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3401,6 +4032,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3425,10 +4058,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3446,10 +4083,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3459,10 +4100,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3472,10 +4117,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3485,10 +4134,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3498,6 +4170,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3527,10 +4201,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3559,10 +4237,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3572,10 +4254,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3585,10 +4271,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3598,6 +4307,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3618,10 +4329,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,10 +4351,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3649,10 +4368,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3662,6 +4404,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3684,10 +4428,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3802,10 +4550,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3815,10 +4567,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3828,10 +4584,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3841,6 +4620,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3871,10 +4652,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3890,10 +4675,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3903,10 +4692,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3916,10 +4709,14 @@ export interface operations {
             /** @description Default Response */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3929,10 +4726,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3942,10 +4743,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3955,6 +4779,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3964,6 +4790,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3986,10 +4814,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4005,10 +4837,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4018,10 +4854,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,10 +4871,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4044,10 +4888,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4057,6 +4924,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4066,6 +4935,8 @@ export interface operations {
             /** @description Default Response */
             502: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4086,10 +4957,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4114,10 +4989,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4127,10 +5006,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4140,6 +5042,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4160,10 +5064,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4177,10 +5085,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4190,10 +5102,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4203,6 +5138,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4212,6 +5149,8 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4234,10 +5173,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,10 +5216,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4286,10 +5233,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4299,10 +5250,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4312,6 +5286,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4337,10 +5313,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4370,10 +5350,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4383,10 +5367,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,10 +5384,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4409,6 +5420,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4437,10 +5450,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4455,10 +5472,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4468,10 +5489,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4481,10 +5506,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,10 +5523,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4507,10 +5540,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4520,6 +5576,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4540,10 +5598,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4579,10 +5641,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4592,10 +5658,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4605,6 +5694,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4634,10 +5725,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4651,10 +5746,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4664,10 +5763,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4677,10 +5780,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4690,10 +5797,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4703,10 +5814,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4716,6 +5850,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4752,10 +5888,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4772,10 +5912,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4785,10 +5929,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4798,10 +5946,14 @@ export interface operations {
             /** @description Default Response */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4811,10 +5963,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4824,10 +5980,33 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4837,6 +6016,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4861,10 +6042,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4892,10 +6077,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4905,10 +6094,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4918,10 +6111,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4931,6 +6147,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4955,10 +6173,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4985,10 +6207,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4998,10 +6224,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5011,10 +6241,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +6277,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5047,10 +6302,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5091,10 +6350,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5104,10 +6367,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5117,10 +6384,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5130,6 +6420,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5159,10 +6451,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5200,10 +6496,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5241,10 +6541,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5254,10 +6558,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5267,10 +6575,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5280,10 +6592,14 @@ export interface operations {
             /** @description Default Response */
             409: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5293,10 +6609,33 @@ export interface operations {
             /** @description Default Response */
             422: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5306,6 +6645,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5328,10 +6669,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5369,10 +6714,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5382,10 +6731,14 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,10 +6748,33 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5408,6 +6784,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5428,10 +6806,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5446,10 +6828,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5459,10 +6845,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5472,6 +6881,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5492,10 +6903,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5516,10 +6931,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5529,10 +6948,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5542,6 +6984,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5568,10 +7012,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5599,10 +7047,14 @@ export interface operations {
             /** @description A value does not match the route's schema */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5612,10 +7064,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5625,10 +7081,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5638,6 +7117,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5666,10 +7147,14 @@ export interface operations {
             /** @description RFC 4180 CSV of payments */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,10 +7164,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5692,10 +7181,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5705,10 +7198,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5718,6 +7234,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5727,6 +7245,8 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5755,10 +7275,14 @@ export interface operations {
             /** @description RFC 4180 CSV of ledger */
             200: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5768,10 +7292,14 @@ export interface operations {
             /** @description Default Response */
             400: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5781,10 +7309,14 @@ export interface operations {
             /** @description Authorization: Bearer is missing, or not an active operator's token */
             401: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5794,10 +7326,33 @@ export interface operations {
             /** @description The operator's role may not do this, or the request came from another site or Host */
             403: {
                 headers: {
-                    /** @description Never sent: admin routes and /health are not rate limited (serve them on an internal network) */
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers */
-                    "Access-Control-Allow-Origin"?: "*";
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5807,6 +7362,8 @@ export interface operations {
             /** @description An unexpected failure, logged by the service */
             500: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5816,6 +7373,8 @@ export interface operations {
             /** @description Default Response */
             503: {
                 headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -9,6 +9,8 @@
 //      loopback. The peer is the socket's address: Host, Origin and X-Forwarded-For are the client's own words.
 //   3. Origin: a state-changing request (POST, PUT, PATCH, DELETE) sent by a browser must come from the admin origin
 //      itself; a cross-site form or fetch() (even `no-cors`, which needs no preflight) is refused.
+// Between 2 and any refusal, the request counts against its caller's rate limit (decision 217): the operator once its
+// token is known, else the address; so refusals count too, and every answer carries the X-RateLimit-* headers.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -36,6 +38,8 @@ export interface AdminGuardOptions {
   exposeOpenEndpoints: boolean;
   /** The active operator holding a bearer token, or null (looked up on every request: a disabled one is refused at once). */
   authenticate(token: string): Promise<{ id: string; role: OperatorRole } | null>;
+  /** Counts the request against its caller (request.adminActor, else its address), throwing the 429; null: no limit. */
+  limit: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
 }
 
 /** Lower case, no brackets around IPv6, no trailing dot, no port. Null for a malformed Host header. */
@@ -122,17 +126,19 @@ export function registerAdminGuard(scope: FastifyInstance, options: AdminGuardOp
 
   scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const hostname = hostnameOf(request.headers.host);
-    if (hostname === null || !allowed.has(hostname)) {
+    const hostAllowed = hostname !== null && allowed.has(hostname);
+    // A Host refused is answered without looking at the credentials; it still counts, against the address.
+    const admitted = hostAllowed ? await admit(request, options, tokenMatches) : null;
+    // An identified caller refused for its role is still who asked: it is counted, and the refusal audited, under its name.
+    if (admitted !== null) request.adminActor = admitted.actor ?? null;
+    await options.limit?.(request, reply);
+    if (admitted === null) {
       return sendError(reply, 403, 'HOST_NOT_ALLOWED', 'The admin API does not answer to this Host; see ADMIN_ALLOWED_HOSTS');
     }
-    const admitted = await admit(request, options, tokenMatches);
     if ('status' in admitted) {
-      // An identified caller refused for its role is still who asked: the refusal is audited under its name.
-      if (admitted.actor !== undefined) request.adminActor = admitted.actor;
       if (admitted.status === 401) reply.header('www-authenticate', 'Bearer realm="stableroute-admin"');
       return sendError(reply, admitted.status, admitted.code, admitted.message);
     }
-    request.adminActor = admitted.actor;
     const crossSite = crossSiteProblem(request.method, request.headers);
     if (crossSite !== null) return sendError(reply, 403, 'CROSS_SITE_REQUEST', crossSite);
     return undefined;

@@ -7,7 +7,8 @@ import { registerAdminGuard } from './admin-guard.js';
 import { registerRefusalAudit } from './audit.js';
 import { registerStorableInput } from './storable-input.js';
 import { registerMerchantAuth } from './auth.js';
-import { registerMerchantRateLimit } from './rate-limit.js';
+import { registerAdminRateLimit, registerHealthRateLimit, registerMerchantRateLimit } from './rate-limit.js';
+import { registerServedOrigin } from './served-origin.js';
 import { handleClientError } from './client-errors.js';
 import { chainSchemaFor } from './schemas/common.js';
 import { errorResponseSchema, registerErrorHandling, sendError } from './errors.js';
@@ -76,13 +77,18 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     return parseJson(request, body.toString(), done);
   });
+  registerServedOrigin(app);
   registerErrorHandling(app);
   registerHttpMetrics(app, ctx);
   registerRequestTracing(app);
   await app.register(swagger, swaggerOptions);
 
+  // GET /health, on every listener, limited per client address (decision 217).
+  await app.register(async (healthScope) => {
+    await registerHealthRateLimit(healthScope, ctx);
+    healthRoutes(healthScope, ctx, options.readiness);
+  });
   if (options.merchant) {
-    healthRoutes(app, ctx, options.readiness);
     await registerDocs(app);
     await app.register(async (merchantScope) => {
       registerMerchantAuth(merchantScope, ctx);
@@ -93,8 +99,6 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       routesDebugRoutes(merchantScope, ctx);
       webhookRoutes(merchantScope, ctx);
     });
-  } else {
-    healthRoutes(app, ctx, options.readiness);
   }
   if (options.admin) {
     if (ctx.config.production && ctx.config.adminToken === null) {
@@ -109,6 +113,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
         publicListener: options.merchant,
         exposeOpenEndpoints: ctx.config.adminExposeOpenEndpoints,
         authenticate: (token) => authenticateOperator(ctx.pool, ctx.config, token),
+        limit: await registerAdminRateLimit(adminScope, ctx),
       });
       registerRefusalAudit(adminScope, ctx);
       registerStorableInput(adminScope);

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { lintOpenApi, type LintFinding } from '../helpers/spectral.js';
 
-const MERCHANT_PATHS = ['/quotes', '/payment_intents', '/payout_batches', '/routes/debug', '/webhooks/test'];
 /** The spec's admin endpoints that need no credentials (src/api/admin-access.ts), and /health. */
 const OPEN_OPERATIONS = ['/health.get', '/admin/overview.get', '/admin/route-distribution.get', '/admin/failures.get', '/admin/chain-health.post'];
 /** Objects whose properties are data, not a fixed shape: counts by status, chain details, event payloads, audit details. */
@@ -36,8 +35,6 @@ const ACCEPTED: Record<string, (f: LintFinding) => boolean> = {
   'owasp:api2:2023-read-restricted': (f) => operationOf(f.path) === '/health.get',
   // Routes that need no credentials cannot answer 401.
   'owasp:api8:2023-define-error-responses-401': (f) => OPEN_OPERATIONS.includes(operationOf(f.path)),
-  // Only the merchant API is rate limited (decision 93): admin routes and /health answer no 429.
-  'owasp:api4:2023-rate-limit-responses-429': (f) => !MERCHANT_PATHS.some((p) => operationOf(f.path).startsWith(`${p}`)),
   // Routes that take no body and no query, at most an id in the path: a malformed id is 404, as any unknown id is.
   'owasp:api8:2023-define-error-validation': (f) => takesNoInputButPath(operationOf(f.path)),
   'owasp:api3:2023-no-additionalProperties': (f) => FREE_FORM_OBJECTS.includes(f.path),

@@ -73,7 +73,7 @@ describe('rate limit per merchant', () => {
     expect(responses.filter((r) => r.statusCode === 429).every((r) => r.headers['retry-after'] === '60')).toBe(true);
   });
 
-  it('comes after authentication: a bad key is 401, and /health is not limited', async () => {
+  it('comes after authentication: a bad key is 401, and /health does not count against a merchant', async () => {
     for (let i = 0; i < 8; i++) expect((await read({ 'x-api-key': '' })).statusCode).toBe(401);
     for (let i = 0; i < 8; i++) expect((await t.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
   });

@@ -32,6 +32,8 @@ export async function createTestContext(env: Record<string, string> = {}, option
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '1000000',
+    ADMIN_RATE_LIMIT_PER_MINUTE: '1000000',
+    HEALTH_RATE_LIMIT_PER_MINUTE: '1000000',
     ...env,
     DATABASE_URL: db.url,
   });

@@ -38,7 +38,7 @@ export interface SimWorld {
  */
 export async function simWorld(env: Record<string, string> = {}, plan?: FaultPlan, seed = 37): Promise<SimWorld> {
   const db = await createTestDatabase();
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', ...env, DATABASE_URL: db.url });
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', ADMIN_RATE_LIMIT_PER_MINUTE: '0', ...env, DATABASE_URL: db.url });
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const faults = scriptedFaults();
   const sim = createSimChains({ clock, rng: new Rng(seed), faults: plan ?? faults, chains: config.chainNames });

@@ -1,8 +1,9 @@
 // What the linters clients run on /openapi.json ask for (Spectral's `spectral:oas` and the OWASP API security ruleset,
 // decision 211), said about the service as it is: nothing here changes validation, a status code or a field. Every
-// operation gets an operationId (SDK method names), the credentials it needs, the shared error body for 401 and
-// 500 where it can answer them, the rate-limit headers, and bounds on every string, list and integer: the route
-// schema's own where it has one, else a bound the service's edge already enforces or a documented ceiling (bounds.ts).
+// operation gets an operationId (SDK method names), the credentials it needs, the shared error body for 401, 429 and
+// 500 where it can answer them, the rate-limit and Access-Control-Allow-Origin headers it sends (decision 217), and
+// bounds on every string, list and integer: the route schema's own where it has one, else a bound the service's edge
+// already enforces or a documented ceiling (bounds.ts).
 import { OPENAPI_LIST_ITEMS_MAX, OPENAPI_TEXT_CHARS_MAX, ROUTE_PARAM_CHARS_MAX } from '../../bounds.js';
 import { ERROR_CODES } from '../../domain/errors.js';
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
@@ -102,30 +103,60 @@ function header(description: string, schema: JsonObject): JsonObject {
   return { description, schema };
 }
 
-const NO_CORS = header(
-  'Never sent: the service answers no cross-origin request, so a page from another origin cannot read its answers',
-  { type: 'string', enum: ['*'] },
+/** What served-origin.ts sends on every answer (decision 217). */
+const SERVED_ORIGIN = header(
+  'The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer',
+  { type: 'string', format: 'uri', maxLength: OPENAPI_TEXT_CHARS_MAX },
 );
 
-/** What @fastify/rate-limit sends on a merchant route when the merchant has a limit (decision 93). */
-function merchantRateLimitHeaders(): JsonObject {
+type Limiter = 'merchant' | 'admin' | 'health';
+
+/** Whom each limit counts (src/api/rate-limit.ts, decisions 93 and 217), and when its headers are absent. */
+const LIMIT_WORDS: Readonly<Record<Limiter, { limit: string; absent: string }>> = {
+  merchant: {
+    limit: 'Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE)',
+    absent: 'absent when the merchant has no limit, and on a 401 (the key names no merchant to count against)',
+  },
+  admin: {
+    limit: 'Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE)',
+    absent: 'absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0',
+  },
+  health: {
+    limit: 'Requests per minute the client address may make to the process that answers (HEALTH_RATE_LIMIT_PER_MINUTE)',
+    absent: 'absent when HEALTH_RATE_LIMIT_PER_MINUTE is 0',
+  },
+};
+
+/** What @fastify/rate-limit sends on a limited operation's answers. */
+function rateLimitHeaders(limiter: Limiter): JsonObject {
   const count = { type: 'integer', format: 'int64', minimum: 0, maximum: SAFE_INTEGER.maximum };
+  const { limit, absent } = LIMIT_WORDS[limiter];
   return {
-    'X-RateLimit-Limit': header('Requests allowed per minute; absent when the merchant has no limit', count),
-    'X-RateLimit-Remaining': header('Requests left in the current minute', count),
-    'X-RateLimit-Reset': header('Seconds until the current minute ends', { ...count, maximum: RATE_LIMIT_WINDOW_MS / 1000 }),
+    'X-RateLimit-Limit': header(`${limit}; ${absent}`, count),
+    'X-RateLimit-Remaining': header(`Requests left in the current minute; ${absent}`, count),
+    'X-RateLimit-Reset': header(`Seconds until the current minute ends; ${absent}`, { ...count, maximum: RATE_LIMIT_WINDOW_MS / 1000 }),
   };
 }
 
-const UNLIMITED = header('Never sent: admin routes and /health are not rate limited (serve them on an internal network)', {
-  type: 'integer',
-  format: 'int64',
-  minimum: 0,
-  maximum: 0,
-});
+/** The 429 of an admin route or /health (the merchant operations document theirs in merchant-examples.ts). */
+function rateLimitedResponse(limiter: Limiter): JsonObject {
+  const seconds = { type: 'integer', format: 'int64', minimum: 1, maximum: RATE_LIMIT_WINDOW_MS / 1000 };
+  return {
+    ...errorResponse(`More requests in a minute than the limit: ${LIMIT_WORDS[limiter].limit}`, {
+      rate_limited: {
+        summary: 'RATE_LIMITED',
+        value: { statusCode: 429, error: 'Too Many Requests', message: 'more than 600 requests in a minute; retry in 42 seconds', code: 'RATE_LIMITED' },
+      },
+    }),
+    headers: { 'Retry-After': header('Seconds until the next minute opens', seconds) },
+  };
+}
 
-function isMerchant(operation: JsonObject): boolean {
-  return Array.isArray(operation.tags) && operation.tags.includes('merchant');
+function limiterOf(path: string, operation: JsonObject): Limiter | null {
+  if (Array.isArray(operation.tags) && operation.tags.includes('merchant')) return 'merchant';
+  if (path.startsWith('/admin')) return 'admin';
+  if (path === '/health') return 'health';
+  return null;
 }
 
 /** Path and method as admin-access.ts knows them (`/admin/payments/:id`). */
@@ -150,17 +181,16 @@ function finishOperation(method: string, path: string, operation: JsonObject): v
   // Its schema validates a body or a query: a route that has no 400 of its own still answers one for a bad value.
   if (validated && responses['400'] === undefined) responses['400'] = errorResponse('A value does not match the route\'s schema');
   responses['500'] ??= errorResponse('An unexpected failure, logged by the service', INTERNAL_ERROR_EXAMPLES);
+  const limiter = limiterOf(path, operation);
+  if (limiter !== null) responses['429'] ??= rateLimitedResponse(limiter);
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue;
-    if (/^[24]/.test(status)) {
-      const headers = isObject(response.headers) ? response.headers : {};
-      Object.assign(headers, isMerchant(operation) ? { ...merchantRateLimitHeaders(), ...headers } : { 'X-RateLimit-Limit': UNLIMITED, ...headers });
-      response.headers = headers;
-    }
-    if (isObject(response.headers)) {
-      response.headers['Access-Control-Allow-Origin'] ??= NO_CORS;
-      for (const h of Object.values(response.headers)) if (isObject(h)) bound(h.schema, 'response');
-    }
+    const headers = isObject(response.headers) ? response.headers : {};
+    // The limiter runs before the route, so its answers carry the headers; a 5xx may come before it counted.
+    if (limiter !== null && /^[24]/.test(status)) Object.assign(headers, { ...rateLimitHeaders(limiter), ...headers });
+    headers['Access-Control-Allow-Origin'] ??= SERVED_ORIGIN;
+    response.headers = headers;
+    for (const h of Object.values(headers)) if (isObject(h)) bound(h.schema, 'response');
     for (const [type, schema] of mediaSchemas(response)) {
       if (type === JSON_MEDIA) bound(schema, 'response');
       else boundStream(schema);
