@@ -1,5 +1,6 @@
 import type { Chain } from '../../domain/chain.js';
-import type { CandidateRoute, Priority, ScoringDetail } from '../../routing/score.js';
+import type { Priority } from '../../domain/priority.js';
+import type { CandidateRoute, ScoringDetail } from '../../routing/score.js';
 import type { TreasuryBalance } from '../../ledger/store.js';
 import { usdcToNumber } from '../../money.js';
 import type { Queryable } from '../pool.js';
