@@ -3,7 +3,7 @@ import { adapterOf } from '../chains/port.js';
 import { addSeconds } from '../clock.js';
 import { AppError } from '../domain/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
-import type { FactTopic } from '../db/notice-cache.js';
+import type { FactTopic } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import { findPolicy } from '../db/queries/policies.js';
 import { findQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../db/queries/quotes.js';
