@@ -2,7 +2,7 @@
 // precise 4xx; a database outage a 503; anything unexpected is logged with its detail and answered with a bare 500.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/outage.js';
+import { outageError } from '../core/availability.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import { AmountError } from '../money.js';
 
@@ -137,9 +137,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return sendError(reply, error.statusCode, 'INVALID_REQUEST', error.message);
     }
     // An outage answers 503, which a client retries, not the 500 of a bug; its detail stays in the logs.
-    if (isDatabaseUnavailable(error)) {
+    const outage = outageError(error);
+    if (outage) {
       request.log.warn({ err: error }, 'database unavailable');
-      return sendError(reply.header('retry-after', '1'), 503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly');
+      return sendError(reply.header('retry-after', '1'), outage.statusCode, outage.code, outage.message);
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 500, 'INTERNAL_ERROR', 'An internal error occurred; it has been logged.');

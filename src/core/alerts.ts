@@ -10,12 +10,13 @@ import type { Pool, Queryable } from '../db/pool.js';
 import {
   claimDueNotification,
   insertAlertNotification,
+  listAlerts,
   recordNotificationAttempt,
   resolveOpenAlert,
   upsertOpenAlert,
-  type AlertKind,
   type AlertRow,
 } from '../db/queries/alerts.js';
+import type { AlertKind, AlertStatus } from '../domain/alert.js';
 import type { Chain } from '../domain/chain.js';
 import { decideAfterAttempt } from '../domain/webhook-delivery.js';
 import { newId } from '../ids.js';
@@ -24,7 +25,7 @@ import { buildWebhookHeaders, postWebhook } from '../webhook-client/request.js';
 import { inDeliveryTransaction } from './webhooks/delivery.js';
 import { ALERT_DELIVERIES_PER_PASS_MAX } from '../bounds.js';
 
-export type { AlertKind, AlertRow };
+export type { AlertRow };
 
 export interface AlertDeps {
   config: Pick<Config, 'operatorWebhookUrl'>;
@@ -53,6 +54,18 @@ export function alertView(alert: AlertRow) {
     last_seen_at: alert.last_seen_at.toISOString(),
     resolved_at: alert.resolved_at?.toISOString() ?? null,
   };
+}
+
+/**
+ * One page of alerts, newest first (GET /admin/alerts), and the next page's cursor: the last alert of a full page
+ * (a full last page costs one empty page more), null after a short one.
+ */
+export async function alertPage(
+  db: Queryable,
+  filter: { status?: AlertStatus; limit: number; before?: string },
+): Promise<{ alerts: AlertRow[]; nextCursor: string | null }> {
+  const alerts = await listAlerts(db, filter);
+  return { alerts, nextCursor: alerts.length === filter.limit ? alerts[alerts.length - 1]!.id : null };
 }
 
 async function announce(tx: Queryable, deps: AlertDeps, alert: AlertRow, eventType: 'alert.raised' | 'alert.resolved', at: Date) {

@@ -62,6 +62,15 @@ export async function operators(db: Queryable): Promise<OperatorRow[]> {
   return listOperators(db);
 }
 
+/**
+ * The name an actor is shown by (GET /admin/me): an operator's own, what the break-glass token and local development
+ * stand for, or null for an actor without one.
+ */
+export async function actorName(db: Queryable, actorId: string): Promise<string | null> {
+  const operator = actorId.startsWith('op_') ? await findOperator(db, actorId) : null;
+  return operator?.name ?? (actorId === 'break-glass' ? 'break-glass (ADMIN_TOKEN)' : actorId === 'local' ? 'local (development)' : null);
+}
+
 async function requireActive(db: Queryable, id: string): Promise<never> {
   const found = await findOperator(db, id);
   if (!found) throw new AppError('OPERATOR_NOT_FOUND', `operator ${id} was not found`);

@@ -8,7 +8,6 @@ import { withReadSnapshot, withTransaction, type Queryable } from '../db/pool.js
 import { findIntentsByKeys } from '../db/queries/intents.js';
 import {
   batchStatusTotals,
-  completeBatchesOf,
   findPayoutBatch,
   findPayoutBatchByKey,
   insertPayoutBatch,
@@ -20,6 +19,7 @@ import { batchProgress, planItems, requestHash, type BatchProgress, type PayoutI
 import type { ReservationRequest } from '../domain/reservation.js';
 import { newId } from '../ids.js';
 import type { AppContext } from './context.js';
+import { completeBatchesOf } from './lifecycle/status-changes.js';
 import { decideQuotes, type QuoteOutcome } from './quotes.js';
 import { lockAllCreationsOf, reserveInTransaction, type CreateIntentResult } from './reservations/reserve-batch.js';
 

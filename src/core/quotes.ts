@@ -3,16 +3,18 @@ import { adapterOf } from '../chains/port.js';
 import { addSeconds } from '../clock.js';
 import { AppError } from '../domain/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
-import type { FactTopic } from '../db/notice-cache.js';
+import type { FactTopic } from '../db/notify.js';
 import type { Pool } from '../db/pool.js';
 import { findPolicy } from '../db/queries/policies.js';
-import { balanceRecord, findQuote, healthRecord, insertQuotes, type QuoteRow } from '../db/queries/quotes.js';
+import { findQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../db/queries/quotes.js';
 import { latestSnapshots, type SnapshotRow } from '../db/queries/snapshots.js';
 import { usdToNativeUnits } from '../domain/gas.js';
 import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
 import { newId } from '../ids.js';
+import { usdcToNumber } from '../money.js';
 import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
-import { scoreRoutes, type Priority } from '../routing/score.js';
+import type { Priority } from '../domain/priority.js';
+import { scoreRoutes } from '../routing/score.js';
 import { type Chain } from '../domain/chain.js';
 import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
@@ -164,6 +166,26 @@ function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest,
     created_at: now,
     expires_at: addSeconds(now, ctx.config.quoteTtlSeconds),
   };
+}
+
+/** What a quote records of a chain's health snapshot (the admin views show a snapshot the same way). */
+export function healthRecord(s: SnapshotRow): QuoteHealthRecord {
+  return {
+    chain: s.chain,
+    health_status: s.health_status,
+    estimated_fee_usd: s.estimated_fee_usd,
+    avg_confirmation_seconds: s.avg_confirmation_seconds,
+    rpc_error_rate: s.rpc_error_rate,
+    p95_latency_ms: s.p95_latency_ms,
+    congestion_score: s.congestion_score,
+    recorded_at: s.created_at.toISOString(),
+    status_reason: s.status_reason ?? null,
+  };
+}
+
+/** What a quote records of a treasury's balance: USDC as JSON numbers. */
+function balanceRecord(b: TreasuryBalance): QuoteBalanceRecord {
+  return { chain: b.chain, available_balance: usdcToNumber(b.availableMicros), reserved_balance: usdcToNumber(b.reservedMicros) };
 }
 
 /**

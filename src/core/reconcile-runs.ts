@@ -3,8 +3,15 @@
 // on chain only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS), which resolves once the chain agrees again
 // (`ok`, or short by no more than what has landed on chain and is not settled yet, decision 117). An `error` (chain
 // unreachable) says nothing either way and leaves the alert as it is.
-import { tryAdvisoryXactLock, withTransaction } from '../db/pool.js';
-import { hasReconciliationRunSince, insertReconciliationRuns, mismatchSince } from '../db/queries/reconciliations.js';
+import { tryAdvisoryXactLock, withTransaction, type Queryable } from '../db/pool.js';
+import {
+  hasReconciliationRunSince,
+  insertReconciliationRuns,
+  listReconciliationRuns,
+  mismatchSince,
+  type ReconciliationRunRow,
+} from '../db/queries/reconciliations.js';
+import type { Chain } from '../domain/chain.js';
 import { parseUsdc } from '../money.js';
 import { raiseAlert, resolveAlert } from './alerts.js';
 import type { AppContext } from './context.js';
@@ -66,4 +73,16 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
     }
     return results;
   });
+}
+
+/**
+ * One page of the runs' history, newest first (GET /admin/reconciliations), and the next page's cursor: the last run's
+ * id of a full page, null after a short one.
+ */
+export async function reconciliationRunPage(
+  db: Queryable,
+  filter: { chain?: Chain; limit: number; before?: number },
+): Promise<{ runs: ReconciliationRunRow[]; nextCursor: string | null }> {
+  const runs = await listReconciliationRuns(db, filter);
+  return { runs, nextCursor: runs.length === filter.limit ? String(runs[runs.length - 1]!.id) : null };
 }

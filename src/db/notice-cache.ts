@@ -6,13 +6,9 @@
 // again even without a notice (a connection that died silently cannot keep a value for long).
 import type { Logger } from 'pino';
 import { listen, type Listener } from './listener.js';
+import { FACTS_CHANNEL, type FactTopic } from './notify.js';
 import type { Pool } from './pool.js';
 import { NOTICE_CACHE_ENTRIES_MAX } from '../bounds.js';
-
-/** The NOTIFY channel of migration 069's triggers; the payload is the topic. */
-export const FACTS_CHANNEL = 'stableroute_facts';
-
-export type FactTopic = 'balances' | 'health' | 'policies';
 
 interface Entry {
   value: Promise<unknown>;

@@ -16,6 +16,14 @@ export interface Notice {
   payload: string;
 }
 
+/**
+ * The channel of the facts the api caches (notice-cache.ts): migration 069's triggers notify it of their tables, and
+ * a posting to the balances quotes decide from notifies it too (notifyFactChanged); the payload is the topic.
+ */
+export const FACTS_CHANNEL = 'stableroute_facts';
+
+export type FactTopic = 'balances' | 'health' | 'policies';
+
 /** The notices of each open transaction of withTransaction, by its client. */
 const pending = new WeakMap<object, Notice[]>();
 
@@ -47,6 +55,11 @@ export async function notifyAfterCommit(db: Queryable, channel: string, payloads
     return;
   }
   await db.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [channel, payloads]);
+}
+
+/** Tells every process's fact cache, once `db`'s transaction commits, that `topic` changed. */
+export async function notifyFactChanged(db: Queryable, topic: FactTopic): Promise<void> {
+  await notifyAfterCommit(db, FACTS_CHANNEL, [topic]);
 }
 
 /** withTransaction's side: a transaction starts collecting its notices. */

@@ -78,30 +78,12 @@ const TRANSACTION_SPAN = { kind: 'client', attributes: { 'db.system.name': 'post
 
 async function transaction<T>(pool: Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
-    let committed = false;
-    let broken = false;
     try {
-      await client.query('BEGIN');
-      collectNotices(client);
-      collectAfterCommit(client);
-      const result = await fn(client);
-      await client.query('COMMIT');
-      committed = true;
-      return result;
+      return await inTransaction(pool, 'BEGIN', fn);
     } catch (error) {
-      // A session on a server that went away or turned read-only (a failover) is dropped, never reused.
-      broken = isDatabaseUnavailable(error);
-      await client.query('ROLLBACK').catch(() => undefined);
       const code = (error as { code?: string }).code;
       if ((code === SERIALIZATION_FAILURE || code === DEADLOCK) && attempt < DB_TRANSACTION_TRIES_MAX) continue;
       throw error;
-    } finally {
-      endNotices(pool, client, committed);
-      const effects = endAfterCommit(client, committed);
-      client.release(broken);
-      // Committed: the effects are done before the caller learns of the commit (a CLI command may exit right after).
-      await effects;
     }
   }
 }
@@ -144,10 +126,14 @@ export async function withTransactionOnce<T>(pool: Pool, options: { idleTimeoutM
 
 /** fn in one transaction opened by `begin` (our own text, never a client's), not retried. */
 async function once<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
-  return tracer().inSpan('db.transaction', TRANSACTION_SPAN, () => onceUntraced(pool, begin, fn));
+  return tracer().inSpan('db.transaction', TRANSACTION_SPAN, () => inTransaction(pool, begin, fn));
 }
 
-async function onceUntraced<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Every transaction of the pool, once: opened by `begin`, committed when fn succeeds, rolled back otherwise; its
+ * notices and after-commit effects go out on commit and are dropped on rollback.
+ */
+async function inTransaction<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   let committed = false;
@@ -160,6 +146,8 @@ async function onceUntraced<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient
     committed = true;
     return result;
   } catch (error) {
+    // A session on a server that went away or turned read-only (a failover) is dropped, never reused; so is one whose
+    // ROLLBACK failed, which may still be inside the transaction (decision 219).
     broken = isDatabaseUnavailable(error);
     await client.query('ROLLBACK').catch(() => {
       broken = true;
@@ -169,6 +157,7 @@ async function onceUntraced<T>(pool: Pool, begin: string, fn: (tx: pg.PoolClient
     endNotices(pool, client, committed);
     const effects = endAfterCommit(client, committed);
     client.release(broken);
+    // Committed: the effects are done before the caller learns of the commit (a CLI command may exit right after).
     await effects;
   }
 }

@@ -73,6 +73,11 @@ export interface SignedTransfer {
   meta: Record<string, string | number | boolean | null>;
 }
 
+/** The signed transfer a stored attempt holds (its columns), to send again or ask its chain about. */
+export function signedOf(attempt: { tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }): SignedTransfer {
+  return { txId: attempt.tx_id, rawTx: attempt.signed_tx, meta: attempt.chain_meta };
+}
+
 /** What a room needs to know of the configured chains to book or show a fee (config.chains has it). */
 export type NativeCurrencies = Readonly<Record<Chain, { readonly nativeCurrency: NativeCurrency }>>;
 

@@ -10,6 +10,11 @@ export interface TransactionShare {
   index: number;
 }
 
+/** A stored attempt's place in its transaction (its columns), which its share of the transaction's fee follows. */
+export function shareOf(attempt: { tx_payments: number; tx_payment_index: number }): TransactionShare {
+  return { payments: attempt.tx_payments, index: attempt.tx_payment_index };
+}
+
 export const ALONE: TransactionShare = { payments: 1, index: 0 };
 
 /** The part of `feeNative` that payment `share.index` of the `share.payments` a transaction pays books. */

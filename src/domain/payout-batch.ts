@@ -1,9 +1,9 @@
 // Payout batches (POST /payout_batches): what each item of a batch becomes, the fingerprint that tells a replayed
 // batch from a different body under the same key, and a batch's progress. Pure: the caller loads and persists.
 import { createHash } from 'node:crypto';
-import type { Priority } from '../routing/score.js';
 import type { Chain } from './chain.js';
 import { TERMINAL_STATUSES, type PaymentStatus } from './payment-intent.js';
+import type { Priority } from './priority.js';
 import type { Refusal } from './reservation.js';
 import { usdcToNumber } from '../money.js';
 

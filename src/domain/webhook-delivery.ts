@@ -2,6 +2,10 @@
 import { addSeconds } from '../clock.js';
 import { WEBHOOK_ATTEMPTS_MAX } from '../bounds.js';
 
+/** Where a webhook event stands: waiting for its next POST, delivered, out of tries, or held for a disabled endpoint. */
+export const WEBHOOK_EVENT_STATUSES = ['pending', 'delivered', 'failed', 'stored'] as const;
+export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
+
 /** What one POST to a receiver came to. */
 export interface PostOutcome {
   /** HTTP status of the response, or null when none arrived (connection error, timeout, refused destination). */

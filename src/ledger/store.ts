@@ -1,7 +1,6 @@
 // The ledger's SQL: post a movement inside the caller's transaction, read balances.
 import type { Chain } from '../domain/chain.js';
-import { FACTS_CHANNEL } from '../db/notice-cache.js';
-import { notifyAfterCommit } from '../db/notify.js';
+import { notifyFactChanged } from '../db/notify.js';
 import type { Queryable } from '../db/pool.js';
 import { isBalanced, NON_NEGATIVE, type AccountKind, type Movement } from './movements.js';
 
@@ -99,7 +98,7 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
   }
   // What quotes decide from (decision 136): available USDC and the native balance for gas. A signature's debit
   // (reserved -> in flight) changes neither, and sends nothing.
-  if (lines.some((l) => QUOTED_KINDS.includes(l.kind))) await notifyAfterCommit(db, FACTS_CHANNEL, ['balances']);
+  if (lines.some((l) => QUOTED_KINDS.includes(l.kind))) await notifyFactChanged(db, 'balances');
   return ids.map(Number);
 }
 

@@ -2,10 +2,8 @@
 // The weights and rules are explained in docs/decisions.md (decisions 21-23).
 import type { Chain } from '../domain/chain.js';
 import type { HealthStatus } from '../domain/health.js';
+import type { Priority } from '../domain/priority.js';
 import { snapshotWithinBounds } from './snapshot-bounds.js';
-
-export const PRIORITIES = ['low_fee', 'fast', 'reliable'] as const;
-export type Priority = (typeof PRIORITIES)[number];
 
 export interface HealthSnapshot {
   chain: Chain;

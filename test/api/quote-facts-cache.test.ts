@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate, createKeyLookups, createMerchant, ensureTestMerchant } from '../../src/core/merchants.js';
 import { revokeApiKey } from '../../src/core/api-keys.js';
-import { NoticeCache, type FactTopic } from '../../src/db/notice-cache.js';
+import { NoticeCache } from '../../src/db/notice-cache.js';
+import type { FactTopic } from '../../src/db/notify.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { insertSnapshot } from '../../src/db/queries/snapshots.js';
 import { savePolicy } from '../../src/db/queries/policies.js';

@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { usdToNativeUnits } from '../../src/domain/gas.js';
 import type { HealthStatus } from '../../src/domain/health.js';
-import { scoreRoutes, type Priority, type RouteInput } from '../../src/routing/score.js';
+import type { Priority } from '../../src/domain/priority.js';
+import { scoreRoutes, type RouteInput } from '../../src/routing/score.js';
 import { AVG_CONFIRMATION_SECONDS_MAX, ESTIMATED_FEE_USD_MAX } from '../../src/routing/snapshot-bounds.js';
 
 const status = fc.constantFrom<HealthStatus>('healthy', 'degraded', 'unhealthy');

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Chain } from '../../src/domain/chain.js';
 import type { HealthStatus } from '../../src/domain/health.js';
+import type { Priority } from '../../src/domain/priority.js';
 import {
   feeScore,
   latencyScore,
@@ -9,7 +10,6 @@ import {
   scoreRoutes,
   WEIGHTS,
   type HealthSnapshot,
-  type Priority,
   type RouteInput,
 } from '../../src/routing/score.js';
 

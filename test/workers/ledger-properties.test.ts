@@ -22,7 +22,7 @@ import { AppError } from '../../src/domain/errors.js';
 import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { parseUsdc, usdcToNumber } from '../../src/money.js';
-import type { Priority } from '../../src/routing/score.js';
+import type { Priority } from '../../src/domain/priority.js';
 import { confirmRound } from '../../src/core/confirmation/round.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';

@@ -4,8 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { auditRecords, type AuditRow } from '../../core/audit.js';
 import type { AppContext } from '../../core/context.js';
-import { operators, type OperatorRow } from '../../core/operators.js';
-import { findOperator } from '../../db/queries/operators.js';
+import { actorName, operators, type OperatorRow } from '../../core/operators.js';
 import { ROLE_PERMISSIONS } from '../admin-access.js';
 import { actorOf } from '../audit.js';
 import { nullableTimestamp, timestamp } from '../schemas/common.js';
@@ -74,8 +73,7 @@ export function adminAuditRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
     async (request) => {
       const actor = actorOf(request);
-      const operator = actor.id.startsWith('op_') ? await findOperator(ctx.pool, actor.id) : null;
-      const name = operator?.name ?? (actor.id === 'break-glass' ? 'break-glass (ADMIN_TOKEN)' : actor.id === 'local' ? 'local (development)' : null);
+      const name = await actorName(ctx.pool, actor.id);
       return { actor: actor.id, name, role: actor.role, permissions: actor.role === null ? [] : [...ROLE_PERMISSIONS[actor.role]] };
     },
   );

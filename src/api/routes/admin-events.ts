@@ -1,5 +1,5 @@
 // GET /admin/events: server-sent events for the console's live view. One LISTEN connection per listener process
-// (src/db/listener.ts on the intents channel) fans out to every open stream, so a hundred open consoles cost one
+// (src/core/operator/live.ts) fans out to every open stream, so a hundred open consoles cost one
 // database connection. Events:
 //   ready    on connect, and again whenever the LISTEN connection came back: re-read what you show
 //   payment  an intent was created or changed status: {id, status, from, chain, merchant_id, at}
@@ -7,8 +7,8 @@
 // when the app closes, so they never hold up a graceful shutdown.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { INTENT_CHANNEL } from '../../db/queries/transitions.js';
-import { listen, type Listener } from '../../db/listener.js';
+import { listenToPaymentChanges } from '../../core/operator/live.js';
+import type { Listener } from '../../db/listener.js';
 import { AppError } from '../../domain/errors.js';
 import { ADMIN_EVENT_BUFFERED_BYTES_MAX, ADMIN_EVENT_STREAMS_MAX } from '../../bounds.js';
 
@@ -27,11 +27,9 @@ export function adminEventRoutes(app: FastifyInstance, ctx: AppContext): void {
     for (const stream of streams) stream.send(event, data);
   };
   const ensureListening = () => {
-    listener ??= listen(ctx.pool, {
-      channel: INTENT_CHANNEL,
-      onNotice: (payload) => broadcast('payment', payload),
+    listener ??= listenToPaymentChanges(ctx, {
+      onChange: (notice) => broadcast('payment', notice),
       onListening: () => broadcast('ready', JSON.stringify({ listening: true })),
-      log: ctx.log,
     });
   };
 

@@ -1,12 +1,12 @@
 // Running a treasury: operator alerts, continuous reconciliation history, withdrawals. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
-import { alertView } from '../../core/alerts.js';
+import { alertPage, alertView } from '../../core/alerts.js';
 import type { AppContext } from '../../core/context.js';
+import { reconciliationRunPage } from '../../core/reconcile-runs.js';
 import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/withdrawals.js';
 import { withdrawalView } from '../views/withdrawals.js';
 import { AppError } from '../../domain/errors.js';
-import { ALERT_KINDS, listAlerts, type AlertStatus } from '../../db/queries/alerts.js';
-import { listReconciliationRuns } from '../../db/queries/reconciliations.js';
+import { ALERT_KINDS, type AlertStatus } from '../../domain/alert.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams, nullableTimestamp, operatorApprovalSchema, timestamp } from '../schemas/common.js';
 import { auditEntryOf } from '../audit.js';
@@ -84,9 +84,8 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
       config: filterCodes,
     },
     async (request) => {
-      const limit = pageLimit(request.query.limit);
-      const rows = await listAlerts(ctx.pool, { status: request.query.status, limit, before: request.query.cursor });
-      return { data: rows.map(alertView), next_cursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
+      const page = await alertPage(ctx.pool, { status: request.query.status, limit: pageLimit(request.query.limit), before: request.query.cursor });
+      return { data: page.alerts.map(alertView), next_cursor: page.nextCursor };
     },
   );
 
@@ -111,13 +110,9 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
       config: filterCodes,
     },
     async (request) => {
-      const limit = pageLimit(request.query.limit);
       const before = request.query.cursor === undefined ? undefined : Number(request.query.cursor);
-      const rows = await listReconciliationRuns(ctx.pool, { chain: request.query.chain, limit, before });
-      return {
-        data: rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() })),
-        next_cursor: rows.length === limit ? String(rows[rows.length - 1]!.id) : null,
-      };
+      const page = await reconciliationRunPage(ctx.pool, { chain: request.query.chain, limit: pageLimit(request.query.limit), before });
+      return { data: page.runs.map((r) => ({ ...r, created_at: r.created_at.toISOString() })), next_cursor: page.nextCursor };
     },
   );
 

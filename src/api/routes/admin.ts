@@ -6,7 +6,7 @@ import { auditEntryOf } from '../audit.js';
 import { reconcile } from '../../core/reconcile.js';
 import { webhookEventsPage } from '../../core/operator/webhooks.js';
 import { redeliverWebhookEvent } from '../../core/webhooks/outbox.js';
-import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../db/queries/webhook-events.js';
+import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../domain/webhook-delivery.js';
 import { overviewView, routeDistributionView, snapshotView, webhookEventView } from '../views/admin.js';
 import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, paymentIntentReadSchema, treasuryBalanceSchema } from '../schemas/common.js';
 import { webhookEventSchema } from '../schemas/operator.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { databaseAnswers } from '../../core/availability.js';
 import type { AppContext } from '../../core/context.js';
-import { ping } from '../../db/pool.js';
 import { errorRef } from '../schemas/common.js';
 
 export interface Readiness {
@@ -25,9 +25,7 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext, readiness: R
       if (!readiness.ready) {
         return reply.code(503).send({ statusCode: 503, error: 'Service Unavailable', message: 'starting or stopping', code: 'SERVICE_UNAVAILABLE' });
       }
-      try {
-        await ping(ctx.pool);
-      } catch {
+      if (!(await databaseAnswers(ctx.pool))) {
         return reply
           .code(503)
           .send({ statusCode: 503, error: 'Service Unavailable', message: 'database unreachable', code: 'SERVICE_UNAVAILABLE' });

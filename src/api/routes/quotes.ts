@@ -4,7 +4,7 @@ import { createQuote, type QuoteRequest } from '../../core/quotes.js';
 import { quoteView } from '../views/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
-import type { Priority } from '../../routing/score.js';
+import type { Priority } from '../../domain/priority.js';
 import { merchantOf } from '../auth.js';
 import { amountUsdSchema, candidateRouteSchema, destinationSchemaFor, errorRef, timestamp } from '../schemas/common.js';
 import type { Chain } from '../../domain/chain.js';

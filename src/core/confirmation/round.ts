@@ -6,8 +6,8 @@
 import { adapterOf } from '../../chains/port.js';
 import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../bounds.js';
 import { withSessionLockIfFree } from '../../db/pool.js';
-import { openAttempts, signedOf, type OpenAttempt } from '../../db/queries/attempts.js';
-import type { Chain } from '../../domain/chain.js';
+import { openAttempts, type OpenAttempt } from '../../db/queries/attempts.js';
+import { signedOf, type Chain } from '../../domain/chain.js';
 import { WATCHED } from '../../domain/confirmation.js';
 import type { Metrics } from '../../metrics/registry.js';
 import type { LifecycleDeps } from '../context.js';

@@ -7,7 +7,7 @@ import type { ItemOutcome } from '../../db/group-commit.js';
 import { withBatchTransaction } from '../../db/pool.js';
 import { lockAttemptsIfFree, markConfirmed, markFailed, markIncluded, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
 import { lockIntents } from '../../db/queries/intents.js';
-import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
+import type { StatusChange } from '../../db/queries/transitions.js';
 import type { FailureReason } from '../../domain/chain.js';
 import { decideConfirmation, WATCHED, type ConfirmationAction } from '../../domain/confirmation.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
@@ -15,6 +15,7 @@ import type { TransferVerdict } from '../../domain/transfer-verdict.js';
 import { postMany } from '../../ledger/store.js';
 import { moveAndTell } from '../lifecycle/events.js';
 import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
+import { applyStatusChanges } from '../lifecycle/status-changes.js';
 import type { Sibling } from './chain-calls.js';
 import type { ConfirmationDeps } from './round.js';
 
@@ -144,7 +145,7 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
       }
       await markConfirmed(tx, confirmed, now);
       await markIncluded(tx, included, now);
-      await changeStatuses(tx, changes, now);
+      await applyStatusChanges(tx, changes, now);
       await postMany(tx, entries);
       return answers;
     },

@@ -13,7 +13,9 @@
 import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction } from '../../db/pool.js';
-import { liveAttempt, markBroadcasted, markFailed, signedOf, shareOf } from '../../db/queries/attempts.js';
+import { signedOf } from '../../domain/chain.js';
+import { shareOf } from '../../domain/fee-share.js';
+import { liveAttempt, markBroadcasted, markFailed } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';

@@ -4,9 +4,10 @@
 // preparations are the exception: one call per chain for the batch, so that a chain can pay several in one transaction.
 import { adapterOf, ChainError, type PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
-import { signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
+import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import type { SignedTransfer } from '../../domain/chain.js';
+import { signedOf, type SignedTransfer } from '../../domain/chain.js';
+import { shareOf } from '../../domain/fee-share.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { transferRequestOf } from '../lifecycle/sign-attempts.js';
 import type { ExecutionDeps } from './run.js';

@@ -14,7 +14,8 @@
 import { EXECUTION_BATCH_MAX, RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { ChainError, type PreparedTransfer } from '../../chains/port.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
-import { signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { signedOf } from '../../domain/chain.js';
+import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { releaseLeases } from '../../db/queries/leases.js';
 import { liveTransferAction } from '../../domain/execution.js';

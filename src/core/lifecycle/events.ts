@@ -2,10 +2,10 @@
 import type { Queryable } from '../../db/pool.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import { insertEvents, type EventType, type NewEvent } from '../../db/queries/outbox.js';
-import { changeStatuses } from '../../db/queries/transitions.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import { paymentPayload } from '../../domain/events.js';
 import { usdcToNumber } from '../../money.js';
+import { applyStatusChanges } from './status-changes.js';
 
 type EventExtra = Parameters<typeof paymentPayload>[1];
 
@@ -38,7 +38,7 @@ export interface Move {
  * (distinct intents); each `intent.status` follows.
  */
 export async function moveAndTell(tx: Queryable, moves: readonly Move[], at: Date): Promise<void> {
-  await changeStatuses(
+  await applyStatusChanges(
     tx,
     moves.map(({ intent, to, type, extra, reason }) => ({
       intent,

@@ -4,7 +4,7 @@ import type PgBoss from 'pg-boss';
 import type { Queryable } from '../../db/pool.js';
 import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
 import { countTransitions, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
+import type { StatusChange } from '../../db/queries/transitions.js';
 import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../domain/chain.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { decimalsOf } from '../../ledger/currencies.js';
@@ -12,6 +12,7 @@ import { movements, type Movement } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany, type PostingContext } from '../../ledger/store.js';
 import { unitsToNumber } from '../../money.js';
 import { moveAndTell, paymentEventOf } from './events.js';
+import { applyStatusChanges } from './status-changes.js';
 
 /** The movement booking a native fee the chain charged; none for a transfer that paid nothing. */
 function feeMovements(currencies: NativeCurrencies, intent: PaymentIntentRow, feeNative: bigint): Movement[] {
@@ -105,7 +106,7 @@ export async function settleIntent(
   at: Date,
 ): Promise<void> {
   const { change, entries } = settlementOf(currencies, intent, attempt, feeNative, at);
-  await changeStatuses(tx, [change], at);
+  await applyStatusChanges(tx, [change], at);
   intent.status = 'settled';
   await postMany(tx, entries);
 }

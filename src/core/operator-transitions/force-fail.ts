@@ -8,7 +8,9 @@
 import { adapterOf } from '../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
-import { liveAttempt, replacedAttempts, shareOf, signedOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { signedOf } from '../../domain/chain.js';
+import { shareOf } from '../../domain/fee-share.js';
+import { liveAttempt, replacedAttempts, type AttemptRow } from '../../db/queries/attempts.js';
 import {
   decideForcedFailure,
   insertForcedFailure,

@@ -10,7 +10,9 @@
 // Load, ask the chain (and prepare a replacement or a cancel) without locks, then lock, re-check, decide and persist.
 import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
 import { adapterOf, type PreparedTransfer, type SignedTransfer } from '../../chains/port.js';
-import { liveAttempt, liveAttemptsOfTransaction, markBroadcasted, markConfirmed, markFailed, replacedAttempts, signedOf, type AttemptRow, shareOf } from '../../db/queries/attempts.js';
+import { signedOf } from '../../domain/chain.js';
+import { shareOf } from '../../domain/fee-share.js';
+import { liveAttempt, liveAttemptsOfTransaction, markBroadcasted, markConfirmed, markFailed, replacedAttempts, type AttemptRow } from '../../db/queries/attempts.js';
 import { findIntent, lockIntents } from '../../db/queries/intents.js';
 import { executionFacts } from '../../db/queries/leases.js';
 import { WATCHED } from '../../domain/confirmation.js';

@@ -1,6 +1,7 @@
 // The webhook outbox for operators: events page by page (one status or all), one event with its payload and every
 // delivery attempt. Redelivery is core/webhooks/outbox.ts.
-import type { WebhookEventRow, WebhookEventStatus } from '../../db/queries/webhook-events.js';
+import type { WebhookEventRow } from '../../db/queries/webhook-events.js';
+import type { WebhookEventStatus } from '../../domain/webhook-delivery.js';
 import { deliveriesOf, findEvent, listEventsPage, type DeliveryRow, type WebhookEventRecord } from '../../db/queries/webhook-history.js';
 import { AppError } from '../../domain/errors.js';
 import type { AppContext } from '../context.js';

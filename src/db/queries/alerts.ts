@@ -1,24 +1,8 @@
 // Operator alerts and the operator webhook's outbox (migration 065; screening_hit: 092; screening_list_rejected and
 // alerts about no chain: 097; books_behind_chain and database_not_synchronous: 104).
+import type { AlertKind, AlertStatus } from '../../domain/alert.js';
 import type { Chain } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
-
-export type AlertKind =
-  | 'low_gas'
-  | 'reconciliation_mismatch'
-  | 'screening_hit'
-  | 'screening_list_rejected'
-  | 'books_behind_chain'
-  | 'database_not_synchronous';
-export const ALERT_KINDS: readonly AlertKind[] = [
-  'low_gas',
-  'reconciliation_mismatch',
-  'screening_hit',
-  'screening_list_rejected',
-  'books_behind_chain',
-  'database_not_synchronous',
-];
-export type AlertStatus = 'open' | 'resolved';
 
 export interface AlertRow {
   id: string;

@@ -1,7 +1,6 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
-import type { Chain, FailureReason, SignedTransfer } from '../../domain/chain.js';
+import { signedOf, type Chain, type FailureReason, type SignedTransfer } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
-import type { TransactionShare } from '../../domain/fee-share.js';
 import type { AttemptPurpose } from '../../domain/transfer-verdict.js';
 import type { Queryable } from '../pool.js';
 
@@ -46,15 +45,6 @@ export const attemptOf = (r: RawRow): AttemptRow => ({
   ...r,
   actual_fee_native: r.actual_fee_native === null ? null : BigInt(r.actual_fee_native),
 });
-
-export function signedOf(attempt: Pick<AttemptRow, 'tx_id' | 'signed_tx' | 'chain_meta'>): SignedTransfer {
-  return { txId: attempt.tx_id, rawTx: attempt.signed_tx, meta: attempt.chain_meta };
-}
-
-/** The attempt's place in its transaction, which its share of the transaction's fee follows (src/domain/fee-share.ts). */
-export function shareOf(attempt: Pick<AttemptRow, 'tx_payments' | 'tx_payment_index'>): TransactionShare {
-  return { payments: attempt.tx_payments, index: attempt.tx_payment_index };
-}
 
 export type NewAttempt = Pick<AttemptRow, 'id' | 'payment_intent_id' | 'chain' | 'estimated_fee_usd' | 'created_at' | 'tx_payments' | 'tx_payment_index'> & {
   signed: SignedTransfer;

@@ -1,10 +1,8 @@
 // Payout batches (migration 093): the batch row with its stored answer, the links to its payments, their totals, and
-// the completion written once, in the transaction that makes a batch's last payment final (changeStatuses calls
-// completeBatchesOf), with its payout_batch.completed event.
-import { batchProgress, batchSummary, type BatchFacts, type StatusTotal } from '../../domain/payout-batch.js';
+// the completion's writes (the use case that decides it is core/lifecycle/status-changes.ts's completeBatchesOf).
+import type { BatchFacts, StatusTotal } from '../../domain/payout-batch.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';
-import { insertEvents } from './outbox.js';
 
 export interface PayoutBatchRow extends BatchFacts {
   merchantId: string;
@@ -110,37 +108,4 @@ export async function lockOpenBatches(db: Queryable, batchIds: readonly string[]
 
 export async function markBatchesCompleted(db: Queryable, batchIds: readonly string[], at: Date): Promise<void> {
   await db.query('UPDATE payout_batches SET completed_at = $2 WHERE id = ANY($1) AND completed_at IS NULL', [batchIds, at]);
-}
-
-/**
- * Completes, exactly once, every open batch among `batchIds` and those of `paymentIntentIds` whose payments are all
- * final: completed_at set and payout_batch.completed written in the caller's transaction. Load (locked), decide, write.
- */
-export async function completeBatchesOf(db: Queryable, batchIds: readonly string[], paymentIntentIds: readonly string[], at: Date): Promise<void> {
-  const open = await lockOpenBatches(db, batchIds, paymentIntentIds);
-  if (open.length === 0) return;
-  const totals = await batchStatusTotals(
-    db,
-    open.map((b) => b.id),
-  );
-  const done = open.flatMap((batch) => {
-    const progress = batchProgress(totals.get(batch.id)!);
-    return progress.final ? [{ batch: { ...batch, completedAt: at }, progress }] : [];
-  });
-  if (done.length === 0) return;
-  await markBatchesCompleted(
-    db,
-    done.map((d) => d.batch.id),
-    at,
-  );
-  await insertEvents(
-    db,
-    done.map(({ batch, progress }) => ({
-      merchantId: batch.merchantId,
-      paymentIntentId: null,
-      type: 'payout_batch.completed' as const,
-      payload: batchSummary(batch, progress),
-      at,
-    })),
-  );
 }

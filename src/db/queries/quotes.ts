@@ -1,9 +1,7 @@
 import type { Chain } from '../../domain/chain.js';
-import type { CandidateRoute, Priority, ScoringDetail } from '../../routing/score.js';
-import type { TreasuryBalance } from '../../ledger/store.js';
-import { usdcToNumber } from '../../money.js';
+import type { Priority } from '../../domain/priority.js';
+import type { CandidateRoute, ScoringDetail } from '../../routing/score.js';
 import type { Queryable } from '../pool.js';
-import type { SnapshotRow } from './snapshots.js';
 
 /**
  * What a quote saw of a chain's health, as stored with it (and shown by GET /routes/debug as stored): a quote is an
@@ -44,24 +42,6 @@ export interface QuoteRow {
   expires_at: Date;
   /** The trace of the request that made it (a W3C traceparent), while traces are on; written apart (traces.ts). */
   traceparent?: string;
-}
-
-export function healthRecord(s: SnapshotRow): QuoteHealthRecord {
-  return {
-    chain: s.chain,
-    health_status: s.health_status,
-    estimated_fee_usd: s.estimated_fee_usd,
-    avg_confirmation_seconds: s.avg_confirmation_seconds,
-    rpc_error_rate: s.rpc_error_rate,
-    p95_latency_ms: s.p95_latency_ms,
-    congestion_score: s.congestion_score,
-    recorded_at: s.created_at.toISOString(),
-    status_reason: s.status_reason ?? null,
-  };
-}
-
-export function balanceRecord(b: TreasuryBalance): QuoteBalanceRecord {
-  return { chain: b.chain, available_balance: usdcToNumber(b.availableMicros), reserved_balance: usdcToNumber(b.reservedMicros) };
 }
 
 /**

@@ -4,13 +4,12 @@
 // transaction commits. The UPDATE is conditional on the status the caller decided from, so a concurrent change is
 // detected, never overwritten.
 import type { Chain } from '../../domain/chain.js';
-import { isTerminal, transition, type PaymentStatus } from '../../domain/payment-intent.js';
+import { transition, type PaymentStatus } from '../../domain/payment-intent.js';
 import { newId } from '../../ids.js';
 import { notifyAfterCommit } from '../notify.js';
 import type { Queryable } from '../pool.js';
 import type { PaymentIntentRow } from './intents.js';
 import { eventsInsertParams, eventsInsertSql, WEBHOOK_CHANNEL, type NewEvent } from './outbox.js';
-import { completeBatchesOf } from './payout-batches.js';
 
 /**
  * NOTIFY channel of intent changes (the operator console's live view, src/api/live). Every insert and status change
@@ -92,8 +91,8 @@ export interface StatusChange {
 /**
  * Moves each intent to its `to` (checked), with its history row and its event, all in one statement: the rows are
  * written only for the intents whose update matched, and unless every one matched, it throws (the caller's transaction
- * rolls back). Distinct intents only. A payment made final may finish its payout batch: that completion is written here,
- * in the same transaction, so no path to a final status can miss it.
+ * rolls back). Distinct intents only. The core changes statuses through applyStatusChanges
+ * (core/lifecycle/status-changes.ts), which also completes the payout batches a final payment finishes.
  */
 export async function changeStatuses(db: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
   if (changes.length === 0) return;
@@ -128,6 +127,4 @@ export async function changeStatuses(db: Queryable, changes: readonly StatusChan
   await notifyAfterCommit(db, INTENT_CHANNEL, result.rows.map((r) => r.notice));
   const first = result.rows[0]!.first_event;
   if (first !== null) await notifyAfterCommit(db, WEBHOOK_CHANNEL, [first]);
-  const finals = changes.filter((c) => isTerminal(c.to)).map((c) => c.intent.id);
-  if (finals.length > 0) await completeBatchesOf(db, [], finals, at);
 }

@@ -1,12 +1,9 @@
 // Delivery of the webhook outbox (outbox.ts): every statement that claims, records and re-queues webhook_events and
 // writes webhook_deliveries. Delivery functions run on the transaction that holds the event's row lock, so the lock,
 // the attempt record and the event update commit together.
-import type { DeliveryDecision } from '../../domain/webhook-delivery.js';
+import type { DeliveryDecision, WebhookEventStatus } from '../../domain/webhook-delivery.js';
 import type { Queryable } from '../pool.js';
 import { WEBHOOK_CHANNEL } from './outbox.js';
-
-export const WEBHOOK_EVENT_STATUSES = ['pending', 'delivered', 'failed', 'stored'] as const;
-export type WebhookEventStatus = (typeof WEBHOOK_EVENT_STATUSES)[number];
 
 export interface ClaimedEvent {
   id: string;

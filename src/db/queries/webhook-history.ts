@@ -1,7 +1,8 @@
 // The webhook outbox as operators read it: events with their payloads and every delivery attempt, by payment intent
 // or by delivery status, page by page. Read-only; writes stay in webhook-events.ts.
 import type { Queryable } from '../pool.js';
-import type { WebhookEventRow, WebhookEventStatus } from './webhook-events.js';
+import type { WebhookEventStatus } from '../../domain/webhook-delivery.js';
+import type { WebhookEventRow } from './webhook-events.js';
 
 export type WebhookEventRecord = WebhookEventRow & { payload: unknown };
 
