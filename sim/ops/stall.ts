@@ -20,11 +20,24 @@ import { settleJobs } from '../../src/workers/execution/poller.js';
 import { advance, JUMPS } from '../outside/clock.js';
 import { gatedProcess, STALL_POINTS, stallingProcess } from '../process/stall.js';
 import type { Queryable } from '../../src/db/pool.js';
+import type { World } from '../world.js';
 import { InvariantBroken, type OpEnv } from './env.js';
 
 const quiet = pino({ level: 'silent' });
 
 type Settled = { ok: true } | { ok: false; error: unknown };
+
+/**
+ * Worlds whose last stall found no run to stall (an empty queue, or runs with nothing to do): the next execution poll
+ * stalls instead, until the run calms down. Most polls find nothing, so a stall would otherwise seldom happen.
+ */
+const waiting = new WeakSet<World>();
+
+/** Whether a stall waits for this poll (never once the run is calm). */
+export function stallWaits(env: OpEnv): boolean {
+  if (env.faults.process.calm) waiting.delete(env.world);
+  return waiting.has(env.world);
+}
 
 export async function stalledExecution(env: OpEnv, draws: readonly number[]): Promise<string> {
   const { world } = env;
@@ -50,7 +63,11 @@ export async function stalledExecution(env: OpEnv, draws: readonly number[]): Pr
   const did: string[] = [];
   try {
     const stalled = await Promise.race([stalling.reached.then(() => true), running.then(() => false)]);
-    if (!stalled) return `would have stalled at ${point}: nothing reached it`;
+    if (!stalled) {
+      waiting.add(world);
+      return `would have stalled at ${point}: nothing reached it; the next poll will`;
+    }
+    waiting.delete(world);
     did.push(`stalled at ${stalling.at}${stalling.at === point ? '' : ` (drawn: ${point})`}`);
     // Its statements held back, its heartbeat silent: the leases run out, and the other process's sweeper takes them.
     await advance(world, JUMPS.lease_expiry);

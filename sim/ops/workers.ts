@@ -16,7 +16,7 @@ import { settleJobs } from '../../src/workers/execution/poller.js';
 import { DEATH_POINTS, mortalProcess, type DeathPoint } from '../process/mortal.js';
 import type { Process } from '../world.js';
 import type { OpEnv } from './env.js';
-import { stalledExecution } from './stall.js';
+import { stalledExecution, stallWaits } from './stall.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -41,8 +41,9 @@ async function mortally(env: OpEnv, base: Process, point: DeathPoint | null, ste
 
 export async function executionOp(env: OpEnv, draws: readonly number[]): Promise<string> {
   const { world, faults } = env;
-  // A stall (stall.ts) is a poll of its own: it neither dies nor races.
-  const stalls = faults.process.roll('process.worker_stalls');
+  // A stall (stall.ts) is a poll of its own: it neither dies nor races. One that found nothing to stall on waits for
+  // the next poll.
+  const stalls = faults.process.roll('process.worker_stalls') || stallWaits(env);
   const dies = !stalls && faults.process.roll('process.worker_dies');
   const races = !stalls && faults.process.roll('process.workers_race');
   const point: DeathPoint | null = dies ? DEATH_POINTS[draws[0]! % 4]! : null;
