@@ -29,6 +29,7 @@ export const DEFAULT_RATES: FaultRates = {
   'db.connection_lost': 0.002,
   'db.pool_exhausted': 0.002,
   'process.worker_dies': 0.03,
+  'process.worker_stalls': 0.08,
   'process.workers_race': 0.2,
   'outside.webhook_fails': 0.1,
   'outside.webhook_hangs': 0.01,

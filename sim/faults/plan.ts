@@ -22,6 +22,7 @@ export const FAULT_KINDS = [
   'db.pool_exhausted',
   // process
   'process.worker_dies',
+  'process.worker_stalls',
   'process.workers_race',
   // outside
   'outside.webhook_fails',

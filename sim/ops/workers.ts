@@ -1,7 +1,7 @@
 // Worker steps, called as the worker loops call them (src/workers/*): an execution poll (fetch with leases, the batch,
 // the jobs settled), a dead-letter poll, a confirmation round, a webhook delivery pass, the lease sweeper, a deposits
-// scan. Process faults live here: a poll's process may die at a chosen point (mortal.ts), and two processes may poll
-// the same queue at once.
+// scan. Process faults live here: a poll's process may die at a chosen point (mortal.ts) or stall there and carry on
+// after its payments were taken over (stall.ts), and two processes may poll the same queue at once.
 import pino from 'pino';
 import { EXECUTION_BATCH_JOBS_MAX, DEAD_LETTER_BATCH_JOBS_MAX } from '../../src/bounds.js';
 import { handleDeadExecution } from '../../src/core/execution/abandon.js';
@@ -16,6 +16,7 @@ import { settleJobs } from '../../src/workers/execution/poller.js';
 import { DEATH_POINTS, mortalProcess, type DeathPoint } from '../process/mortal.js';
 import type { Process } from '../world.js';
 import type { OpEnv } from './env.js';
+import { stalledExecution, stallWaits } from './stall.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -40,12 +41,16 @@ async function mortally(env: OpEnv, base: Process, point: DeathPoint | null, ste
 
 export async function executionOp(env: OpEnv, draws: readonly number[]): Promise<string> {
   const { world, faults } = env;
-  const dies = faults.process.roll('process.worker_dies');
-  const races = faults.process.roll('process.workers_race');
+  // A stall (stall.ts) is a poll of its own: it neither dies nor races. One that found nothing to stall on waits for
+  // the next poll.
+  const stalls = faults.process.roll('process.worker_stalls') || stallWaits(env);
+  const dies = !stalls && faults.process.roll('process.worker_dies');
+  const races = !stalls && faults.process.roll('process.workers_race');
   const point: DeathPoint | null = dies ? DEATH_POINTS[draws[0]! % 4]! : null;
   // Now and then the queue hands out again the execution job of a payment already broadcasting or broadcast (pg-boss
   // delivers at least once): the service must find it as left and do nothing.
   const redelivered = draws[2]! % 6 === 0 ? await redeliverExecution(env, draws[3]!) : '';
+  if (stalls) return `${redelivered}${await stalledExecution(env, draws)}`;
   if (point === 'claim') {
     // The jobs fetched and leased, then the process gone before its claim: its runs are simply dropped.
     await fetchRuns(world.ctx, EXECUTION_BATCH_JOBS_MAX);

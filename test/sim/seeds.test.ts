@@ -9,6 +9,7 @@ import { adminDatabaseUrl } from '../helpers/db.js';
 const RATES = {
   ...DEFAULT_RATES,
   'process.worker_dies': 0.15,
+  'process.worker_stalls': 0.2,
   'process.workers_race': 0.2,
   'outside.webhook_fails': 0.25,
   'outside.clock_jump': 0.1,
