@@ -100,6 +100,8 @@ export interface Config {
   adminRateLimitPerMinute: number;
   /** GET /health requests per minute per client address, counted by each process; 0: off (decision 217). */
   healthRateLimitPerMinute: number;
+  /** Merchant API requests refused 401 (no valid X-Api-Key) per minute per client address; 0: off (decision 224). */
+  apiKeyFailureRateLimitPerMinute: number;
   /** How often the ledger is compared with each chain (decision 119). */
   reconcileIntervalSeconds: number;
   /** How long more USDC on chain than in the books (a deposit confirming) may last before it raises an alert. */
@@ -748,6 +750,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
     adminRateLimitPerMinute: integer(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000),
     healthRateLimitPerMinute: integer(env, 'HEALTH_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    apiKeyFailureRateLimitPerMinute: integer(env, 'API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE', 60, 0, 1_000_000),
     reconcileIntervalSeconds: seconds(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1),
     reconcileSurplusGraceSeconds: seconds(env, 'RECONCILE_SURPLUS_GRACE_SECONDS', 300),
     operatorWebhookUrl: webhookUrl(env, 'OPERATOR_WEBHOOK_URL'),

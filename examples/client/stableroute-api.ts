@@ -898,11 +898,11 @@ export interface operations {
             /** @description The quote: scored routes, best first, valid for 5 minutes */
             201: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -928,11 +928,11 @@ export interface operations {
             /** @description The request is malformed or cannot be paid */
             400: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -945,11 +945,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -962,11 +962,11 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -979,11 +979,11 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -996,11 +996,11 @@ export interface operations {
             /** @description No requested chain can take the payment now (unhealthy, or its treasury cannot pay the fee), the amount is above the merchant's per-payment maximum, or a destination is refused by sanctions screening */
             422: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1010,16 +1010,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1063,11 +1063,11 @@ export interface operations {
                 headers: {
                     /** @description `true` when the idempotency_key was seen before and the existing intent is returned */
                     "Idempotent-Replayed"?: "true";
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1096,11 +1096,11 @@ export interface operations {
             /** @description The request is malformed, the quote has expired or the treasury lacks funds */
             400: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1113,11 +1113,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1130,11 +1130,11 @@ export interface operations {
             /** @description No quote with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1147,11 +1147,11 @@ export interface operations {
             /** @description The idempotency_key was already used for another quote */
             409: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1164,11 +1164,11 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1181,11 +1181,11 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1198,11 +1198,11 @@ export interface operations {
             /** @description The merchant's spending policy refuses the payment; nothing is reserved */
             422: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1212,16 +1212,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1259,11 +1259,11 @@ export interface operations {
             /** @description The payment intent with its attempts and ledger entries */
             200: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1321,11 +1321,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1338,11 +1338,11 @@ export interface operations {
             /** @description No payment intent with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1352,16 +1352,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1419,11 +1419,11 @@ export interface operations {
                 headers: {
                     /** @description `true` when the batch idempotency_key was seen before with the same items and the stored answer is returned */
                     "Idempotent-Replayed"?: "true";
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1474,11 +1474,11 @@ export interface operations {
             /** @description The body or one of its items is malformed, or there are too many items; nothing is created */
             400: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1491,11 +1491,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1508,11 +1508,11 @@ export interface operations {
             /** @description The batch idempotency_key was already used with other items */
             409: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1525,11 +1525,11 @@ export interface operations {
             /** @description The body is larger than 1 MiB */
             413: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1542,11 +1542,11 @@ export interface operations {
             /** @description The body is not application/json */
             415: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1556,16 +1556,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1603,11 +1603,11 @@ export interface operations {
             /** @description The batch's progress (payments per status) and totals; `completed` once every payment is final */
             200: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1645,11 +1645,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1662,11 +1662,11 @@ export interface operations {
             /** @description No payout batch with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1676,16 +1676,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1723,11 +1723,11 @@ export interface operations {
             /** @description The quote, chain health and balances the route was chosen from, and every chain’s scores */
             200: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1801,11 +1801,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1818,11 +1818,11 @@ export interface operations {
             /** @description No payment intent with this id belongs to the caller */
             404: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1832,16 +1832,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1876,11 +1876,11 @@ export interface operations {
             /** @description A signed webhook.test event was sent once; `delivered` says whether the receiver answered 2xx */
             200: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1900,11 +1900,11 @@ export interface operations {
             /** @description X-Api-Key is missing or not a valid key */
             401: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE); absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0 */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1917,11 +1917,11 @@ export interface operations {
             /** @description The merchant has no webhook_url, or its endpoint was disabled after a 410 Gone */
             422: {
                 headers: {
-                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE); absent when the merchant has no limit */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -1931,16 +1931,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own) */
+            /** @description More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE) */
             429: {
                 headers: {
                     /** @description Seconds until the next window opens */
                     "Retry-After"?: number;
                     /** @description Requests allowed per minute */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current minute; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Requests left in the current minute; absent when the merchant has no limit */
                     "X-RateLimit-Remaining"?: number;
-                    /** @description Seconds until the current minute ends; absent when the merchant has no limit, and on a 401 (the key names no merchant to count against) */
+                    /** @description Seconds until the current minute ends; absent when the merchant has no limit */
                     "X-RateLimit-Reset"?: number;
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;

@@ -7,7 +7,7 @@ import { registerAdminGuard } from './admin-guard.js';
 import { registerRefusalAudit } from './audit.js';
 import { registerStorableInput } from './storable-input.js';
 import { registerMerchantAuth } from './auth.js';
-import { registerAdminRateLimit, registerHealthRateLimit, registerMerchantRateLimit } from './rate-limit.js';
+import { registerAdminRateLimit, registerApiKeyFailureRateLimit, registerHealthRateLimit, registerMerchantRateLimit } from './rate-limit.js';
 import { registerServedOrigin } from './served-origin.js';
 import { handleClientError } from './client-errors.js';
 import { chainSchemaFor } from './schemas/common.js';
@@ -91,7 +91,8 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
   if (options.merchant) {
     await registerDocs(app);
     await app.register(async (merchantScope) => {
-      registerMerchantAuth(merchantScope, ctx);
+      // Refused keys count per address (decision 224), accepted ones per merchant (decision 93).
+      registerMerchantAuth(merchantScope, ctx, await registerApiKeyFailureRateLimit(merchantScope, ctx));
       await registerMerchantRateLimit(merchantScope, ctx);
       quoteRoutes(merchantScope, ctx);
       paymentIntentRoutes(merchantScope, ctx);

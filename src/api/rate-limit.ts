@@ -1,6 +1,9 @@
-// Rate limits (decisions 93, 217), all through @fastify/rate-limit and all answered 429 RATE_LIMITED in the error body
-// with Retry-After and the X-RateLimit-* headers:
+// Rate limits (decisions 93, 217, 224), all through @fastify/rate-limit and all answered 429 RATE_LIMITED in the error
+// body with Retry-After and the X-RateLimit-* headers:
 //   - the merchant API, per authenticated merchant, counted in PostgreSQL so that the limit holds across api processes;
+//   - merchant requests refused 401 (no valid X-Api-Key), per client address, counted in PostgreSQL too: merchant
+//     authentication calls the limiter once it has refused, so the 401 carries the headers and a key guesser or an
+//     anonymous flood from one address meets a 429 (a valid key never counts here);
 //   - admin routes (/admin/*, /console, /metrics), per operator (its token's identity) or, without one, per client
 //     address, counted in PostgreSQL too, refusals included (the guard calls the limiter once it knows the caller);
 //   - GET /health, per client address, counted in each process's memory: a probe reaches one process, and a flood
@@ -88,19 +91,54 @@ export async function registerMerchantRateLimit(scope: FastifyInstance, ctx: App
   });
 }
 
+/** Who a merchant request refused for its key counts against: its address (an IPv6 one by its /64). */
+export function apiKeyFailureRateLimitKey(request: FastifyRequest): string {
+  return `api-key-failure-address:${normalizeIP(request.ip)}`;
+}
+
+/** A limiter for a hook to call once it knows whom the request counts against: it sets the headers, or throws the 429. */
+export type CallerRateLimit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * The limiter of merchant requests refused 401, for merchant authentication to call before it answers (it throws the
+ * 429); null when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0. Registered in a scope of its own, so that its handler is
+ * this limiter's whatever else the merchant scope registers.
+ */
+export async function registerApiKeyFailureRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
+  const max = ctx.config.apiKeyFailureRateLimitPerMinute;
+  if (max === 0) return null;
+  const made: { limit?: ReturnType<FastifyInstance['rateLimit']> } = {};
+  await scope.register(async (own) => {
+    await own.register(rateLimit, {
+      global: false, // called by merchant authentication, not added to any route
+      timeWindow: RATE_LIMIT_WINDOW_MS,
+      keyGenerator: apiKeyFailureRateLimitKey,
+      max,
+      store: postgresStore(ctx),
+      skipOnError: true,
+      // Said apart from the merchant's own limit: the client learns its key is the problem, not its pace.
+      errorResponseBuilder: (_request, context) =>
+        new AppError('RATE_LIMITED', `more than ${context.max} requests without a valid API key in a minute from this address; retry in ${context.after}`),
+    });
+    made.limit = own.rateLimit();
+  });
+  const limit = made.limit!;
+  return async (request, reply) => {
+    await limit.call(scope, request, reply);
+  };
+}
+
 /** Who an admin request counts against: the operator the guard identified (request.adminActor), else its address. */
 export function adminRateLimitKey(request: FastifyRequest): string {
   const actor = request.adminActor;
   return actor === null ? `admin-address:${normalizeIP(request.ip)}` : `admin-operator:${actor.id}`;
 }
 
-export type AdminRateLimit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-
 /**
  * The admin limiter, for the guard to call once it knows the caller (it throws the 429); null when
  * ADMIN_RATE_LIMIT_PER_MINUTE is 0.
  */
-export async function registerAdminRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<AdminRateLimit | null> {
+export async function registerAdminRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
   const max = ctx.config.adminRateLimitPerMinute;
   if (max === 0) return null;
   await scope.register(rateLimit, {

@@ -34,6 +34,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
     RATE_LIMIT_PER_MINUTE: '1000000',
     ADMIN_RATE_LIMIT_PER_MINUTE: '1000000',
     HEALTH_RATE_LIMIT_PER_MINUTE: '1000000',
+    API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE: '1000000',
     ...env,
     DATABASE_URL: db.url,
   });

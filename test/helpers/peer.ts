@@ -1,6 +1,6 @@
 // Requests from a chosen local address: this machine's non-loopback address is a peer other than loopback without a
 // second host, so who-may-call checks are tested over real sockets, not only through inject().
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { networkInterfaces } from 'node:os';
 
 /** This machine's first non-loopback IPv4 address: a peer other than loopback without a second host. */
@@ -13,6 +13,7 @@ export function nonLoopbackAddress(): string {
 
 export interface Answer {
   status: number;
+  headers: IncomingHttpHeaders;
   body: { code?: string; [k: string]: unknown };
 }
 
@@ -41,7 +42,7 @@ export function send(
       (res) => {
         if (options.statusOnly) {
           // A stream that never ends (server-sent events): its status is the answer.
-          resolve({ status: res.statusCode ?? 0, body: {} });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: {} });
           res.destroy();
           return;
         }
@@ -54,7 +55,7 @@ export function send(
           } catch {
             // not JSON (the console's page): status is what matters
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
         });
       },
     );

@@ -109,13 +109,17 @@ const SERVED_ORIGIN = header(
   { type: 'string', format: 'uri', maxLength: OPENAPI_TEXT_CHARS_MAX },
 );
 
-type Limiter = 'merchant' | 'admin' | 'health';
+type Limiter = 'merchant' | 'apiKeyFailure' | 'admin' | 'health';
 
-/** Whom each limit counts (src/api/rate-limit.ts, decisions 93 and 217), and when its headers are absent. */
+/** Whom each limit counts (src/api/rate-limit.ts, decisions 93, 217 and 224), and when its headers are absent. */
 const LIMIT_WORDS: Readonly<Record<Limiter, { limit: string; absent: string }>> = {
   merchant: {
     limit: 'Requests the merchant may make per minute (its own limit, or RATE_LIMIT_PER_MINUTE)',
-    absent: 'absent when the merchant has no limit, and on a 401 (the key names no merchant to count against)',
+    absent: 'absent when the merchant has no limit',
+  },
+  apiKeyFailure: {
+    limit: 'Requests without a valid API key the client address may make per minute (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE)',
+    absent: 'absent when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0',
   },
   admin: {
     limit: 'Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE)',
@@ -186,8 +190,10 @@ function finishOperation(method: string, path: string, operation: JsonObject): v
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue;
     const headers = isObject(response.headers) ? response.headers : {};
-    // The limiter runs before the route, so its answers carry the headers; a 5xx may come before it counted.
-    if (limiter !== null && /^[24]/.test(status)) Object.assign(headers, { ...rateLimitHeaders(limiter), ...headers });
+    // The limiter runs before the route, so its answers carry the headers; a 5xx may come before it counted. A merchant
+    // 401 names no merchant: it carries the headers of the count of refusals by address (decision 224).
+    const answeredBy = limiter === 'merchant' && status === '401' ? 'apiKeyFailure' : limiter;
+    if (answeredBy !== null && /^[24]/.test(status)) Object.assign(headers, { ...rateLimitHeaders(answeredBy), ...headers });
     headers['Access-Control-Allow-Origin'] ??= SERVED_ORIGIN;
     response.headers = headers;
     for (const h of Object.values(headers)) if (isObject(h)) bound(h.schema, 'response');

@@ -56,7 +56,8 @@ const UNSUPPORTED_MEDIA_TYPE: ResponseDoc = {
 };
 
 const RATE_LIMITED: ResponseDoc = {
-  description: "More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own)",
+  description:
+    "More requests in a minute than the merchant's rate limit (RATE_LIMIT_PER_MINUTE, or its own), or, without a valid API key, than its address's (API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE)",
   headers: {
     'Retry-After': { description: 'Seconds until the next window opens', schema: { type: 'integer' } },
     'X-RateLimit-Limit': { description: 'Requests allowed per minute', schema: { type: 'integer' } },
