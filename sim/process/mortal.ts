@@ -10,10 +10,10 @@
 //   send:    after the signed transfers were persisted, before they are sent
 //   record:  after the node took the transfers, before the sends are recorded
 //   confirm: in a confirmation round, after the chain was asked, before its verdicts are recorded
-import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import type pg from 'pg';
 import type { Process } from '../world.js';
+import { wrapAdapters } from './adapters.js';
 
 export const DEATH_POINTS = ['claim', 'sign', 'send', 'record', 'confirm'] as const;
 export type DeathPoint = (typeof DEATH_POINTS)[number];
@@ -66,30 +66,22 @@ export function mortalProcess(base: Process, point: DeathPoint | null, databaseU
     kill();
     return never;
   };
-  const adapters: ChainAdapters = {};
-  for (const [chain, adapter] of Object.entries(base.adapters) as [string, ChainAdapter][]) {
-    adapters[chain as keyof ChainAdapters] = new Proxy(adapter, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (property === 'prepareTransfers' || property === 'prepareReplacement') return (...args: unknown[]) => dieAt('sign') ?? call(...args);
-        if (property === 'broadcast') {
-          return async (...args: unknown[]) => {
-            const before = dieAt('send');
-            if (before) return before;
-            await call(...args);
-            return dieAt('record') ?? undefined;
-          };
-        }
-        if (property === 'getStatuses') return async (...args: unknown[]) => {
-          const statuses = await call(...args);
-          return dieAt('confirm') ?? statuses;
-        };
-        return call;
-      },
-    });
-  }
+  const adapters = wrapAdapters(base.adapters, (property, call) => {
+    if (property === 'prepareTransfers' || property === 'prepareReplacement') return (...args: unknown[]) => dieAt('sign') ?? call(...args);
+    if (property === 'broadcast') {
+      return async (...args: unknown[]) => {
+        const before = dieAt('send');
+        if (before) return before;
+        await call(...args);
+        return dieAt('record') ?? undefined;
+      };
+    }
+    if (property === 'getStatuses') return async (...args: unknown[]) => {
+      const statuses = await call(...args);
+      return dieAt('confirm') ?? statuses;
+    };
+    return call;
+  });
   return {
     process: { ...base, pool, adapters },
     died,

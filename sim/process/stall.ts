@@ -14,12 +14,12 @@
 // The process that takes the payment over may be gated (`gatedProcess`): at its first call to the chain (made with no
 // lock held, after its claim) it waits while the simulator does something, such as releasing the stalled run, so the
 // stale run's late writes meet a payment whose lease another live run holds, in a fixed order.
-import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
 import type { Screener } from '../../src/core/screening/screener.js';
 import { createPool } from '../../src/db/pool.js';
 import type { Pool } from '../../src/db/pool.js';
 import type pg from 'pg';
 import type { Process } from '../world.js';
+import { wrapAdapters } from './adapters.js';
 
 export const STALL_POINTS = ['claim', 'sign', 'send', 'record'] as const;
 export type StallPoint = (typeof STALL_POINTS)[number];
@@ -84,33 +84,25 @@ export function stallingProcess(base: Process, point: StallPoint, databaseUrl: s
     }
     if (holding()) await releasing;
   };
-  const adapters: ChainAdapters = {};
-  for (const [chain, adapter] of Object.entries(base.adapters) as [string, ChainAdapter][]) {
-    adapters[chain as keyof ChainAdapters] = new Proxy(adapter, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (property === 'getStatuses' || property === 'prepareTransfers' || property === 'prepareReplacement') {
-          return async (...args: unknown[]) => {
-            await stallAt('claim');
-            return call(...args);
-          };
+  const adapters = wrapAdapters(base.adapters, (property, call) => {
+    if (property === 'getStatuses' || property === 'prepareTransfers' || property === 'prepareReplacement') {
+      return async (...args: unknown[]) => {
+        await stallAt('claim');
+        return call(...args);
+      };
+    }
+    if (property === 'broadcast') {
+      return async (...args: unknown[]) => {
+        await stallAt('send');
+        try {
+          return await call(...args);
+        } finally {
+          await stallAt('record');
         }
-        if (property === 'broadcast') {
-          return async (...args: unknown[]) => {
-            await stallAt('send');
-            try {
-              return await call(...args);
-            } finally {
-              await stallAt('record');
-            }
-          };
-        }
-        return call;
-      },
-    });
-  }
+      };
+    }
+    return call;
+  });
   const screener = new Proxy(base.screener, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
@@ -200,21 +192,13 @@ export function gatedProcess(base: Process, atFirstCall: () => Promise<void>): {
   }) as Pool;
   let gate: Promise<void> | null = null;
   const pass = () => (gate ??= idle().then(atFirstCall));
-  const adapters: ChainAdapters = {};
-  for (const [chain, adapter] of Object.entries(base.adapters) as [string, ChainAdapter][]) {
-    adapters[chain as keyof ChainAdapters] = new Proxy(adapter, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (typeof value !== 'function') return value;
-        const call = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, args);
-        if (!UNLOCKED_CHAIN_CALLS.has(property)) return call;
-        return async (...args: unknown[]) => {
-          await pass();
-          return call(...args);
-        };
-      },
-    });
-  }
+  const adapters = wrapAdapters(base.adapters, (property, call) => {
+    if (!UNLOCKED_CHAIN_CALLS.has(property)) return call;
+    return async (...args: unknown[]) => {
+      await pass();
+      return call(...args);
+    };
+  });
   return {
     process: { ...base, pool, adapters },
     get opened() {

@@ -100,25 +100,27 @@ export function apiKeyFailureRateLimitKey(request: FastifyRequest): string {
 export type CallerRateLimit = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /**
- * The limiter of merchant requests refused 401, for merchant authentication to call before it answers (it throws the
- * 429); null when API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0. Registered in a scope of its own, so that its handler is
- * this limiter's whatever else the merchant scope registers.
+ * A limiter for a caller the route's own hook identifies (it calls it, and the limiter throws the 429); null when
+ * `max` is 0. Registered in a scope of its own, so that its handler is this limiter's whatever else `scope` registers.
  */
-export async function registerApiKeyFailureRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
-  const max = ctx.config.apiKeyFailureRateLimitPerMinute;
+async function registerCallerRateLimit(
+  scope: FastifyInstance,
+  ctx: AppContext,
+  max: number,
+  keyGenerator: (request: FastifyRequest) => string,
+  errorResponseBuilder: typeof rateLimited,
+): Promise<CallerRateLimit | null> {
   if (max === 0) return null;
   const made: { limit?: ReturnType<FastifyInstance['rateLimit']> } = {};
   await scope.register(async (own) => {
     await own.register(rateLimit, {
-      global: false, // called by merchant authentication, not added to any route
+      global: false, // called by the caller's hook, not added to any route
       timeWindow: RATE_LIMIT_WINDOW_MS,
-      keyGenerator: apiKeyFailureRateLimitKey,
+      keyGenerator,
       max,
       store: postgresStore(ctx),
       skipOnError: true,
-      // Said apart from the merchant's own limit: the client learns its key is the problem, not its pace.
-      errorResponseBuilder: (_request, context) =>
-        new AppError('RATE_LIMITED', `more than ${context.max} requests without a valid API key in a minute from this address; retry in ${context.after}`),
+      errorResponseBuilder,
     });
     made.limit = own.rateLimit();
   });
@@ -128,32 +130,25 @@ export async function registerApiKeyFailureRateLimit(scope: FastifyInstance, ctx
   };
 }
 
+/**
+ * The limiter of merchant requests refused 401, for merchant authentication to call before it answers; null when
+ * API_KEY_FAILURE_RATE_LIMIT_PER_MINUTE is 0. Its 429 says the key is the problem, not the client's pace.
+ */
+export function registerApiKeyFailureRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
+  return registerCallerRateLimit(scope, ctx, ctx.config.apiKeyFailureRateLimitPerMinute, apiKeyFailureRateLimitKey, (_request, context) =>
+    new AppError('RATE_LIMITED', `more than ${context.max} requests without a valid API key in a minute from this address; retry in ${context.after}`),
+  );
+}
+
 /** Who an admin request counts against: the operator the guard identified (request.adminActor), else its address. */
 export function adminRateLimitKey(request: FastifyRequest): string {
   const actor = request.adminActor;
   return actor === null ? `admin-address:${normalizeIP(request.ip)}` : `admin-operator:${actor.id}`;
 }
 
-/**
- * The admin limiter, for the guard to call once it knows the caller (it throws the 429); null when
- * ADMIN_RATE_LIMIT_PER_MINUTE is 0.
- */
-export async function registerAdminRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
-  const max = ctx.config.adminRateLimitPerMinute;
-  if (max === 0) return null;
-  await scope.register(rateLimit, {
-    global: false, // called by the guard, not added to each route
-    timeWindow: RATE_LIMIT_WINDOW_MS,
-    keyGenerator: adminRateLimitKey,
-    max,
-    store: postgresStore(ctx),
-    skipOnError: true,
-    errorResponseBuilder: rateLimited,
-  });
-  const limit = scope.rateLimit();
-  return async (request, reply) => {
-    await limit.call(scope, request, reply);
-  };
+/** The admin limiter, for the guard to call once it knows the caller; null when ADMIN_RATE_LIMIT_PER_MINUTE is 0. */
+export function registerAdminRateLimit(scope: FastifyInstance, ctx: AppContext): Promise<CallerRateLimit | null> {
+  return registerCallerRateLimit(scope, ctx, ctx.config.adminRateLimitPerMinute, adminRateLimitKey, rateLimited);
 }
 
 /** Limits every route registered after it in `scope` (GET /health) per client address, in this process's memory. */

@@ -5,6 +5,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calls, expectDeclared, expectRateLimited, type DeclaredHeaders } from '../helpers/rate-limit.js';
 import { createOperator } from '../../src/core/operators.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
@@ -15,7 +16,7 @@ const MERCHANT_LIMIT = 3;
 
 let t: TestContext;
 let port: number;
-let document: { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+let document: DeclaredHeaders;
 
 interface Answer {
   status: number;
@@ -49,27 +50,6 @@ function call(from: string, method: string, path: string, headers: Record<string
   });
 }
 
-async function calls(n: number, send: () => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  for (let i = 0; i < n; i++) answers.push(await send());
-  return answers;
-}
-
-const LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'access-control-allow-origin'];
-
-/** The answer carries exactly the headers of LIMIT_HEADERS that the document declares for this operation and status. */
-function expectDeclared(answer: Answer, path: string, method: string): void {
-  const declared = Object.keys(document.paths[path]?.[method]?.responses[String(answer.status)]?.headers ?? {}).map((h) => h.toLowerCase());
-  const sent = LIMIT_HEADERS.filter((h) => answer.headers[h] !== undefined);
-  expect({ path, method, status: answer.status, headers: sent }).toEqual({ path, method, status: answer.status, headers: LIMIT_HEADERS.filter((h) => declared.includes(h)) });
-}
-
-function expectRateLimited(answer: Answer, limit: number): void {
-  expect(answer.status).toBe(429);
-  expect(answer.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining(`${limit} requests`), code: 'RATE_LIMITED' });
-  expect(answer.headers).toMatchObject({ 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': '0', 'retry-after': '60' });
-}
-
 beforeAll(async () => {
   t = await createTestContext(
     { ADMIN_RATE_LIMIT_PER_MINUTE: String(ADMIN_LIMIT), HEALTH_RATE_LIMIT_PER_MINUTE: String(HEALTH_LIMIT), RATE_LIMIT_PER_MINUTE: String(MERCHANT_LIMIT) },
@@ -89,11 +69,11 @@ describe('the admin rate limit, over HTTP', () => {
     expect(ok.map((a) => a.status)).toEqual(Array(ADMIN_LIMIT).fill(200));
     expect(ok.map((a) => a.headers['x-ratelimit-remaining'])).toEqual(['4', '3', '2', '1', '0']);
     expect(ok[0]!.headers).toMatchObject({ 'x-ratelimit-limit': String(ADMIN_LIMIT), 'x-ratelimit-reset': '60' });
-    for (const a of ok) expectDeclared(a, '/admin/overview', 'get');
+    for (const a of ok) expectDeclared(document, a, '/admin/overview', 'get');
 
     const limited = await call('127.0.0.2', 'GET', '/admin/overview');
     expectRateLimited(limited, ADMIN_LIMIT);
-    expectDeclared(limited, '/admin/overview', 'get');
+    expectDeclared(document, limited, '/admin/overview', 'get');
     // A state-changing open route of the same caller is over the same limit, and changes nothing.
     const insert = await call('127.0.0.2', 'POST', '/admin/chain-health', {}, { chain: 'solana', health_status: 'healthy', latency_ms: 100 });
     expectRateLimited(insert, ADMIN_LIMIT);
@@ -114,10 +94,10 @@ describe('the admin rate limit, over HTTP', () => {
     const as = (token: string) => ({ authorization: `Bearer ${token}` });
     const first = await calls(ADMIN_LIMIT, () => call('127.0.0.5', 'GET', '/admin/payments', as(a!)));
     expect(first.map((x) => x.status)).toEqual(Array(ADMIN_LIMIT).fill(200));
-    expectDeclared(first[0]!, '/admin/payments', 'get');
+    expectDeclared(document, first[0]!, '/admin/payments', 'get');
     const limited = await call('127.0.0.5', 'GET', '/admin/payments', as(a!));
     expectRateLimited(limited, ADMIN_LIMIT);
-    expectDeclared(limited, '/admin/payments', 'get');
+    expectDeclared(document, limited, '/admin/payments', 'get');
 
     expect((await call('127.0.0.5', 'GET', '/admin/payments', as(b!))).status).toBe(200);
     expect((await call('127.0.0.6', 'GET', '/admin/payments', as(a!))).status).toBe(429);
@@ -125,7 +105,7 @@ describe('the admin rate limit, over HTTP', () => {
     const refused = await call('127.0.0.7', 'POST', '/admin/payments/pi_unknown/cancel', as(b!));
     expect(refused.status).toBe(403);
     expect(refused.headers['x-ratelimit-remaining']).toBe(String(ADMIN_LIMIT - 2));
-    expectDeclared(refused, '/admin/payments/{id}/cancel', 'post');
+    expectDeclared(document, refused, '/admin/payments/{id}/cancel', 'post');
 
     t.clock.advance(60_000);
     expect((await call('127.0.0.5', 'GET', '/admin/payments', as(a!))).status).toBe(200);
@@ -134,10 +114,10 @@ describe('the admin rate limit, over HTTP', () => {
   it('counts refusals too, by address: a wrong token and a Host the admin API does not answer to', async () => {
     const wrong = await calls(ADMIN_LIMIT - 1, () => call('127.0.0.8', 'GET', '/admin/payments', { authorization: 'Bearer not-a-token' }));
     expect(wrong.map((a) => a.status)).toEqual(Array(ADMIN_LIMIT - 1).fill(401));
-    expectDeclared(wrong[0]!, '/admin/payments', 'get');
+    expectDeclared(document, wrong[0]!, '/admin/payments', 'get');
     const badHost = await call('127.0.0.8', 'GET', '/admin/payments', { host: 'evil.example' });
     expect([badHost.status, (badHost.body as { code: string }).code, badHost.headers['x-ratelimit-remaining']]).toEqual([403, 'HOST_NOT_ALLOWED', '0']);
-    expectDeclared(badHost, '/admin/payments', 'get');
+    expectDeclared(document, badHost, '/admin/payments', 'get');
     expectRateLimited(await call('127.0.0.8', 'GET', '/admin/payments', { authorization: 'Bearer not-a-token' }), ADMIN_LIMIT);
   });
 });
@@ -146,10 +126,10 @@ describe('the /health rate limit, over HTTP', () => {
   it('limits each address, whatever X-Forwarded-For says, and opens again with the next minute', async () => {
     const probes = await calls(HEALTH_LIMIT, () => call('127.0.0.9', 'GET', '/health'));
     expect(probes.map((a) => a.status)).toEqual(Array(HEALTH_LIMIT).fill(200));
-    for (const a of probes) expectDeclared(a, '/health', 'get');
+    for (const a of probes) expectDeclared(document, a, '/health', 'get');
     const limited = await call('127.0.0.9', 'GET', '/health', { 'x-forwarded-for': '198.51.100.7' });
     expectRateLimited(limited, HEALTH_LIMIT);
-    expectDeclared(limited, '/health', 'get');
+    expectDeclared(document, limited, '/health', 'get');
     expect((await call('127.0.0.10', 'GET', '/health')).status).toBe(200);
     t.clock.advance(60_000);
     expect((await call('127.0.0.9', 'GET', '/health')).status).toBe(200);
@@ -163,7 +143,7 @@ describe('the merchant rate limit, over HTTP', () => {
     const answers = [await quote('127.0.0.11'), await quote('127.0.0.12'), await quote('127.0.0.13'), await quote('127.0.0.14')];
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 429]);
     expectRateLimited(answers[3]!, MERCHANT_LIMIT);
-    for (const a of answers) expectDeclared(a, '/quotes', 'post');
+    for (const a of answers) expectDeclared(document, a, '/quotes', 'post');
     expect((await call('127.0.0.11', 'GET', '/admin/overview')).status).toBe(200);
     expect((await call('127.0.0.11', 'GET', '/health')).status).toBe(200);
   });

@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calls, expectDeclared, expectRateLimited, type DeclaredHeaders } from '../helpers/rate-limit.js';
 import { createApiKey, revokeApiKey } from '../../src/core/api-keys.js';
 import { createMerchant } from '../../src/core/merchants.js';
 import { apiKeyFailureRateLimitKey } from '../../src/api/rate-limit.js';
@@ -18,7 +19,7 @@ const MERCHANT_LIMIT = 3;
 
 let t: TestContext;
 let port: number;
-let document: { paths: Record<string, Record<string, { tags?: string[]; responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+let document: DeclaredHeaders;
 let valid: string;
 let revoked: string;
 
@@ -26,27 +27,6 @@ const call = (from: string, method: string, path: string, headers: Record<string
   send(from, '127.0.0.1', port, method, path, headers, body);
 const quote = (from: string, headers: Record<string, string> = {}) =>
   call(from, 'POST', '/quotes', headers, { amount_usd: 1, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' });
-
-async function calls(n: number, sendOne: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  for (let i = 0; i < n; i++) answers.push(await sendOne(i));
-  return answers;
-}
-
-const LIMIT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'access-control-allow-origin'];
-
-/** The answer carries exactly the headers of LIMIT_HEADERS that the document declares for this operation and status. */
-function expectDeclared(answer: Answer, path: string, method: string): void {
-  const declared = Object.keys(document.paths[path]?.[method]?.responses[String(answer.status)]?.headers ?? {}).map((h) => h.toLowerCase());
-  const sent = LIMIT_HEADERS.filter((h) => answer.headers[h] !== undefined);
-  expect({ path, method, status: answer.status, headers: sent }).toEqual({ path, method, status: answer.status, headers: LIMIT_HEADERS.filter((h) => declared.includes(h)) });
-}
-
-function expectRateLimited(answer: Answer, limit: number): void {
-  expect(answer.status).toBe(429);
-  expect(answer.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining(`${limit} requests`), code: 'RATE_LIMITED' });
-  expect(answer.headers).toMatchObject({ 'x-ratelimit-limit': String(limit), 'x-ratelimit-remaining': '0', 'retry-after': '60' });
-}
 
 const unauthorized = (answer: Answer) => [answer.status, answer.body.code];
 
@@ -80,13 +60,13 @@ describe('merchant requests without a valid API key, over HTTP', () => {
     expect(wrong.map(unauthorized)).toEqual(Array(FAILURE_LIMIT).fill([401, 'UNAUTHORIZED']));
     expect(wrong.map((a) => a.headers['x-ratelimit-remaining'])).toEqual(['3', '2', '1', '0']);
     expect(wrong[0]!.headers).toMatchObject({ 'x-ratelimit-limit': String(FAILURE_LIMIT), 'x-ratelimit-reset': '60' });
-    for (const a of wrong) expectDeclared(a, '/quotes', 'post');
+    for (const a of wrong) expectDeclared(document, a, '/quotes', 'post');
 
     // Over the limit, whatever the refusal would have been: a guess, no key, a revoked key.
     for (const headers of [{ 'x-api-key': 'sr_live_one-more' }, {}, { 'x-api-key': revoked }] as Array<Record<string, string>>) {
       const limited = await quote('127.0.0.2', headers);
       expectRateLimited(limited, FAILURE_LIMIT);
-      expectDeclared(limited, '/quotes', 'post');
+      expectDeclared(document, limited, '/quotes', 'post');
     }
 
     const elsewhere = await quote('127.0.0.3', { 'x-api-key': 'sr_live_guess' });
@@ -114,7 +94,7 @@ describe('merchant requests without a valid API key, over HTTP', () => {
       ['3', '0'],
     ]);
     expectRateLimited(answers[MERCHANT_LIMIT]!, MERCHANT_LIMIT);
-    for (const a of answers) expectDeclared(a, '/quotes', 'post');
+    for (const a of answers) expectDeclared(document, a, '/quotes', 'post');
     // The merchant's refusals and the address's are two counts: over one, the other is untouched.
     const refused = await quote('127.0.0.6');
     expect([refused.status, refused.headers['x-ratelimit-remaining']]).toEqual([401, '3']);
@@ -137,7 +117,7 @@ describe('merchant requests without a valid API key, over HTTP', () => {
       expect(refusals.map((a) => [path, method, a.status, a.headers['x-ratelimit-remaining']])).toEqual(
         ['3', '2', '1'].map((remaining) => [path, method, 401, remaining]),
       );
-      for (const a of refusals) expectDeclared(a, path, method);
+      for (const a of refusals) expectDeclared(document, a, path, method);
     }
   });
 });
