@@ -89,6 +89,11 @@ export interface WorldOptions {
 }
 
 const RECIPIENTS_PER_CHAIN = 12;
+/**
+ * The recipient of each chain whose screening lookups time out a minute in two (sim/outside/screening.ts): not one of
+ * the recipients the simulator may sanction (the first three), so that a refusal is only ever the timeout's.
+ */
+export const FLAKY_RECIPIENT = 4;
 
 function recipientsOf(seed: string): World['recipients'] {
   const bytes = (chain: string, i: number) => createHash('sha256').update(`${seed}\u0000recipient\u0000${chain}\u0000${i}`).digest();
@@ -120,7 +125,10 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     });
     const receiver = await startReceiver(options.faults, { slowMs: Math.floor(SIM_SETTINGS.webhookTimeoutSeconds * 1000 * 0.4) });
     closers.push(() => receiver.close());
-    const screening = await startScreening(options.faults);
+    const clock = new ManualClock(SIM_START);
+    const recipients = recipientsOf(options.seed);
+    const flaky = new Set(FLAKY_RECIPIENT < RECIPIENTS_PER_CHAIN ? [recipients.ethereum[FLAKY_RECIPIENT]!, recipients.solana[FLAKY_RECIPIENT]!] : []);
+    const screening = await startScreening(options.faults, { nowMs: () => clock.now().getTime(), flaky });
     closers.push(() => screening.close());
     const dataDir = await mkdtemp(join(tmpdir(), 'sr-sim-'));
     closers.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -149,7 +157,6 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       SCREENING_TIMEOUT_SECONDS: String(SIM_SETTINGS.screeningTimeoutSeconds),
       SCREENING_FAIL: 'closed',
     });
-    const clock = new ManualClock(SIM_START);
     const log = pino({ level: config.logLevel });
     const chains = options.chainFaults ? createSimChains({ clock, rng: options.rng.fork('chains'), faults: options.chainFaults, chains: config.chainNames, openingUsdcMicros: BigInt(SIM_SETTINGS.treasuryUsdc) * 1_000_000n }) : null;
     const pool = createPool(url.toString(), 10);
@@ -176,7 +183,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx: second } = await processOn(wrapPool(secondPool, options.dbFaults, options.rng.fork('db:second')), false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients: recipientsOf(options.seed), close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients, close };
   } catch (error) {
     await close();
     throw error;

@@ -7,6 +7,7 @@ import { verifyAudit } from '../../src/core/audit-verify.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import type { World } from '../world.js';
+import { constraintRefusals } from '../faults/db.js';
 
 /** What the step checks remember between steps: how far they have read, and the sums so far. */
 export interface Watermarks {
@@ -131,6 +132,21 @@ export const STEP_CHECKS: Check[] = [
     },
   },
 ];
+
+/**
+ * Issue 37 (decision 215): no statement of the service is refused by an integrity constraint of the database (SQLSTATE
+ * class 23). The constraints are the last line of defence; reaching one means the service's own logic asked for what
+ * it must never do (two attempts at one place of an on-chain batch, a second refund of one payment), and the work it
+ * was doing was lost with its transaction (a batch left unsigned, a deposit scan rolled back). The faults never make
+ * one. Appended to the step checks (cheap: what the processes' pools recorded).
+ */
+STEP_CHECKS.push({
+  name: 'service_keeps_its_constraints',
+  async run(world) {
+    const refused = [...constraintRefusals(world.ctx.pool), ...constraintRefusals(world.second.pool)];
+    return refused.length === 0 ? null : `refused by the database: ${JSON.stringify(refused.slice(0, 3))}`;
+  },
+});
 
 /** Every few steps and at the end: whole tables. */
 export const FULL_CHECKS: Check[] = [
@@ -280,6 +296,31 @@ export const FULL_CHECKS: Check[] = [
     },
   },
 ];
+
+/**
+ * Issue 37: with SCREENING_FAIL=closed, nothing is signed to a recipient the provider did not clear. Decided from the
+ * provider's side (sim/outside/screening.ts records every question, its simulated time and whether it was answered):
+ * an attempt signed at a moment when every question about its recipient went unanswered was signed without a
+ * verdict. The service screens right before signing, at the same simulated moment (only the simulator moves the
+ * clock), so a moment with an answered question is left alone: another process may have been cleared then.
+ */
+FULL_CHECKS.push({
+  name: 'nothing_signed_without_screening_clearance',
+  async run(world) {
+    const silent = new Map<string, boolean>();
+    for (const q of world.screening.asked) {
+      const key = `${q.address}@${q.atMs}`;
+      silent.set(key, (silent.get(key) ?? true) && !q.answered);
+    }
+    if (![...silent.values()].some(Boolean)) return null;
+    const { rows } = await world.pool.query<{ id: string; address: string; signed_at: Date; tx_id: string }>(
+      `SELECT pi.id, pi.destination_address AS address, a.created_at AS signed_at, a.tx_id FROM payment_attempts a
+         JOIN payment_intents pi ON pi.id = a.payment_intent_id WHERE a.purpose = 'transfer'`,
+    );
+    const bad = rows.filter((r) => silent.get(`${r.address}@${r.signed_at.getTime()}`) === true);
+    return bad.length === 0 ? null : `signed while the screening provider gave no answer: ${JSON.stringify(bad.slice(0, 5))}`;
+  },
+});
 
 /** Once the run has drained (no faults, every payment final). */
 export const END_CHECKS: Check[] = [
