@@ -18,7 +18,9 @@ import { ManualClock } from '../src/clock.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { AppContext } from '../src/core/context.js';
 import { createGroupCommits } from '../src/core/group-commits.js';
-import { ensureTestMerchant } from '../src/core/merchants.js';
+import { createMerchant, ensureTestMerchant } from '../src/core/merchants.js';
+import { updateMerchantPolicy } from '../src/core/policies.js';
+import { cliAudit } from '../src/cli/actor.js';
 import { createScreener } from '../src/core/screening/screener.js';
 import { ensureTreasuries } from '../src/core/treasury.js';
 import { migrate } from '../src/db/migrate.js';
@@ -46,6 +48,8 @@ export const SIM_SETTINGS = {
   screeningTimeoutSeconds: 0.05,
   /** Small enough that creations meet INSUFFICIENT_BALANCE now and then, and withdrawals and deposits move it. */
   treasuryUsdc: 3_000,
+  /** The splitter merchant's limit per day on what leaves without approval; its payouts are 100 to 500 USD. */
+  approvalAboveUsdPerDay: 1_000,
 } as const;
 
 /** One process of the service on the world's database. */
@@ -70,6 +74,12 @@ export interface World {
   screening: SimScreening;
   /** Recipients the merchants pay, per chain, fixed by the seed. */
   recipients: { ethereum: string[]; solana: string[] };
+  /**
+   * A second merchant, onboarded as an operator does (the CLI's createMerchant and policy change), whose payouts wait
+   * for approval once what left without approval in 24 hours would pass SIM_SETTINGS.approvalAboveUsdPerDay
+   * (decision 179): the simulator splits payouts under it.
+   */
+  splitter: { id: string; apiKey: string };
   close(): Promise<void>;
 }
 
@@ -178,12 +188,16 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx } = await processOn(wrapPool(pool, options.dbFaults, options.rng.fork('db:first')), true);
     await ensureTreasuries(pool, ctx.adapters, clock.now());
     await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
+    const onboarding = cliAudit('merchant.create', [], { name: 'sim splitter' });
+    const { merchant, apiKey } = await createMerchant(pool, config, { name: 'sim splitter', webhookUrl: receiver.url }, clock.now(), onboarding);
+    const perDay = { approvalAbovePerDayMicros: BigInt(SIM_SETTINGS.approvalAboveUsdPerDay) * 1_000_000n };
+    await updateMerchantPolicy(pool, config, merchant.id, perDay, clock.now(), cliAudit('merchant.policy', [merchant.id], { approval_above_usd_per_day: SIM_SETTINGS.approvalAboveUsdPerDay }));
     const secondPool = createPool(url.toString(), 6);
     closers.push(() => secondPool.end());
     const { ctx: second } = await processOn(wrapPool(secondPool, options.dbFaults, options.rng.fork('db:second')), false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients, close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients, splitter: { id: merchant.id, apiKey }, close };
   } catch (error) {
     await close();
     throw error;
