@@ -363,6 +363,29 @@ FULL_CHECKS.push({
   },
 });
 
+/**
+ * Issue 37: funds are released only for a payment nothing can pay out. A payment failed, cancelled or expired (its
+ * reservation released) has no transfer final on the simulated chains: one would have paid it while its funds went
+ * back to the treasury. Sees an unknown verdict taken for "cannot land" (an operator's cancel, an abandoned execution)
+ * before the end's reconcile does.
+ */
+FULL_CHECKS.push({
+  name: 'no_landed_transfer_for_released_payment',
+  async run(world) {
+    if (!world.chains) return null;
+    const landed = world.chains.landedTransfers().filter((t) => t.state === 'final');
+    if (landed.length === 0) return null;
+    const { rows } = await world.pool.query<{ id: string; status: string }>(
+      "SELECT id, status FROM payment_intents WHERE id = ANY($1::text[]) AND status IN ('failed', 'cancelled', 'expired')",
+      [[...new Set(landed.map((t) => t.paymentId))]],
+    );
+    if (rows.length === 0) return null;
+    const status = new Map(rows.map((r) => [r.id, r.status]));
+    const bad = landed.filter((t) => status.has(t.paymentId)).map((t) => ({ payment: t.paymentId, status: status.get(t.paymentId), chain: t.chain, tx: t.txId }));
+    return `paid on chain after its funds were released: ${JSON.stringify(bad.slice(0, 5))}`;
+  },
+});
+
 /** Once the run has drained (no faults, every payment final). */
 export const END_CHECKS: Check[] = [
   // The service's own proof of the books (src/ledger/verify.ts): whole-table joins on one deferrable snapshot, too
