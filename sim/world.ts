@@ -18,7 +18,9 @@ import { ManualClock } from '../src/clock.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { AppContext } from '../src/core/context.js';
 import { createGroupCommits } from '../src/core/group-commits.js';
-import { ensureTestMerchant } from '../src/core/merchants.js';
+import { createMerchant, ensureTestMerchant } from '../src/core/merchants.js';
+import { updateMerchantPolicy } from '../src/core/policies.js';
+import { cliAudit } from '../src/cli/actor.js';
 import { createScreener } from '../src/core/screening/screener.js';
 import { ensureTreasuries } from '../src/core/treasury.js';
 import { migrate } from '../src/db/migrate.js';
@@ -50,6 +52,8 @@ export const SIM_SETTINGS = {
   screeningTimeoutSeconds: 1,
   /** Small enough that creations meet INSUFFICIENT_BALANCE now and then, and withdrawals and deposits move it. */
   treasuryUsdc: 3_000,
+  /** The splitter merchant's limit per day on what leaves without approval; its payouts are 100 to 500 USD. */
+  approvalAboveUsdPerDay: 1_000,
 } as const;
 
 /** One process of the service on the world's database. */
@@ -74,6 +78,12 @@ export interface World {
   screening: SimScreening;
   /** Recipients the merchants pay, per chain, fixed by the seed. */
   recipients: { ethereum: string[]; solana: string[] };
+  /**
+   * A second merchant, onboarded as an operator does (the CLI's createMerchant and policy change), whose payouts wait
+   * for approval once what left without approval in 24 hours would pass SIM_SETTINGS.approvalAboveUsdPerDay
+   * (decision 179): the simulator splits payouts under it.
+   */
+  splitter: { id: string; apiKey: string };
   close(): Promise<void>;
 }
 
@@ -93,6 +103,11 @@ export interface WorldOptions {
 }
 
 const RECIPIENTS_PER_CHAIN = 12;
+/**
+ * The recipient of each chain whose screening lookups time out a minute in two (sim/outside/screening.ts): not one of
+ * the recipients the simulator may sanction (the first three), so that a refusal is only ever the timeout's.
+ */
+export const FLAKY_RECIPIENT = 4;
 
 function recipientsOf(seed: string): World['recipients'] {
   const bytes = (chain: string, i: number) => createHash('sha256').update(`${seed}\u0000recipient\u0000${chain}\u0000${i}`).digest();
@@ -124,7 +139,10 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     });
     const receiver = await startReceiver(options.faults, { slowMs: Math.floor(SIM_SETTINGS.webhookTimeoutSeconds * 1000 * 0.1) });
     closers.push(() => receiver.close());
-    const screening = await startScreening(options.faults);
+    const clock = new ManualClock(SIM_START);
+    const recipients = recipientsOf(options.seed);
+    const flaky = new Set(FLAKY_RECIPIENT < RECIPIENTS_PER_CHAIN ? [recipients.ethereum[FLAKY_RECIPIENT]!, recipients.solana[FLAKY_RECIPIENT]!] : []);
+    const screening = await startScreening(options.faults, { nowMs: () => clock.now().getTime(), flaky });
     closers.push(() => screening.close());
     const dataDir = await mkdtemp(join(tmpdir(), 'sr-sim-'));
     closers.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -155,7 +173,6 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       SCREENING_TIMEOUT_SECONDS: String(SIM_SETTINGS.screeningTimeoutSeconds),
       SCREENING_FAIL: 'closed',
     });
-    const clock = new ManualClock(SIM_START);
     const log = pino({ level: config.logLevel });
     const chains = options.chainFaults ? createSimChains({ clock, rng: options.rng.fork('chains'), faults: options.chainFaults, chains: config.chainNames, openingUsdcMicros: BigInt(SIM_SETTINGS.treasuryUsdc) * 1_000_000n }) : null;
     const pool = createPool(url.toString(), 10);
@@ -177,12 +194,16 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     const { ctx } = await processOn(wrapPool(pool, options.dbFaults, options.rng.fork('db:first')), true);
     await ensureTreasuries(pool, ctx.adapters, clock.now());
     await ensureTestMerchant(pool, config.devMerchantWebhookUrl, clock.now());
+    const onboarding = cliAudit('merchant.create', [], { name: 'sim splitter' });
+    const { merchant, apiKey } = await createMerchant(pool, config, { name: 'sim splitter', webhookUrl: receiver.url }, clock.now(), onboarding);
+    const perDay = { approvalAbovePerDayMicros: BigInt(SIM_SETTINGS.approvalAboveUsdPerDay) * 1_000_000n };
+    await updateMerchantPolicy(pool, config, merchant.id, perDay, clock.now(), cliAudit('merchant.policy', [merchant.id], { approval_above_usd_per_day: SIM_SETTINGS.approvalAboveUsdPerDay }));
     const secondPool = createPool(url.toString(), 6);
     closers.push(() => secondPool.end());
     const { ctx: second } = await processOn(wrapPool(secondPool, options.dbFaults, options.rng.fork('db:second')), false);
     const app = await buildApp(ctx, { merchant: true, admin: true, readiness: { ready: true } });
     closers.push(() => app.close());
-    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients: recipientsOf(options.seed), close };
+    return { seed: options.seed, databaseUrl: url.toString(), config, clock, ctx, second, app, pool, adapters: ctx.adapters, chains, receiver, screening, recipients, splitter: { id: merchant.id, apiKey }, close };
   } catch (error) {
     await close();
     throw error;

@@ -20,6 +20,24 @@ export const DB_POOL_EXHAUSTED_CONNECTS_MAX = 3;
 
 type QueryArgs = [config: unknown, values?: unknown, callback?: unknown];
 
+/** A statement of the service that PostgreSQL refused on one of its integrity constraints (SQLSTATE class 23). */
+export interface ConstraintRefusal {
+  code: string;
+  constraint: string | null;
+  message: string;
+}
+
+const refusalsOf = new WeakMap<object, ConstraintRefusal[]>();
+
+/**
+ * The statements of the service on a pool `wrapPool` made that an integrity constraint refused, in order. The faults
+ * never make one (they abort with 40001, 40P01, 57P01 or drop the connection): a refusal is the service's own logic
+ * asking the database for something its constraints forbid, which the constraint caught instead of the service.
+ */
+export function constraintRefusals(pool: Pool): readonly ConstraintRefusal[] {
+  return refusalsOf.get(pool) ?? [];
+}
+
 /**
  * The pool `pool` with the faults `faults` allows (the `db.*` kinds), each decided when its moment comes by a roll of
  * the plan, in the order the service reaches those moments; `rng` picks the details (which error text, which way a
@@ -27,6 +45,7 @@ type QueryArgs = [config: unknown, values?: unknown, callback?: unknown];
  */
 export function wrapPool(pool: Pool, faults: FaultPlan, rng: Rng): Pool {
   let exhaustedConnectsLeft = 0;
+  const refusals: ConstraintRefusal[] = [];
 
   async function connect(): Promise<pg.PoolClient> {
     if (exhaustedConnectsLeft > 0 && !faults.calm) {
@@ -38,7 +57,7 @@ export function wrapPool(pool: Pool, faults: FaultPlan, rng: Rng): Pool {
       exhaustedConnectsLeft = rng.int(1, DB_POOL_EXHAUSTED_CONNECTS_MAX) - 1;
       throw poolTimeoutError();
     }
-    return faultyClient(await pool.connect(), faults, rng);
+    return faultyClient(await pool.connect(), faults, rng, refusals);
   }
 
   /** pool.query as pg-pool runs it (a connection of its own, released with the query's error), through `connect`. */
@@ -74,13 +93,15 @@ export function wrapPool(pool: Pool, faults: FaultPlan, rng: Rng): Pool {
       return undefined;
     },
   };
-  return new Proxy(pool, {
+  const wrapped = new Proxy(pool, {
     get(target, property) {
       if (Object.hasOwn(overrides, property)) return overrides[property];
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
+  refusalsOf.set(wrapped, refusals);
+  return wrapped;
 }
 
 function textOf(config: unknown): string {
@@ -112,12 +133,18 @@ function mayConflict(config: unknown): boolean {
 }
 
 /** One checkout of a raw client, with the faults of a transaction on its statements. */
-function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng): pg.PoolClient {
+function faultyClient(client: pg.PoolClient, faults: FaultPlan, rng: Rng, refusals: ConstraintRefusal[]): pg.PoolClient {
   let inTransaction = false;
   let readOnly = false;
   // The fault draws are keyed by the statement (a COMMIT by its transaction's first statement): see FaultPlan.roll.
   let firstOfTransaction = '';
-  const raw = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<pg.QueryResult>;
+  const send = client.query.bind(client) as (config: unknown, values?: unknown) => Promise<pg.QueryResult>;
+  const raw = (config: unknown, values?: unknown): Promise<pg.QueryResult> =>
+    send(config, values).catch((error: unknown) => {
+      const { code, constraint, message } = (error ?? {}) as { code?: unknown; constraint?: unknown; message?: unknown };
+      if (typeof code === 'string' && code.startsWith('23')) refusals.push({ code, constraint: typeof constraint === 'string' ? constraint : null, message: String(message) });
+      throw error;
+    });
 
   async function query(config: unknown, values?: unknown): Promise<pg.QueryResult> {
     const kind = statementKind(config);

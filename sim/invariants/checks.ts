@@ -7,6 +7,7 @@ import { verifyAudit } from '../../src/core/audit-verify.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { reconcile } from '../../src/core/reconcile.js';
 import type { World } from '../world.js';
+import { constraintRefusals } from '../faults/db.js';
 
 /** What the step checks remember between steps: how far they have read, and the sums so far. */
 export interface Watermarks {
@@ -132,6 +133,21 @@ export const STEP_CHECKS: Check[] = [
   },
 ];
 
+/**
+ * Issue 37 (decision 215): no statement of the service is refused by an integrity constraint of the database (SQLSTATE
+ * class 23). The constraints are the last line of defence; reaching one means the service's own logic asked for what
+ * it must never do (two attempts at one place of an on-chain batch, a second refund of one payment), and the work it
+ * was doing was lost with its transaction (a batch left unsigned, a deposit scan rolled back). The faults never make
+ * one. Appended to the step checks (cheap: what the processes' pools recorded).
+ */
+STEP_CHECKS.push({
+  name: 'service_keeps_its_constraints',
+  async run(world) {
+    const refused = [...constraintRefusals(world.ctx.pool), ...constraintRefusals(world.second.pool)];
+    return refused.length === 0 ? null : `refused by the database: ${JSON.stringify(refused.slice(0, 3))}`;
+  },
+});
+
 /** Every few steps and at the end: whole tables. */
 export const FULL_CHECKS: Check[] = [
   {
@@ -214,37 +230,78 @@ export const FULL_CHECKS: Check[] = [
     },
   },
   {
+    // Nothing is signed for a payout that waited for approval (or is above the threshold) unless it was approved.
     name: 'payouts_keep_their_approval',
     async run(world) {
       const threshold = world.config.policy.approvalAboveMicros;
-      if (threshold === null) return null;
       const { rows } = await world.pool.query<{ id: string; approval: string | null }>(
         `SELECT DISTINCT pi.id, ap.status AS approval FROM payment_attempts a JOIN payment_intents pi ON pi.id = a.payment_intent_id
            LEFT JOIN payment_approvals ap ON ap.payment_intent_id = pi.id
-          WHERE pi.kind = 'payout' AND pi.amount_micros > $1 AND ap.status IS DISTINCT FROM 'approved' LIMIT 5`,
-        [threshold.toString()],
+          WHERE pi.kind = 'payout' AND (ap.payment_intent_id IS NOT NULL OR ($1::bigint IS NOT NULL AND pi.amount_micros > $1::bigint))
+            AND ap.status IS DISTINCT FROM 'approved' LIMIT 5`,
+        [threshold?.toString() ?? null],
       );
       return rows.length === 0 ? null : `signed without approval: ${JSON.stringify(rows)}`;
     },
   },
   {
-    // The hold is decided exactly: a payout at or below the threshold is never held (unless a per-day limit, which the
-    // simulated merchants do not set, or a held batch holds it), one above it always is.
+    // The hold is decided exactly (decisions 9, 179), recomputed here from the database's facts: a payout not in a batch
+    // held whole waits for approval exactly when it is above its merchant's threshold, or when, with a limit per day,
+    // what left without approval in the 24 hours before it (payouts with no approval row, not failed, cancelled or
+    // expired when it was created) plus itself is above that limit. Some amounts are exactly 2,000 USD.
     name: 'held_for_approval_iff_above_threshold',
     async run(world) {
-      const threshold = world.config.policy.approvalAboveMicros;
-      if (threshold === null) return null;
-      const perDay = await world.pool.query('SELECT 1 FROM merchant_policies WHERE approval_above_per_day_set LIMIT 1');
-      if (perDay.rows.length > 0) return null;
-      const { rows } = await world.pool.query<{ id: string; amount: string; held: boolean }>(
-        `SELECT pi.id, pi.amount_micros::text AS amount, ap.payment_intent_id IS NOT NULL AS held FROM payment_intents pi
-           LEFT JOIN payment_approvals ap ON ap.payment_intent_id = pi.id
-          WHERE pi.kind = 'payout' AND ap.payout_batch_id IS NULL
-            AND ((pi.amount_micros <= $1 AND ap.payment_intent_id IS NOT NULL) OR (pi.amount_micros > $1 AND ap.payment_intent_id IS NULL))
-          LIMIT 5`,
-        [threshold.toString()],
+      const limit = (set: boolean | null, micros: string | null, fallback: bigint | null) => (set ? (micros === null ? null : BigInt(micros)) : fallback);
+      const policies = await world.pool.query<{ id: string; a_set: boolean | null; a: string | null; d_set: boolean | null; d: string | null }>(
+        `SELECT m.id, p.approval_above_set AS a_set, p.approval_above_micros::text AS a, p.approval_above_per_day_set AS d_set,
+                p.approval_above_per_day_micros::text AS d FROM merchants m LEFT JOIN merchant_policies p ON p.merchant_id = m.id`,
       );
-      return rows.length === 0 ? null : `hold not decided by the threshold ${threshold}: ${JSON.stringify(rows)}`;
+      const policyOf = new Map(
+        policies.rows.map((r) => [r.id, { above: limit(r.a_set, r.a, world.config.policy.approvalAboveMicros), perDay: limit(r.d_set, r.d, world.config.policy.approvalAbovePerDayMicros) }]),
+      );
+      const payouts = await world.pool.query<{ id: string; merchant_id: string; amount: string; created_at: Date; held: boolean; held_whole: boolean; in_batch: boolean }>(
+        `SELECT pi.id, pi.merchant_id, pi.amount_micros::text AS amount, pi.created_at, ap.payment_intent_id IS NOT NULL AS held,
+                ap.payout_batch_id IS NOT NULL AS held_whole, EXISTS (SELECT 1 FROM payout_batch_items b WHERE b.payment_intent_id = pi.id) AS in_batch
+           FROM payment_intents pi LEFT JOIN payment_approvals ap ON ap.payment_intent_id = pi.id WHERE pi.kind = 'payout'`,
+      );
+      const perDayMerchants = new Set([...policyOf].filter(([, p]) => p.perDay !== null).map(([id]) => id));
+      // Each payout's moves in order, and where its first one stands among all moves: the moment it was created.
+      const moves = new Map<string, { id: number; to: string }[]>();
+      if (perDayMerchants.size > 0) {
+        const { rows } = await world.pool.query<{ id: number; payment_intent_id: string; to_status: string }>(
+          `SELECT t.id::int, t.payment_intent_id, t.to_status FROM payment_intent_transitions t JOIN payment_intents pi ON pi.id = t.payment_intent_id
+            WHERE pi.merchant_id = ANY($1::text[]) ORDER BY t.id`,
+          [[...perDayMerchants]],
+        );
+        for (const r of rows) moves.set(r.payment_intent_id, [...(moves.get(r.payment_intent_id) ?? []), { id: r.id, to: r.to_status }]);
+      }
+      const released = new Set(['failed', 'cancelled', 'expired']);
+      const DAY_MS = 24 * 60 * 60 * 1000;
+      const bad: unknown[] = [];
+      for (const q of payouts.rows) {
+        if (q.held_whole) continue;
+        const policy = policyOf.get(q.merchant_id);
+        if (!policy) continue;
+        const amount = BigInt(q.amount);
+        let expected = policy.above !== null && amount > policy.above;
+        if (!expected && policy.perDay !== null) {
+          // Items of one batch count each other in the service (as the batch is reserved); the splitter sends none.
+          if (q.in_batch) continue;
+          const createdAt = moves.get(q.id)?.[0]?.id;
+          if (createdAt === undefined) continue;
+          let before = 0n;
+          for (const p of payouts.rows) {
+            if (p.id === q.id || p.merchant_id !== q.merchant_id || p.held) continue;
+            if (p.created_at.getTime() <= q.created_at.getTime() - DAY_MS) continue;
+            const earlier = (moves.get(p.id) ?? []).filter((m) => m.id < createdAt);
+            if (earlier.length === 0 || released.has(earlier.at(-1)!.to)) continue;
+            before += BigInt(p.amount);
+          }
+          expected = before + amount > policy.perDay;
+        }
+        if (expected !== q.held) bad.push({ id: q.id, merchant: q.merchant_id, amount: q.amount, held: q.held, expected });
+      }
+      return bad.length === 0 ? null : `hold not decided by the thresholds: ${JSON.stringify(bad.slice(0, 5))}`;
     },
   },
   {
@@ -280,6 +337,54 @@ export const FULL_CHECKS: Check[] = [
     },
   },
 ];
+
+/**
+ * Issue 37: with SCREENING_FAIL=closed, nothing is signed to a recipient the provider did not clear. Decided from the
+ * provider's side (sim/outside/screening.ts records every question, its simulated time and whether it was answered):
+ * an attempt signed at a moment when every question about its recipient went unanswered was signed without a
+ * verdict. The service screens right before signing, at the same simulated moment (only the simulator moves the
+ * clock), so a moment with an answered question is left alone: another process may have been cleared then.
+ */
+FULL_CHECKS.push({
+  name: 'nothing_signed_without_screening_clearance',
+  async run(world) {
+    const silent = new Map<string, boolean>();
+    for (const q of world.screening.asked) {
+      const key = `${q.address}@${q.atMs}`;
+      silent.set(key, (silent.get(key) ?? true) && !q.answered);
+    }
+    if (![...silent.values()].some(Boolean)) return null;
+    const { rows } = await world.pool.query<{ id: string; address: string; signed_at: Date; tx_id: string }>(
+      `SELECT pi.id, pi.destination_address AS address, a.created_at AS signed_at, a.tx_id FROM payment_attempts a
+         JOIN payment_intents pi ON pi.id = a.payment_intent_id WHERE a.purpose = 'transfer'`,
+    );
+    const bad = rows.filter((r) => silent.get(`${r.address}@${r.signed_at.getTime()}`) === true);
+    return bad.length === 0 ? null : `signed while the screening provider gave no answer: ${JSON.stringify(bad.slice(0, 5))}`;
+  },
+});
+
+/**
+ * Issue 37: funds are released only for a payment nothing can pay out. A payment failed, cancelled or expired (its
+ * reservation released) has no transfer final on the simulated chains: one would have paid it while its funds went
+ * back to the treasury. Sees an unknown verdict taken for "cannot land" (an operator's cancel, an abandoned execution)
+ * before the end's reconcile does.
+ */
+FULL_CHECKS.push({
+  name: 'no_landed_transfer_for_released_payment',
+  async run(world) {
+    if (!world.chains) return null;
+    const landed = world.chains.landedTransfers().filter((t) => t.state === 'final');
+    if (landed.length === 0) return null;
+    const { rows } = await world.pool.query<{ id: string; status: string }>(
+      "SELECT id, status FROM payment_intents WHERE id = ANY($1::text[]) AND status IN ('failed', 'cancelled', 'expired')",
+      [[...new Set(landed.map((t) => t.paymentId))]],
+    );
+    if (rows.length === 0) return null;
+    const status = new Map(rows.map((r) => [r.id, r.status]));
+    const bad = landed.filter((t) => status.has(t.paymentId)).map((t) => ({ payment: t.paymentId, status: status.get(t.paymentId), chain: t.chain, tx: t.txId }));
+    return `paid on chain after its funds were released: ${JSON.stringify(bad.slice(0, 5))}`;
+  },
+});
 
 /** Once the run has drained (no faults, every payment final). */
 export const END_CHECKS: Check[] = [
