@@ -13,8 +13,8 @@ import { resultsTable } from './table.js';
 import { typeErrors } from './typecheck.js';
 
 /** The default budget: seeds 1..SEEDS_DEFAULT, OPS_DEFAULT operations each, a run killed after RUN_TIMEOUT_SECONDS_DEFAULT. */
-const SEEDS_DEFAULT = 8;
-const OPS_DEFAULT = 2000;
+const SEEDS_DEFAULT = 6;
+const OPS_DEFAULT = 1000;
 const RUN_TIMEOUT_SECONDS_DEFAULT = 600;
 
 const { values } = parseArgs({
