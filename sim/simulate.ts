@@ -35,6 +35,8 @@ async function main(): Promise<number> {
   // DATABASE_URL's server, or an embedded one for this run (started in a temporary directory, removed at the end).
   if (!process.env.DATABASE_URL && !quiet) process.stderr.write('no DATABASE_URL: starting an embedded PostgreSQL for this run\n');
   const server = await serverOrEmbedded(process.env.DATABASE_URL, 'stableroute-sim-', pino({ level: 'warn' }, pino.destination(2)));
+  // Stopped (Ctrl-C, kill): an embedded server goes with the run instead of staying behind in its temporary folder.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.stop().finally(() => process.exit(130)));
   const report = await runSimulation({
     seed: values.seed,
     ops,
