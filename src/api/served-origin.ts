@@ -1,5 +1,5 @@
 // Access-Control-Allow-Origin on every answer: the origin the answer was served from, so that no page of another
-// origin may read it (decision 217). The service offers no cross-origin access: the console is served from the admin
+// origin may read it (decision 218). The service offers no cross-origin access: the console is served from the admin
 // listener itself, and merchants call from their servers, where CORS does not apply. A browser reads a cross-origin
 // answer only when this header is `*` or that page's own origin; a same-origin page needs no header at all.
 // Never `*` (a page on any site could read what loopback, trusted in development, answers), never the request's
