@@ -20,7 +20,6 @@ import type { AppContext } from './context.js';
 import { checkQuoteAmount } from './policies.js';
 import { screenedChains } from './screening/screener.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
-import { setQuoteTraceparents } from '../db/queries/traces.js';
 import { tracer } from '../tracing/tracer.js';
 
 export interface QuoteRequest {
@@ -34,10 +33,8 @@ export type QuoteWriter = GroupCommit<QuoteRow, void>;
 /** The quotes of a process created while one INSERT runs share the next (held by the context: group-commits.ts). */
 export function createQuoteWriter(pool: Pool): QuoteWriter {
   return new GroupCommit<QuoteRow, void>(async (quotes) => {
+    // With each quote, while traces are on, where its trace began: the payment made from it links to it.
     await insertQuotes(pool, quotes, { lazyFlush: true });
-    // Only while traces are on: where each quote's trace began, for the payment made from it to link to.
-    const traces = quotes.flatMap((q) => (q.traceparent === undefined ? [] : [{ id: q.id, traceparent: q.traceparent }]));
-    if (traces.length > 0) await setQuoteTraceparents(pool, traces);
     return quotes.map(() => ({ ok: true as const, value: undefined }));
   }, QUOTE_WRITE_BATCH_MAX);
 }

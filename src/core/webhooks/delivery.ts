@@ -57,7 +57,7 @@ import { SealedSecretError } from '../../webhook-client/secret-box.js';
 import { signingSecretsOf } from './secrets.js';
 import type { Metrics } from '../../metrics/registry.js';
 import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhook-client/request.js';
-import { paymentTraceparents } from '../../db/queries/traces.js';
+import { traceparentsOf } from '../../db/queries/traces.js';
 import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
@@ -234,7 +234,7 @@ export async function attemptDeliveries(
   const results: AttemptResult[] = [];
   const attempted: Attempted[] = [];
   // While traces are on, a payment's event is delivered in the payment's trace, linked to the claim's (decision 212).
-  const traces = tracer().enabled ? await paymentTraceparents(tx, events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
+  const traces = tracer().enabled ? await traceparentsOf(tx, 'payment_intents', events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
   const claim = tracer().current();
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;

@@ -40,7 +40,7 @@ export interface QuoteRow {
   treasury_balances: QuoteBalanceRecord[];
   created_at: Date;
   expires_at: Date;
-  /** The trace of the request that made it (a W3C traceparent), while traces are on; written apart (traces.ts). */
+  /** The trace of the request that made it (a W3C traceparent), while traces are on. */
   traceparent?: string;
 }
 
@@ -55,9 +55,9 @@ export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], o
   const lazy = options.lazyFlush ? `, (SELECT set_config('synchronous_commit', 'off', true)) AS lazy` : '';
   await db.query(
     `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-       scoring_details, chain_health, treasury_balances, created_at, expires_at)
+       scoring_details, chain_health, treasury_balances, created_at, expires_at, traceparent)
      SELECT q.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
-                            $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[]) AS q${lazy}`,
+                            $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[], $13::text[]) AS q${lazy}`,
     [
       quotes.map((q) => q.id),
       quotes.map((q) => q.merchant_id),
@@ -71,6 +71,7 @@ export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], o
       json((q) => q.treasury_balances),
       quotes.map((q) => q.created_at),
       quotes.map((q) => q.expires_at),
+      quotes.map((q) => q.traceparent ?? null),
     ],
   );
 }
