@@ -23,6 +23,7 @@ export const DEFAULT_RATES: FaultRates = {
   'chain.blockhash_expired_but_landed': 0.01,
   'chain.node_lags': 0.02,
   'chain.batch_reverted_by_recipient': 0.01,
+  'chain.send_refused': 0.03,
   'db.ambiguous_commit': 0.002,
   'db.serialization_failure': 0.003,
   'db.deadlock': 0.002,

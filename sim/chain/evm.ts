@@ -185,6 +185,11 @@ export class EvmWorld {
     this.tick();
     const body = decodeTx(this.chain, 'evm', signed) as Known['body'];
     if (typeof body.nonce !== 'number') throw new ChainError('rpc_error', 'rejected', 'eth_sendRawTransaction failed: the node refused the transaction as invalid', { details: 'no nonce' });
+    // Gas prices moved between the estimate and the send: the node refuses the bytes outright, before its pool sees
+    // them (a definitive refusal, so the payment is signed again: the path double-debit needs, issue 37).
+    if (!this.holds(signed.txId) && this.deps.faults.roll('chain.send_refused')) {
+      throw new ChainError('rpc_error', 'rejected', 'eth_sendRawTransaction failed: maxFeePerGas is below the current base fee', { details: 'max fee per gas less than block base fee' });
+    }
     this.deps.signedLog.see(body, signed.txId, this.deps.clock.now(), this.height);
     if (this.holds(signed.txId)) return;
     // A load-balanced endpoint whose backend lags or disagrees: it refuses bytes it does not have, and the adapter's

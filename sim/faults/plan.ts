@@ -14,6 +14,7 @@ export const FAULT_KINDS = [
   'chain.blockhash_expired_but_landed',
   'chain.node_lags',
   'chain.batch_reverted_by_recipient',
+  'chain.send_refused',
   // database
   'db.ambiguous_commit',
   'db.serialization_failure',

@@ -145,4 +145,22 @@ describe('the core against the simulated chain world', () => {
     expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
     expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
   });
+  it('chain.send_refused: a send the node refused outright is signed again on its nonce (the same bytes) and settles once', async () => {
+    const w = (world = await simWorld());
+    const id = await createPayment(w.t.app, 12, { ethereum_address: ethRecipient() });
+    w.faults.arm('chain.send_refused', 1);
+    const final = await runUntilFinal(w, 15_000, 40);
+    expect(w.faults.armed('chain.send_refused')).toBe(0);
+    expect(final.get(id)).toBe('settled');
+    expect(landedPerPayment(w.sim).get(id)).toBe(1);
+    // Both attempts carry the same transaction: refused once, then sent and mined.
+    const { rows } = await w.t.db.pool.query<{ tx_id: string; status: string }>(
+      'SELECT tx_id, status FROM payment_attempts WHERE payment_intent_id = $1 ORDER BY created_at, id',
+      [id],
+    );
+    expect(rows.map((r) => r.status)).toEqual(['failed', 'confirmed']);
+    expect(new Set(rows.map((r) => r.tx_id)).size).toBe(1);
+    expect((await verifyLedger(w.t.db.pool)).ok).toBe(true);
+    expect(await booksAgainstChains(w)).toEqual(await agreeing(w));
+  });
 });

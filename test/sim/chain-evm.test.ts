@@ -263,4 +263,18 @@ describe('the simulated EVM chain faults, through the port', () => {
     const answers = await eth.prepareTransfers(batch);
     expect(answers.filter((a) => a instanceof ChainError)).toMatchObject([{ reason: 'reverted', outcome: 'rejected' }]);
   });
+  it('chain.send_refused: the node refuses the bytes outright (rejected), its pool never holds them, and the nonce signs again', async () => {
+    const { clock, sim, faults, eth } = world();
+    const signed = await signOne(eth, [request('pi_r1')]);
+    faults.arm('chain.send_refused');
+    expect(await sendError(eth, signed)).toMatchObject({ reason: 'rpc_error', outcome: 'rejected' });
+    expect(sim.signedTransactions()).toEqual([]);
+    blocks(clock, sim, FINALITY_BLOCKS + 1);
+    expect(await stateOf(eth, signed)).toEqual({ state: 'unknown' });
+    const again = await signOne(eth, [request('pi_r2')], signed.meta.nonce as number);
+    await eth.broadcast(again);
+    blocks(clock, sim, FINALITY_BLOCKS + 1);
+    expect(await stateOf(eth, again)).toMatchObject({ state: 'final' });
+    expect(sim.signedTransactions().map((r) => r.txId)).toEqual([again.txId]);
+  });
 });
