@@ -3,7 +3,7 @@
 // here once. Units and qualifiers come last (`..._MAX`, `..._SECONDS`, `..._MS`). Settings an operator changes live in
 // config.ts; these change only with the code.
 
-// --- Execution (src/core/execution, src/workers/execution) --------------------------------------------------------
+// --- Execution (src/core/payments/execute, src/workers/execution) ----------------------------------------------------
 
 /** Execution pollers per worker process: while one batch waits on the chain, the other's transactions run. */
 export const EXECUTION_POLLERS = 2;
@@ -44,7 +44,7 @@ export const DEAD_LETTER_IDLE_POLL_SECONDS = 2;
  */
 export const RECHECK_ROUNDS_MAX = 3;
 
-// --- Confirmation (src/core/confirmation) ---------------------------------------------------------------------------
+// --- Confirmation (src/core/payments/confirm) ------------------------------------------------------------------------
 
 /** Open attempts loaded, and asked about, per page of a confirmation round. */
 export const CONFIRMATION_PAGE_ATTEMPTS = 1000;

@@ -1,11 +1,11 @@
-// Starts every background worker of a process: execution (pg-boss jobs running src/core/execution), confirmation,
+// Starts every background worker of a process: execution (pg-boss jobs running src/core/payments/execute), confirmation,
 // webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
 import { EXECUTION_POLLERS, LEASE_SWEEP_LEASES_MAX } from '../bounds.js';
 import type { AppContext } from '../core/context.js';
 import { deliverAlertNotifications } from '../core/alerts.js';
 import { runReconciliation } from '../core/reconcile-runs.js';
-import type { ExecutionDeps } from '../core/execution/execute.js';
-import { resumeExpiredExecutions } from '../core/execution/recover.js';
+import type { ExecutionDeps } from '../core/payments/execute/execute.js';
+import { resumeExpiredExecutions } from '../core/payments/execute/recover.js';
 import { scanDeposits } from '../core/deposits/scan.js';
 import { recordHealthSnapshots } from '../core/health-snapshots.js';
 import { checkBooks } from '../core/books/check.js';

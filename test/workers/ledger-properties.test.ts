@@ -23,7 +23,7 @@ import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { parseUsdc, usdcToNumber } from '../../src/money.js';
 import type { Priority } from '../../src/domain/priority.js';
-import { confirmRound } from '../../src/core/confirmation/round.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';

@@ -31,7 +31,7 @@ import { newId } from '../../ids.js';
 import { movements } from '../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../ledger/store.js';
 import type { AppContext } from '../context.js';
-import { moveAndTell } from '../lifecycle/events.js';
+import { moveAndTell } from '../payments/outcomes/events.js';
 import { namedOnly, type FourEyesConfig } from '../operator-transitions/four-eyes.js';
 
 /** Holds listed by GET /admin/books and `books list`: the open ones first, then the latest lifted. */

@@ -12,7 +12,7 @@ import { classifyInbound, type InboundBooking } from '../../domain/inbound-match
 import { movements } from '../../ledger/movements.js';
 import { postMany } from '../../ledger/store.js';
 import { usdcToNumber } from '../../money.js';
-import { emitPaymentEvent } from '../lifecycle/events.js';
+import { emitPaymentEvent } from '../payments/outcomes/events.js';
 
 export type BookedAs = { kind: 'already_booked' } | InboundBooking;
 

@@ -12,7 +12,7 @@ import { findPayoutBatch } from '../../db/queries/payout-batches.js';
 import { AppError } from '../../domain/errors.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { appendAudit } from '../audit.js';
-import { failIntent } from '../lifecycle/outcomes.js';
+import { failIntent } from '../payments/outcomes/outcomes.js';
 import { approvalsRequired, namedOnly, stepOf, viaOf, type ApprovalDeps, type ApprovalInput } from './four-eyes.js';
 
 export interface BatchApprovalResult {

@@ -21,7 +21,7 @@ import { AppError } from '../../domain/errors.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import { appendAudit } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
-import { failIntent } from '../lifecycle/outcomes.js';
+import { failIntent } from '../payments/outcomes/outcomes.js';
 import { approveForcedFailure, hasPendingForcedFailure, rejectForcedFailure } from './force-fail.js';
 import {
   approvalsRequired,

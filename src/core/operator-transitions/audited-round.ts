@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { withTransaction } from '../../db/pool.js';
 import { appendAudit, type AuditConfig, type AuditEntry } from '../audit.js';
 import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from '../lifecycle/changed.js';
+import { CHANGED } from '../payments/outcomes/changed.js';
 
 export async function auditedRound<T>(
   deps: Pick<LifecycleDeps, 'pool' | 'clock'> & { config: AuditConfig },

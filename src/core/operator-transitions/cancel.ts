@@ -16,9 +16,9 @@ import { AppError } from '../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { moveAndTell } from '../lifecycle/events.js';
-import { postFee, releaseReservation } from '../lifecycle/outcomes.js';
+import { CHANGED } from '../payments/outcomes/changed.js';
+import { moveAndTell } from '../payments/outcomes/events.js';
+import { postFee, releaseReservation } from '../payments/outcomes/outcomes.js';
 import type { ResolutionResult } from './resolve.js';
 
 function cancellable(intentId: string, intent: PaymentIntentRow | null): PaymentIntentRow {

@@ -7,7 +7,7 @@ import { markFailed, type AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
 import type { NativeCurrencies } from '../../domain/chain.js';
 import type { TransferVerdict } from '../../domain/transfer-verdict.js';
-import { failByCancel, failIntent, postFee } from '../lifecycle/outcomes.js';
+import { failByCancel, failIntent, postFee } from '../payments/outcomes/outcomes.js';
 
 export async function failFromManualReview(
   tx: Queryable,

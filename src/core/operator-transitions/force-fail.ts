@@ -23,7 +23,7 @@ import { AppError } from '../../domain/errors.js';
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { newId } from '../../ids.js';
 import { appendAudit } from '../audit.js';
-import { CHANGED } from '../lifecycle/changed.js';
+import { CHANGED } from '../payments/outcomes/changed.js';
 import { failFromManualReview } from './fail-review.js';
 import { approvalsNeeded } from '../../domain/four-eyes.js';
 import { namedOnly, stepOf, type ApprovalDeps, type ApprovalInput, type ApprovalResult } from './four-eyes.js';

@@ -21,10 +21,10 @@ import { refusalOf, type Refusal, type Resolution } from '../../domain/operator-
 import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
 import { enqueueExecutions } from '../../jobs/queue.js';
 import type { AppContext, LifecycleDeps } from '../context.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { moveAndTell } from '../lifecycle/events.js';
-import { settleIntent } from '../lifecycle/outcomes.js';
-import { clearToSign, signAttempts, transferRequestOf } from '../lifecycle/sign-attempts.js';
+import { CHANGED } from '../payments/outcomes/changed.js';
+import { moveAndTell } from '../payments/outcomes/events.js';
+import { settleIntent } from '../payments/outcomes/outcomes.js';
+import { clearToSign, signAttempts, transferRequestOf } from '../payments/outcomes/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
 import { useOverride, type ScreeningOverrideRow } from '../../db/queries/screening-overrides.js';

@@ -1,9 +1,9 @@
-// The confirmation worker: a round over every open attempt (src/core/confirmation/round.ts) every
+// The confirmation worker: a round over every open attempt (src/core/payments/confirm/round.ts) every
 // CONFIRMATION_POLL_SECONDS at the latest, and as soon as a chain's head moves: each chain's head is read every
 // CONFIRMATION_HEAD_POLL_SECONDS, and a new block or slot wakes the round, so a transfer is settled within about a
 // second of its finality.
-import { chainsThatMoved } from '../../core/confirmation/heads.js';
-import { confirmRound, type ConfirmationDeps } from '../../core/confirmation/round.js';
+import { chainsThatMoved } from '../../core/payments/confirm/heads.js';
+import { confirmRound, type ConfirmationDeps } from '../../core/payments/confirm/round.js';
 import type { Chain } from '../../domain/chain.js';
 import { every, type Periodic } from '../periodic.js';
 

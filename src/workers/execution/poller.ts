@@ -3,7 +3,7 @@
 // instant (a restart, a failover), the rejected promise is unhandled and Node ends the process. Here every pg-boss call
 // is awaited inside the loop's tick, so an outage fails the tick, which is logged and retried with backoff
 // (periodic.ts); jobs it left active expire and pg-boss retries them. Each tick gathers up to EXECUTION_BATCH_JOBS_MAX
-// jobs within the batching window (gather, below) and runs them as one batch through src/core/execution; a full batch
+// jobs within the batching window (gather, below) and runs them as one batch through src/core/payments/execute; a full batch
 // fetches again at once, so a backlog drains without waiting between fetches (decision 144). An execution job is
 // fetched with its payment's lease (fetch.ts): if this process dies before its runs end, another resumes them as soon
 // as the leases run out (decision 191).
@@ -17,9 +17,9 @@ import {
   EXECUTION_WINDOW_MS,
   EXECUTION_WINDOW_POLL_MS,
 } from '../../bounds.js';
-import { handleDeadExecution } from '../../core/execution/abandon.js';
-import { executeBatch, type ExecutionDeps } from '../../core/execution/execute.js';
-import { fetchRuns, type FetchedRun } from '../../core/execution/fetch.js';
+import { handleDeadExecution } from '../../core/payments/execute/abandon.js';
+import { executeBatch, type ExecutionDeps } from '../../core/payments/execute/execute.js';
+import { fetchRuns, type FetchedRun } from '../../core/payments/execute/fetch.js';
 import type { ItemOutcome } from '../../db/group-commit.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../jobs/queue.js';
 import { every, RUN_AGAIN, type Periodic } from '../periodic.js';
@@ -55,7 +55,7 @@ const EXECUTION_POLL: Poll<FetchedRun> = {
   run: (deps, fetched) => executeBatch(deps, fetched.map((f) => f.run)),
 };
 
-// Executions given up on (src/core/execution/abandon.ts): a rare path, off the hot one.
+// Executions given up on (src/core/payments/execute/abandon.ts): a rare path, off the hot one.
 const DEAD_LETTER_POLL: Poll<{ job: PgBoss.Job<ExecutionJob> }> = {
   batchSize: DEAD_LETTER_BATCH_JOBS_MAX,
   idleSeconds: DEAD_LETTER_IDLE_POLL_SECONDS,

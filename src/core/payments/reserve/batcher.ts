@@ -1,9 +1,9 @@
 // Every creation of a process goes through one group commit (src/db/group-commit.ts): concurrent creations share a
 // reservation transaction (reserve-batch.ts), and the treasury row is locked once per batch instead of once per
 // request (decision 133). Built by the runtime with the process's context (src/core/group-commits.ts).
-import { RESERVATION_BATCH_MAX } from '../../bounds.js';
-import { GroupCommit } from '../../db/group-commit.js';
-import type { AppContext } from '../context.js';
+import { RESERVATION_BATCH_MAX } from '../../../bounds.js';
+import { GroupCommit } from '../../../db/group-commit.js';
+import type { AppContext } from '../../context.js';
 import { reserveBatch, type CreateIntentResult, type ReservationRequest } from './reserve-batch.js';
 
 export type ReservationBatcher = GroupCommit<ReservationRequest, CreateIntentResult>;

@@ -4,24 +4,24 @@
 // together, so a merchant's daily limit counts the whole batch, and a second request with the batch's key replays it.
 // The quotes, and so the screening of every recipient (an HTTP call when a provider is set), are decided before that
 // transaction, with no lock held (decision 185); the transaction takes one lock, whatever the number of items.
-import { withReadSnapshot, withTransaction, type Queryable } from '../db/pool.js';
-import { findIntentsByKeys } from '../db/queries/intents.js';
+import { withReadSnapshot, withTransaction, type Queryable } from '../../db/pool.js';
+import { findIntentsByKeys } from '../../db/queries/intents.js';
 import {
   batchStatusTotals,
   findPayoutBatch,
   findPayoutBatchByKey,
   insertPayoutBatch,
   type PayoutBatchRow,
-} from '../db/queries/payout-batches.js';
-import { findQuoteRequests, insertQuotes } from '../db/queries/quotes.js';
-import { AppError } from '../domain/errors.js';
-import { batchProgress, planItems, requestHash, type BatchProgress, type PayoutItem, type StoredTerms } from '../domain/payout-batch.js';
-import type { ReservationRequest } from '../domain/reservation.js';
-import { newId } from '../ids.js';
-import type { AppContext } from './context.js';
-import { completeBatchesOf } from './lifecycle/status-changes.js';
+} from '../../db/queries/payout-batches.js';
+import { findQuoteRequests, insertQuotes } from '../../db/queries/quotes.js';
+import { AppError } from '../../domain/errors.js';
+import { batchProgress, planItems, requestHash, type BatchProgress, type PayoutItem, type StoredTerms } from '../../domain/payout-batch.js';
+import type { ReservationRequest } from '../../domain/reservation.js';
+import { newId } from '../../ids.js';
+import type { AppContext } from '../context.js';
+import { completeBatchesOf } from './outcomes/status-changes.js';
 import { decideQuotes, type QuoteOutcome } from './quotes.js';
-import { lockAllCreationsOf, reserveInTransaction, type CreateIntentResult } from './reservations/reserve-batch.js';
+import { lockAllCreationsOf, reserveInTransaction, type CreateIntentResult } from './reserve/reserve-batch.js';
 
 export interface PayoutBatchRequest {
   idempotencyKey: string;

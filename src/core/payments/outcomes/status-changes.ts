@@ -1,12 +1,12 @@
 // Every change of a payment's status the core makes goes through here: the checked writes (db/queries/transitions.ts),
 // then what a payment made final finishes: its payout batch, completed exactly once with its payout_batch.completed
 // event, in the same transaction, so that no path to a final status can miss it.
-import type { Queryable } from '../../db/pool.js';
-import { insertEvents } from '../../db/queries/outbox.js';
-import { batchStatusTotals, lockOpenBatches, markBatchesCompleted } from '../../db/queries/payout-batches.js';
-import { changeStatuses, type StatusChange } from '../../db/queries/transitions.js';
-import { isTerminal } from '../../domain/payment-intent.js';
-import { batchProgress, batchSummary } from '../../domain/payout-batch.js';
+import type { Queryable } from '../../../db/pool.js';
+import { insertEvents } from '../../../db/queries/outbox.js';
+import { batchStatusTotals, lockOpenBatches, markBatchesCompleted } from '../../../db/queries/payout-batches.js';
+import { changeStatuses, type StatusChange } from '../../../db/queries/transitions.js';
+import { isTerminal } from '../../../domain/payment-intent.js';
+import { batchProgress, batchSummary } from '../../../domain/payout-batch.js';
 
 /**
  * Moves each intent to its `to` (checked, with its history row and its event: changeStatuses), and completes the

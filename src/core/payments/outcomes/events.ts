@@ -1,10 +1,10 @@
 // The merchant's view of a status change: one payment.* event in the outbox, written in the transaction of the change.
-import type { Queryable } from '../../db/pool.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { insertEvents, type EventType, type NewEvent } from '../../db/queries/outbox.js';
-import type { PaymentStatus } from '../../domain/payment-intent.js';
-import { paymentPayload } from '../../domain/events.js';
-import { usdcToNumber } from '../../money.js';
+import type { Queryable } from '../../../db/pool.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { insertEvents, type EventType, type NewEvent } from '../../../db/queries/outbox.js';
+import type { PaymentStatus } from '../../../domain/payment-intent.js';
+import { paymentPayload } from '../../../domain/events.js';
+import { usdcToNumber } from '../../../money.js';
 import { applyStatusChanges } from './status-changes.js';
 
 type EventExtra = Parameters<typeof paymentPayload>[1];

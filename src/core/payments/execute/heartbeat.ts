@@ -2,7 +2,7 @@
 // a lease's length, one statement pushes all of them out, so a live run never loses its lease to the sweeper. A
 // renewal that fails (the database is away) is only logged: the leases then run out and, if the runs are alive, their
 // next locked step finds they were taken over and stops there.
-import { renewLeases } from '../../db/queries/leases.js';
+import { renewLeases } from '../../../db/queries/leases.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 /** Starts renewing the runs' leases; the answer stops it. */

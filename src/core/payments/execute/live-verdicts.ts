@@ -2,14 +2,14 @@
 // chain has is broadcast (and the run ends), one mined and failed fails its payment with the fee it spent (decision
 // 61), one that can never land is over and a new transfer is signed. Each payment is written only if it is still as
 // its run left it (recheck.ts); otherwise another run or an operator moved it, and the run starts over.
-import { withBatchTransaction } from '../../db/pool.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { markBroadcasted, markFailed, type AttemptRow } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { isAsLeft, type LiveTransferAction } from '../../domain/execution.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { moveAndTell } from '../lifecycle/events.js';
-import { failOnChain } from '../lifecycle/outcomes.js';
+import { withBatchTransaction } from '../../../db/pool.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { markBroadcasted, markFailed, type AttemptRow } from '../../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { isAsLeft, type LiveTransferAction } from '../../../domain/execution.js';
+import { CHANGED } from '../outcomes/changed.js';
+import { moveAndTell } from '../outcomes/events.js';
+import { failOnChain } from '../outcomes/outcomes.js';
 import type { Done } from './claim.js';
 import { lockForRecheck } from './recheck.js';
 import type { ExecutionDeps, ExecutionRun } from './run.js';

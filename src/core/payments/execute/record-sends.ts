@@ -2,18 +2,18 @@
 // in one transaction. Each payment is locked and re-checked (recheck.ts), what its send means is decided purely
 // (src/domain/execution.ts), and the sent transfers and the status changes are written for all of them in a fixed
 // number of statements; a failure's own writes (its attempt, its retry job, or its release) follow it.
-import type { ChainError } from '../../chains/port.js';
-import { EXECUTION_ATTEMPTS_MAX } from '../../bounds.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { withBatchTransaction } from '../../db/pool.js';
-import { markBroadcasted, markFailed, recordSendError } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { releaseLeases } from '../../db/queries/leases.js';
-import { recordSignRefusal } from '../../db/queries/sign-refusals.js';
-import { recordOfSend } from '../../domain/execution.js';
-import { enqueueRetry, setAside } from '../../jobs/queue.js';
-import { moveAndTell, type Move } from '../lifecycle/events.js';
-import { failIntent } from '../lifecycle/outcomes.js';
+import type { ChainError } from '../../../chains/port.js';
+import { EXECUTION_ATTEMPTS_MAX } from '../../../bounds.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { withBatchTransaction } from '../../../db/pool.js';
+import { markBroadcasted, markFailed, recordSendError } from '../../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { releaseLeases } from '../../../db/queries/leases.js';
+import { recordSignRefusal } from '../../../db/queries/sign-refusals.js';
+import { recordOfSend } from '../../../domain/execution.js';
+import { enqueueRetry, setAside } from '../../../jobs/queue.js';
+import { moveAndTell, type Move } from '../outcomes/events.js';
+import { failIntent } from '../outcomes/outcomes.js';
 import { lockForRecheck } from './recheck.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 

@@ -2,11 +2,11 @@
 // lock shared rows in the same order), then, in a statement of its own (one that waited for those locks would read the
 // other tables as they were before the wait), whether the run still holds the payment's lease and which transfer is
 // live. What the step decides from these facts is pure (src/domain/execution.ts).
-import type { Queryable } from '../../db/pool.js';
-import type { AttemptRow } from '../../db/queries/attempts.js';
-import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { leasesAndLive } from '../../db/queries/leases.js';
-import type { RecheckFacts } from '../../domain/execution.js';
+import type { Queryable } from '../../../db/pool.js';
+import type { AttemptRow } from '../../../db/queries/attempts.js';
+import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { leasesAndLive } from '../../../db/queries/leases.js';
+import type { RecheckFacts } from '../../../domain/execution.js';
 import { intentIdOf, type ExecutionRun } from './run.js';
 
 export interface Rechecked {

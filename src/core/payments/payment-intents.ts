@@ -1,11 +1,11 @@
 // POST /payment_intents and GET /payment_intents/:id.
-import { findApproval, type ApprovalRow } from '../db/queries/approvals.js';
-import { attemptsOf, type AttemptRow } from '../db/queries/attempts.js';
-import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
-import { ledgerEntriesByIntent, type LedgerEntry } from '../ledger/entries.js';
-import type { AppContext } from './context.js';
-import type { CreateIntentResult } from './reservations/reserve-batch.js';
-import { tracer } from '../tracing/tracer.js';
+import { findApproval, type ApprovalRow } from '../../db/queries/approvals.js';
+import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
+import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { ledgerEntriesByIntent, type LedgerEntry } from '../../ledger/entries.js';
+import type { AppContext } from '../context.js';
+import type { CreateIntentResult } from './reserve/reserve-batch.js';
+import { tracer } from '../../tracing/tracer.js';
 
 export interface CreateIntentRequest {
   quoteId: string;
@@ -17,7 +17,7 @@ export type { CreateIntentResult };
 /**
  * Creates a payment intent from a quote: the idempotency check, the quote check, the reservation, the intent and its
  * history, payment.created and the execution job commit together, in a transaction the request may share with
- * concurrent creations (src/core/reservations). Refusals throw their AppError.
+ * concurrent creations (src/core/payments/reserve). Refusals throw their AppError.
  */
 export async function createPaymentIntent(ctx: AppContext, merchantId: string, request: CreateIntentRequest): Promise<CreateIntentResult> {
   const traceparent = tracer().current(); // the request's span: the payment's trace (payment-traces.ts)

@@ -4,9 +4,9 @@
 // EXECUTION_LEASE_SECONDS, instead of pg-boss expiring the job a minute or more later. The job stays pg-boss's: it
 // completes, fails, is retried or set aside as before, and a run of it that finds the payment handled does nothing.
 import type PgBoss from 'pg-boss';
-import { withTransaction } from '../../db/pool.js';
-import { leaseFetched } from '../../db/queries/leases.js';
-import { fetchExecutions, type ExecutionJob } from '../../jobs/queue.js';
+import { withTransaction } from '../../../db/pool.js';
+import { leaseFetched } from '../../../db/queries/leases.js';
+import { fetchExecutions, type ExecutionJob } from '../../../jobs/queue.js';
 import { intentIdOf, runOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 export interface FetchedRun {

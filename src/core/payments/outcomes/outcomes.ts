@@ -1,16 +1,16 @@
 // Final outcomes of a payment intent, shared by execution, confirmation, abandoned jobs and operator actions. Each
 // runs inside the caller's transaction: status, attempt, ledger postings and outbox event commit together.
 import type PgBoss from 'pg-boss';
-import type { Queryable } from '../../db/pool.js';
-import { markConfirmed, markFailed } from '../../db/queries/attempts.js';
-import { countTransitions, type PaymentIntentRow } from '../../db/queries/intents.js';
-import type { StatusChange } from '../../db/queries/transitions.js';
-import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../domain/chain.js';
-import { enqueueExecutions } from '../../jobs/queue.js';
-import { decimalsOf } from '../../ledger/currencies.js';
-import { movements, type Movement } from '../../ledger/movements.js';
-import { intentsWithDebit, postMany, type PostingContext } from '../../ledger/store.js';
-import { unitsToNumber } from '../../money.js';
+import type { Queryable } from '../../../db/pool.js';
+import { markConfirmed, markFailed } from '../../../db/queries/attempts.js';
+import { countTransitions, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import type { StatusChange } from '../../../db/queries/transitions.js';
+import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../../domain/chain.js';
+import { enqueueExecutions } from '../../../jobs/queue.js';
+import { decimalsOf } from '../../../ledger/currencies.js';
+import { movements, type Movement } from '../../../ledger/movements.js';
+import { intentsWithDebit, postMany, type PostingContext } from '../../../ledger/store.js';
+import { unitsToNumber } from '../../../money.js';
 import { moveAndTell, paymentEventOf } from './events.js';
 import { applyStatusChanges } from './status-changes.js';
 

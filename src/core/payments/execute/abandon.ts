@@ -10,21 +10,21 @@
 //     reserved. A crash loop is our fault, not the payment's: an operator retries it (`intents resolve --retry`) or
 //     fails it (`--failed`), the merchant is told by payment.manual_review.
 // The chain is asked before any lock is taken; the locked re-check starts over when the payment moved meanwhile.
-import { adapterOf } from '../../chains/port.js';
-import { RECHECK_ROUNDS_MAX } from '../../bounds.js';
-import { withTransaction } from '../../db/pool.js';
-import { signedOf } from '../../domain/chain.js';
-import { shareOf } from '../../domain/fee-share.js';
-import { liveAttempt, markBroadcasted, markFailed } from '../../db/queries/attempts.js';
-import { findIntent, lockIntents } from '../../db/queries/intents.js';
-import { executionFacts } from '../../db/queries/leases.js';
-import type { PaymentStatus } from '../../domain/payment-intent.js';
-import { mayStillLand, transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
-import type { ExecutionJob } from '../../jobs/queue.js';
-import type { LifecycleDeps } from '../context.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { moveAndTell } from '../lifecycle/events.js';
-import { failOnChain } from '../lifecycle/outcomes.js';
+import { adapterOf } from '../../../chains/port.js';
+import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
+import { withTransaction } from '../../../db/pool.js';
+import { signedOf } from '../../../domain/chain.js';
+import { shareOf } from '../../../domain/fee-share.js';
+import { liveAttempt, markBroadcasted, markFailed } from '../../../db/queries/attempts.js';
+import { findIntent, lockIntents } from '../../../db/queries/intents.js';
+import { executionFacts } from '../../../db/queries/leases.js';
+import type { PaymentStatus } from '../../../domain/payment-intent.js';
+import { mayStillLand, transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
+import type { ExecutionJob } from '../../../jobs/queue.js';
+import type { LifecycleDeps } from '../../context.js';
+import { CHANGED } from '../outcomes/changed.js';
+import { moveAndTell } from '../outcomes/events.js';
+import { failOnChain } from '../outcomes/outcomes.js';
 
 /** Statuses an abandoned execution can leave an intent in. */
 const UNFINISHED: readonly PaymentStatus[] = ['route_selected', 'retrying', 'broadcasting'];

@@ -6,18 +6,18 @@
 // their attempt commits) and its transactions are signed again one by one, so a failure stays its own transaction's
 // (an on-chain batch's payments are signed together or not at all). The transaction's first statement asks whether the
 // chain may sign at all (decision 199): while it is held, nothing is signed and each run's job comes back later.
-import { BOOKS_HOLD_RECHECK_SECONDS } from '../../bounds.js';
-import type { PreparedTransfer } from '../../chains/port.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { withBatchTransaction } from '../../db/pool.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import type { SignedTransfer } from '../../domain/chain.js';
-import { isAsLeft } from '../../domain/execution.js';
-import { enqueueRetry } from '../../jobs/queue.js';
-import { movements } from '../../ledger/movements.js';
-import { intentsWithDebit, postMany } from '../../ledger/store.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { clearToSign, signAttempts, transactionsOf } from '../lifecycle/sign-attempts.js';
+import { BOOKS_HOLD_RECHECK_SECONDS } from '../../../bounds.js';
+import type { PreparedTransfer } from '../../../chains/port.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { withBatchTransaction } from '../../../db/pool.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import type { SignedTransfer } from '../../../domain/chain.js';
+import { isAsLeft } from '../../../domain/execution.js';
+import { enqueueRetry } from '../../../jobs/queue.js';
+import { movements } from '../../../ledger/movements.js';
+import { intentsWithDebit, postMany } from '../../../ledger/store.js';
+import { CHANGED } from '../outcomes/changed.js';
+import { clearToSign, signAttempts, transactionsOf } from '../outcomes/sign-attempts.js';
 import { lockForRecheck } from './recheck.js';
 import type { ExecutionDeps, ExecutionRun } from './run.js';
 

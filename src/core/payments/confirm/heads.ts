@@ -1,6 +1,6 @@
 // What wakes a confirmation round early: a chain's head moved (a new block or slot), read every
 // CONFIRMATION_HEAD_POLL_SECONDS, so a transfer is settled within about a second of its finality.
-import type { Chain } from '../../domain/chain.js';
+import type { Chain } from '../../../domain/chain.js';
 import type { ConfirmationDeps } from './round.js';
 
 /** Chains whose head moved since `last` (updated in place); a chain that cannot be asked counts as unmoved. */

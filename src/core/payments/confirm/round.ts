@@ -3,18 +3,18 @@
 // and writes those in batches (verdicts.ts): pending_confirmation, settled, failed or manual_review. The chain is never
 // asked under a lock. Locks are taken intent first, then attempt (the order every writer uses), and skipped when
 // another transaction holds either: a round never waits on, or deadlocks with, an execution run or an operator.
-import { adapterOf } from '../../chains/port.js';
-import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../bounds.js';
-import { withSessionLockIfFree } from '../../db/pool.js';
-import { openAttempts, type OpenAttempt } from '../../db/queries/attempts.js';
-import { signedOf, type Chain } from '../../domain/chain.js';
-import { WATCHED } from '../../domain/confirmation.js';
-import type { Metrics } from '../../metrics/registry.js';
-import type { LifecycleDeps } from '../context.js';
+import { adapterOf } from '../../../chains/port.js';
+import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../../bounds.js';
+import { withSessionLockIfFree } from '../../../db/pool.js';
+import { openAttempts, type OpenAttempt } from '../../../db/queries/attempts.js';
+import { signedOf, type Chain } from '../../../domain/chain.js';
+import { WATCHED } from '../../../domain/confirmation.js';
+import type { Metrics } from '../../../metrics/registry.js';
+import type { LifecycleDeps } from '../../context.js';
 import { askAboutAttempts, askAboutSiblings } from './chain-calls.js';
 import { applyVerdicts, decide, type Applied, type Verdict } from './verdicts.js';
 import { paymentSpans, type PaymentSpans } from '../payment-traces.js';
-import { tracer, type Span } from '../../tracing/tracer.js';
+import { tracer, type Span } from '../../../tracing/tracer.js';
 
 export type ConfirmationDeps = Pick<LifecycleDeps, 'pool' | 'clock' | 'adapters' | 'log' | 'boss'> & {
   config: Pick<LifecycleDeps['config'], 'stuckAfterSeconds' | 'chains'>;

@@ -2,14 +2,14 @@
 // run left, the preparation of a new transfer (chain reads), and the send. Each is one call per payment, with the
 // adapter's own timeout (RPC_TIMEOUT_SECONDS), all of a batch at once; a call that fails is its payment's alone. The
 // preparations are the exception: one call per chain for the batch, so that a chain can pay several in one transaction.
-import { adapterOf, ChainError, type PreparedTransfer } from '../../chains/port.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import type { AttemptRow } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { signedOf, type SignedTransfer } from '../../domain/chain.js';
-import { shareOf } from '../../domain/fee-share.js';
-import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
-import { transferRequestOf } from '../lifecycle/sign-attempts.js';
+import { adapterOf, ChainError, type PreparedTransfer } from '../../../chains/port.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import type { AttemptRow } from '../../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { signedOf, type SignedTransfer } from '../../../domain/chain.js';
+import { shareOf } from '../../../domain/fee-share.js';
+import { transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
+import { transferRequestOf } from '../outcomes/sign-attempts.js';
 import type { ExecutionDeps } from './run.js';
 
 async function each<T, R>(items: readonly T[], call: (item: T) => Promise<R>): Promise<ItemOutcome<R>[]> {

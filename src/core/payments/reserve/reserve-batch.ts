@@ -3,22 +3,22 @@
 // decision per request in arrival order (src/domain/reservation.ts), then multi-row inserts of the intents, their
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
 // that cannot be served gets its refusal; the others commit.
-import { advisoryXactLocksText, withTransaction, type Queryable } from '../../db/pool.js';
-import { findIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { insertCreatedIntents } from '../../db/queries/transitions.js';
-import { findApproval, insertApprovals, type ApprovalRow } from '../../db/queries/approvals.js';
-import { findQuoteTerms, type QuoteTerms } from '../../db/queries/quotes.js';
-import type { Chain } from '../../domain/chain.js';
-import { AppError } from '../../domain/errors.js';
-import { paymentEventOf } from '../lifecycle/events.js';
-import { batchHold, decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../domain/reservation.js';
-import { newId } from '../../ids.js';
-import { enqueueExecutions } from '../../jobs/queue.js';
-import { movements } from '../../ledger/movements.js';
-import { lockAvailable, postMany } from '../../ledger/store.js';
-import type { AppContext } from '../context.js';
-import { loadSpending } from '../policies.js';
-import { tracer } from '../../tracing/tracer.js';
+import { advisoryXactLocksText, withTransaction, type Queryable } from '../../../db/pool.js';
+import { findIntentsByKeys, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { insertCreatedIntents } from '../../../db/queries/transitions.js';
+import { findApproval, insertApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
+import { findQuoteTerms, type QuoteTerms } from '../../../db/queries/quotes.js';
+import type { Chain } from '../../../domain/chain.js';
+import { AppError } from '../../../domain/errors.js';
+import { paymentEventOf } from '../outcomes/events.js';
+import { batchHold, decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../../domain/reservation.js';
+import { newId } from '../../../ids.js';
+import { enqueueExecutions } from '../../../jobs/queue.js';
+import { movements } from '../../../ledger/movements.js';
+import { lockAvailable, postMany } from '../../../ledger/store.js';
+import type { AppContext } from '../../context.js';
+import { loadSpending } from '../../policies.js';
+import { tracer } from '../../../tracing/tracer.js';
 import { traceCreatedPayments } from '../payment-traces.js';
 
 export type { ReservationRequest };

@@ -4,16 +4,16 @@
 // and the moves route_selected or retrying -> broadcasting (with their events) written for all of them in a fixed
 // number of statements. A payment that would be signed on a chain whose signing is held (decision 199) is not claimed:
 // its job comes back later; the signature transaction checks again (sign.ts), this only spares the chain's reads.
-import { BOOKS_HOLD_RECHECK_SECONDS } from '../../bounds.js';
-import { withBatchTransaction, type Queryable } from '../../db/pool.js';
-import { heldChains } from '../../db/queries/books.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import type { AttemptRow } from '../../db/queries/attempts.js';
-import { lockIntents, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { executionFacts, grantLeases } from '../../db/queries/leases.js';
-import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../domain/execution.js';
-import { enqueueRetry } from '../../jobs/queue.js';
-import { moveAndTell } from '../lifecycle/events.js';
+import { BOOKS_HOLD_RECHECK_SECONDS } from '../../../bounds.js';
+import { withBatchTransaction, type Queryable } from '../../../db/pool.js';
+import { heldChains } from '../../../db/queries/books.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import type { AttemptRow } from '../../../db/queries/attempts.js';
+import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { executionFacts, grantLeases } from '../../../db/queries/leases.js';
+import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../../domain/execution.js';
+import { enqueueRetry } from '../../../jobs/queue.js';
+import { moveAndTell } from '../outcomes/events.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 export type Done = { kind: 'done'; why: string };

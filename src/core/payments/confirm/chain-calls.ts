@@ -1,11 +1,11 @@
 // What the chains say about a page of open attempts, asked outside any lock: one getStatuses call per chain (the
 // adapters split further where their node needs it). For an attempt that can never land, the transfers a fee bump or
 // a cancel replaced on its nonce are asked about too, one call per chain for the page: one of them may be the payout.
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { replacedAttempts, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
-import { signedOf, type TxStatus } from '../../domain/chain.js';
-import { shareOf } from '../../domain/fee-share.js';
-import { transferVerdict, type TransferVerdict } from '../../domain/transfer-verdict.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { replacedAttempts, type AttemptRow, type OpenAttempt } from '../../../db/queries/attempts.js';
+import { signedOf, type TxStatus } from '../../../domain/chain.js';
+import { shareOf } from '../../../domain/fee-share.js';
+import { transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
 import type { ConfirmationDeps } from './round.js';
 
 /**

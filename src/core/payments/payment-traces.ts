@@ -2,10 +2,10 @@
 // (decision 212): its request's traceparent is stored with it, and each batch that carries it (a reservation, an
 // execution batch, a confirmation round, a webhook claim) is a trace of its own that links to the payments' traces,
 // while each payment gets a span in its own trace, linked back to the batch. Only while traces are on.
-import type { Queryable } from '../db/pool.js';
-import type { PaymentIntentRow } from '../db/queries/intents.js';
-import { setPaymentTraceparents, traceparentsOf } from '../db/queries/traces.js';
-import { tracer, type Span, type SpanAttributes } from '../tracing/tracer.js';
+import type { Queryable } from '../../db/pool.js';
+import type { PaymentIntentRow } from '../../db/queries/intents.js';
+import { setPaymentTraceparents, traceparentsOf } from '../../db/queries/traces.js';
+import { tracer, type Span, type SpanAttributes } from '../../tracing/tracer.js';
 
 /** The spans of a batch's payments, one each, in the payments' own traces. */
 export interface PaymentSpans {

@@ -8,9 +8,9 @@
 // execution is abandoned instead (abandon.ts), so a payment that crashes its worker every time cannot crash them
 // forever. A resumption that fails (an outage) releases its lease, and the dead run's pg-boss job (retried when it
 // expires) takes it from there.
-import { LEASE_SWEEP_LEASES_MAX, LEASE_TAKEOVERS_MAX } from '../../bounds.js';
-import { dropStaleLeases, releaseLeases, takeExpiredLeases, type TakenLease } from '../../db/queries/leases.js';
-import { newId } from '../../ids.js';
+import { LEASE_SWEEP_LEASES_MAX, LEASE_TAKEOVERS_MAX } from '../../../bounds.js';
+import { dropStaleLeases, releaseLeases, takeExpiredLeases, type TakenLease } from '../../../db/queries/leases.js';
+import { newId } from '../../../ids.js';
 import { handleDeadExecution } from './abandon.js';
 import { executeBatch } from './execute.js';
 import { runLog, type ExecutionDeps, type ExecutionRun } from './run.js';

@@ -3,19 +3,19 @@
 // for the next round), each is re-checked and decided under its lock (src/domain/confirmation.ts), and the common
 // writes (settlements, inclusions, status changes) are made for all of them in a fixed number of statements; a
 // failure, a final cancel or a stuck transfer writes its own rows in the same transaction.
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { withBatchTransaction } from '../../db/pool.js';
-import { lockAttemptsIfFree, markConfirmed, markFailed, markIncluded, type AttemptRow, type OpenAttempt } from '../../db/queries/attempts.js';
-import { lockIntents } from '../../db/queries/intents.js';
-import type { StatusChange } from '../../db/queries/transitions.js';
-import type { FailureReason } from '../../domain/chain.js';
-import { decideConfirmation, WATCHED, type ConfirmationAction } from '../../domain/confirmation.js';
-import type { PaymentStatus } from '../../domain/payment-intent.js';
-import type { TransferVerdict } from '../../domain/transfer-verdict.js';
-import { postMany } from '../../ledger/store.js';
-import { moveAndTell } from '../lifecycle/events.js';
-import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../lifecycle/outcomes.js';
-import { applyStatusChanges } from '../lifecycle/status-changes.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { withBatchTransaction } from '../../../db/pool.js';
+import { lockAttemptsIfFree, markConfirmed, markFailed, markIncluded, type AttemptRow, type OpenAttempt } from '../../../db/queries/attempts.js';
+import { lockIntents } from '../../../db/queries/intents.js';
+import type { StatusChange } from '../../../db/queries/transitions.js';
+import type { FailureReason } from '../../../domain/chain.js';
+import { decideConfirmation, WATCHED, type ConfirmationAction } from '../../../domain/confirmation.js';
+import type { PaymentStatus } from '../../../domain/payment-intent.js';
+import type { TransferVerdict } from '../../../domain/transfer-verdict.js';
+import { postMany } from '../../../ledger/store.js';
+import { moveAndTell } from '../outcomes/events.js';
+import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../outcomes/outcomes.js';
+import { applyStatusChanges } from '../outcomes/status-changes.js';
 import type { Sibling } from './chain-calls.js';
 import type { ConfirmationDeps } from './round.js';
 

@@ -4,16 +4,16 @@
 // whose recipient is refused fails under its lock, if it is still as its run left it (broadcasting, under this run's
 // lease, nothing signed): `failure_reason: screening_hit`, its reservation released, an operator alert and an audit
 // record, all in one transaction. Nothing is signed or sent for it.
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { withBatchTransaction } from '../../db/pool.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import type { Actor } from '../../domain/actor.js';
-import { isAsLeft } from '../../domain/execution.js';
-import type { ScreeningVerdict } from '../../domain/screening.js';
-import { raiseAlert } from '../alerts.js';
-import { appendAudit } from '../audit.js';
-import { CHANGED } from '../lifecycle/changed.js';
-import { failIntent } from '../lifecycle/outcomes.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { withBatchTransaction } from '../../../db/pool.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import type { Actor } from '../../../domain/actor.js';
+import { isAsLeft } from '../../../domain/execution.js';
+import type { ScreeningVerdict } from '../../../domain/screening.js';
+import { raiseAlert } from '../../alerts.js';
+import { appendAudit } from '../../audit.js';
+import { CHANGED } from '../outcomes/changed.js';
+import { failIntent } from '../outcomes/outcomes.js';
 import type { Done } from './claim.js';
 import { lockForRecheck } from './recheck.js';
 import type { ExecutionDeps, ExecutionRun } from './run.js';

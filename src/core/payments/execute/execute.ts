@@ -11,15 +11,15 @@
 // Then the batch's transfers are sent, and how each send came out is recorded in one transaction that also gives the
 // leases back (record-sends.ts). Business failures are handled here; a run fails (its job is retried) only on an
 // outage or a bug, and then alone.
-import { EXECUTION_BATCH_MAX, RECHECK_ROUNDS_MAX } from '../../bounds.js';
-import { ChainError, type PreparedTransfer } from '../../chains/port.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { signedOf } from '../../domain/chain.js';
-import type { AttemptRow } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { releaseLeases } from '../../db/queries/leases.js';
-import { liveTransferAction } from '../../domain/execution.js';
-import { CHANGED } from '../lifecycle/changed.js';
+import { EXECUTION_BATCH_MAX, RECHECK_ROUNDS_MAX } from '../../../bounds.js';
+import { ChainError, type PreparedTransfer } from '../../../chains/port.js';
+import type { ItemOutcome } from '../../../db/group-commit.js';
+import { signedOf } from '../../../domain/chain.js';
+import type { AttemptRow } from '../../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { releaseLeases } from '../../../db/queries/leases.js';
+import { liveTransferAction } from '../../../domain/execution.js';
+import { CHANGED } from '../outcomes/changed.js';
 import { askAboutLiveTransfers, prepareTransfers, sendTransfers, type Send } from './chain-calls.js';
 import { claimRuns, type Done } from './claim.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -29,7 +29,7 @@ import { intentIdOf, runLog, type ExecutionDeps, type ExecutionRun } from './run
 import { failScreened, screenRecipients, type Screened } from './screen.js';
 import { HELD, signTransfers, type ToSign } from './sign.js';
 import { paymentSpans, type PaymentSpans } from '../payment-traces.js';
-import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
+import { tracer, type SpanAttributes } from '../../../tracing/tracer.js';
 
 export type { ExecutionDeps, ExecutionRun };
 

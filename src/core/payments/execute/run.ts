@@ -1,11 +1,11 @@
 // One run of an execution job, as every step of a batch carries it: the job, and the id under which the run holds its
 // payment's execution lease (decision 57).
 import type { Logger } from 'pino';
-import { newId } from '../../ids.js';
-import type { ExecutionJob } from '../../jobs/queue.js';
-import type { Config } from '../../config.js';
-import type { LifecycleDeps } from '../context.js';
-import type { Screener } from '../screening/screener.js';
+import { newId } from '../../../ids.js';
+import type { ExecutionJob } from '../../../jobs/queue.js';
+import type { Config } from '../../../config.js';
+import type { LifecycleDeps } from '../../context.js';
+import type { Screener } from '../../screening/screener.js';
 
 /** What an execution needs: the lifecycle's context, and the screening it runs right before signing. */
 export type ExecutionDeps = LifecycleDeps & {

@@ -1,26 +1,26 @@
 // POST /quotes: load health and balances, score (pure), persist the quote with everything it was decided from.
-import { adapterOf } from '../chains/port.js';
-import { addSeconds } from '../clock.js';
-import { AppError } from '../domain/errors.js';
-import { GroupCommit } from '../db/group-commit.js';
-import type { FactTopic } from '../db/notify.js';
-import type { Pool } from '../db/pool.js';
-import { findPolicy } from '../db/queries/policies.js';
-import { findQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../db/queries/quotes.js';
-import { latestSnapshots, type SnapshotRow } from '../db/queries/snapshots.js';
-import { usdToNativeUnits } from '../domain/gas.js';
-import { findIntent, type PaymentIntentRow } from '../db/queries/intents.js';
-import { newId } from '../ids.js';
-import { usdcToNumber } from '../money.js';
-import { treasuryBalances, type TreasuryBalance } from '../ledger/store.js';
-import type { Priority } from '../domain/priority.js';
-import { scoreRoutes } from '../routing/score.js';
-import { type Chain } from '../domain/chain.js';
-import type { AppContext } from './context.js';
-import { checkQuoteAmount } from './policies.js';
-import { screenedChains } from './screening/screener.js';
-import { QUOTE_WRITE_BATCH_MAX } from '../bounds.js';
-import { tracer } from '../tracing/tracer.js';
+import { adapterOf } from '../../chains/port.js';
+import { addSeconds } from '../../clock.js';
+import { AppError } from '../../domain/errors.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import type { FactTopic } from '../../db/notify.js';
+import type { Pool } from '../../db/pool.js';
+import { findPolicy } from '../../db/queries/policies.js';
+import { findQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../../db/queries/quotes.js';
+import { latestSnapshots, type SnapshotRow } from '../../db/queries/snapshots.js';
+import { usdToNativeUnits } from '../../domain/gas.js';
+import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { newId } from '../../ids.js';
+import { usdcToNumber } from '../../money.js';
+import { treasuryBalances, type TreasuryBalance } from '../../ledger/store.js';
+import type { Priority } from '../../domain/priority.js';
+import { scoreRoutes } from '../../routing/score.js';
+import { type Chain } from '../../domain/chain.js';
+import type { AppContext } from '../context.js';
+import { checkQuoteAmount } from '../policies.js';
+import { screenedChains } from '../screening/screener.js';
+import { QUOTE_WRITE_BATCH_MAX } from '../../bounds.js';
+import { tracer } from '../../tracing/tracer.js';
 
 export interface QuoteRequest {
   amountMicros: bigint;

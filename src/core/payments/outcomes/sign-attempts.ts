@@ -1,14 +1,14 @@
 // Signing prepared transactions and storing them as attempts, in the caller's transaction: the nonce (on chains that
 // have them), the signed bytes and the attempt row commit together, before anything is sent. One function for one
-// transaction (an operator's replacement or cancel) or a batch (an execution's signatures, src/core/execution/sign.ts).
-import type { ChainAdapter, PreparedTransfer } from '../../chains/port.js';
-import type { Queryable } from '../../db/pool.js';
-import { insertAttempts, type AttemptPurpose, type NewAttempt } from '../../db/queries/attempts.js';
-import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { heldChains } from '../../db/queries/books.js';
-import { allocateNonce } from '../../db/queries/nonces.js';
-import type { Chain, SignedTransfer } from '../../domain/chain.js';
-import { newId } from '../../ids.js';
+// transaction (an operator's replacement or cancel) or a batch (an execution's signatures, src/core/payments/execute/sign.ts).
+import type { ChainAdapter, PreparedTransfer } from '../../../chains/port.js';
+import type { Queryable } from '../../../db/pool.js';
+import { insertAttempts, type AttemptPurpose, type NewAttempt } from '../../../db/queries/attempts.js';
+import type { PaymentIntentRow } from '../../../db/queries/intents.js';
+import { heldChains } from '../../../db/queries/books.js';
+import { allocateNonce } from '../../../db/queries/nonces.js';
+import type { Chain, SignedTransfer } from '../../../domain/chain.js';
+import { newId } from '../../../ids.js';
 
 /**
  * Allocates the nonce a transfer of intent `intentId` needs, if any (its own refused nonce first, while no one else
