@@ -146,7 +146,7 @@ export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
 /** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */
 export const TREASURY_SNAPSHOT_TRIES_MAX = 5;
 
-// --- Books behind the chain (issue 36: src/core/books, decisions 198-200) ---------------------------------------
+// --- Books behind the chain (issue 36: src/core/treasury/books, decisions 198-200) -----------------------------------
 
 /**
  * Tx ids of the attempts the books hold as landed, newest first, that a check after a change of database history

@@ -135,7 +135,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'a second return to a settled payout is booked as its refund again (payouts -> available twice)',
     edits: [
       {
-        file: 'src/core/deposits/book.ts',
+        file: 'src/core/treasury/deposits/book.ts',
         find: "if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {",
         replace: "if (!intent || intent.status !== 'settled') {",
       },

@@ -9,7 +9,7 @@ import { confirmRound } from '../../src/core/payments/confirm/round.js';
 import { executeBatch } from '../../src/core/payments/execute/execute.js';
 import { fetchRuns } from '../../src/core/payments/execute/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
-import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { scanDeposits } from '../../src/core/treasury/deposits/scan.js';
 import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { settleJobs } from '../../src/workers/execution/poller.js';

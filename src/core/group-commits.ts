@@ -4,7 +4,7 @@
 // (src/db/notify.ts). Built once by the runtime and held by the AppContext, so each runs with that context's clock,
 // queue and logger; the workers' steps take their batches whole instead (src/core/payments/execute, src/core/payments/confirm).
 import type { AppContext } from './context.js';
-import { createKeyLookups, type KeyLookups } from './merchants.js';
+import { createKeyLookups, type KeyLookups } from './merchants/merchants.js';
 import { createQuoteWriter, type QuoteWriter } from './payments/quotes.js';
 import { createReservationBatcher, type ReservationBatcher } from './payments/reserve/batcher.js';
 

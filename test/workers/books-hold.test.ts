@@ -5,8 +5,8 @@
 // check's findings and a foreign declaration takes two different operators.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBooks } from '../../src/core/books/check.js';
-import { attachUnknownTransaction, declareForeign } from '../../src/core/books/operator.js';
+import { checkBooks } from '../../src/core/treasury/books/check.js';
+import { attachUnknownTransaction, declareForeign } from '../../src/core/treasury/books/operator.js';
 import { prepareTransfers } from '../../src/core/payments/execute/chain-calls.js';
 import { claimRuns } from '../../src/core/payments/execute/claim.js';
 import { runOf } from '../../src/core/payments/execute/run.js';

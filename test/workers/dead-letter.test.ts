@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type ChainAdapters } from '../../src/chains/port.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { handleDeadExecution } from '../../src/core/payments/execute/abandon.js';
-import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
+import { resolveManualReview } from '../../src/core/operators/transitions/resolve.js';
 import { executeBatch } from '../../src/core/payments/execute/execute.js';
 import { runOf } from '../../src/core/payments/execute/run.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';

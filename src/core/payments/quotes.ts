@@ -17,7 +17,7 @@ import type { Priority } from '../../domain/priority.js';
 import { scoreRoutes } from '../../routing/score.js';
 import { type Chain } from '../../domain/chain.js';
 import type { AppContext } from '../context.js';
-import { checkQuoteAmount } from '../policies.js';
+import { checkQuoteAmount } from '../merchants/policies.js';
 import { screenedChains } from '../screening/screener.js';
 import { QUOTE_WRITE_BATCH_MAX } from '../../bounds.js';
 import { tracer } from '../../tracing/tracer.js';

@@ -17,7 +17,7 @@ import { enqueueExecutions } from '../../../jobs/queue.js';
 import { movements } from '../../../ledger/movements.js';
 import { lockAvailable, postMany } from '../../../ledger/store.js';
 import type { AppContext } from '../../context.js';
-import { loadSpending } from '../../policies.js';
+import { loadSpending } from '../../merchants/policies.js';
 import { tracer } from '../../../tracing/tracer.js';
 import { traceCreatedPayments } from '../payment-traces.js';
 
