@@ -3,7 +3,7 @@
 // here once. Units and qualifiers come last (`..._MAX`, `..._SECONDS`, `..._MS`). Settings an operator changes live in
 // config.ts; these change only with the code.
 
-// --- Execution (src/core/payments/execute, src/workers/execution) ----------------------------------------------------
+// --- Execution (src/core/payments/execute, src/workers/execution.ts) -------------------------------------------------
 
 /** Execution pollers per worker process: while one batch waits on the chain, the other's transactions run. */
 export const EXECUTION_POLLERS = 2;
@@ -75,7 +75,7 @@ export const KEY_LOOKUP_BATCH_MAX = 256;
 /** Notices sent by one statement after their transactions committed. */
 export const NOTICE_BATCH_MAX = 512;
 
-// --- Webhooks (src/core/webhooks, src/workers/webhooks, src/webhook-client) --------------------------------------
+// --- Webhooks (src/core/webhooks, src/workers/webhooks.ts, src/webhook-client) --------------------------------------
 
 /** Events one delivery pass handles at most; each lane claims its share (decisions 75, 76). */
 export const WEBHOOK_BATCH_EVENTS_MAX = 64;

@@ -16,7 +16,7 @@ import { executeBatch } from '../../src/core/payments/execute/execute.js';
 import { fetchRuns, type FetchedRun } from '../../src/core/payments/execute/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
 import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { advance, JUMPS } from '../outside/clock.js';
 import { gatedProcess, STALL_POINTS, stallingProcess } from '../process/stall.js';
 import type { Queryable } from '../../src/db/pool.js';

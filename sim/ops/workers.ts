@@ -12,7 +12,7 @@ import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover
 import { scanDeposits } from '../../src/core/treasury/deposits/scan.js';
 import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { DEATH_POINTS, mortalProcess, type DeathPoint } from '../process/mortal.js';
 import type { Process } from '../world.js';
 import type { OpEnv } from './env.js';
@@ -20,7 +20,7 @@ import { stalledExecution, stallWaits } from './stall.js';
 
 const quiet = pino({ level: 'silent' });
 
-/** One tick of an execution poller of `process`, as src/workers/execution/poller.ts runs it (without the window wait). */
+/** One tick of an execution poller of `process`, as src/workers/execution.ts runs it (without the window wait). */
 async function executionPoll(process: Process): Promise<number> {
   const deps = { ...process, log: quiet };
   const fetched = await fetchRuns(deps, EXECUTION_BATCH_JOBS_MAX);

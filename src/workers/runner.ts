@@ -11,10 +11,10 @@ import { recordHealthSnapshots } from '../core/health/health-snapshots.js';
 import { checkBooks } from '../core/treasury/books/check.js';
 import { checkReplication } from '../core/treasury/books/replication.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
-import { startConfirmationWorker } from './confirmation/confirm.js';
-import { startQueuePoller } from './execution/poller.js';
+import { startConfirmationWorker } from './confirmation.js';
+import { startQueuePoller } from './execution.js';
 import { every, RUN_AGAIN } from './periodic.js';
-import { startWebhookWorker } from './webhooks/worker.js';
+import { startWebhookWorker } from './webhooks.js';
 
 export interface Workers {
   stop(): Promise<void>;

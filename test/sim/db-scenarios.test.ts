@@ -18,7 +18,7 @@ import { runOf } from '../../src/core/payments/execute/run.js';
 import { TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { wrapPool } from '../../sim/faults/db.js';
 import { createFaultPlan, noFaults, type FaultKind, type FaultPlan } from '../../sim/faults/plan.js';
 import { Rng } from '../../sim/rng.js';

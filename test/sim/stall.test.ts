@@ -7,7 +7,7 @@ import { executeBatch } from '../../src/core/payments/execute/execute.js';
 import { fetchRuns, type FetchedRun } from '../../src/core/payments/execute/fetch.js';
 import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
 import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { stateOf, takenOver } from '../../sim/ops/stall.js';
 import { gatedProcess, STALL_POINTS, stallingProcess } from '../../sim/process/stall.js';
 import { createPayment, createTestContext, secondProcess, type TestContext } from '../helpers/context.js';

@@ -7,7 +7,7 @@ import type { ChainAdapter } from '../../src/chains/port.js';
 import { executeBatch } from '../../src/core/payments/execute/execute.js';
 import { runOf } from '../../src/core/payments/execute/run.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { settleJobs, startQueuePoller } from '../../src/workers/execution/poller.js';
+import { settleJobs, startQueuePoller } from '../../src/workers/execution.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext | undefined;

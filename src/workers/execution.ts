@@ -16,13 +16,13 @@ import {
   EXECUTION_IDLE_POLL_SECONDS,
   EXECUTION_WINDOW_MS,
   EXECUTION_WINDOW_POLL_MS,
-} from '../../bounds.js';
-import { handleDeadExecution } from '../../core/payments/execute/abandon.js';
-import { executeBatch, type ExecutionDeps } from '../../core/payments/execute/execute.js';
-import { fetchRuns, type FetchedRun } from '../../core/payments/execute/fetch.js';
-import type { ItemOutcome } from '../../db/group-commit.js';
-import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../jobs/queue.js';
-import { every, RUN_AGAIN, type Periodic } from '../periodic.js';
+} from '../bounds.js';
+import { handleDeadExecution } from '../core/payments/execute/abandon.js';
+import { executeBatch, type ExecutionDeps } from '../core/payments/execute/execute.js';
+import { fetchRuns, type FetchedRun } from '../core/payments/execute/fetch.js';
+import type { ItemOutcome } from '../db/group-commit.js';
+import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../jobs/queue.js';
+import { every, RUN_AGAIN, type Periodic } from './periodic.js';
 
 /**
  * Settles a batch's jobs: the runs that ended complete, a run that failed (an outage or a bug; business failures are

@@ -1,11 +1,11 @@
 // The webhook worker loop: a batch every WEBHOOK_POLL_SECONDS (the shared periodic loop), sooner when the outbox
 // NOTIFYs (wake()), and back to back while batches come back full. The LISTEN connection is an accelerator only:
 // while it is down, polling still delivers everything, just later.
-import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_LANES, WEBHOOK_PASSES_PER_WAKE_MAX, WEBHOOK_STOP_MARGIN_MS } from '../../bounds.js';
-import { deliverDueEvents, totalHandled, type WebhookDeps } from '../../core/webhooks/delivery.js';
-import { listen } from '../../db/listener.js';
-import { WEBHOOK_CHANNEL } from '../../db/queries/outbox.js';
-import { every, RUN_AGAIN } from '../periodic.js';
+import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_LANES, WEBHOOK_PASSES_PER_WAKE_MAX, WEBHOOK_STOP_MARGIN_MS } from '../bounds.js';
+import { deliverDueEvents, totalHandled, type WebhookDeps } from '../core/webhooks/delivery.js';
+import { listen } from '../db/listener.js';
+import { WEBHOOK_CHANNEL } from '../db/queries/outbox.js';
+import { every, RUN_AGAIN } from './periodic.js';
 
 export interface WebhookWorkerOptions {
   batchSize?: number;
