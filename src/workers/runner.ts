@@ -2,7 +2,7 @@
 // webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
 import { EXECUTION_POLLERS, LEASE_SWEEP_LEASES_MAX } from '../bounds.js';
 import type { AppContext } from '../core/context.js';
-import { deliverAlertNotifications } from '../core/health/alerts.js';
+import { deliverAlertNotifications } from '../core/operators/alerts.js';
 import { runReconciliation } from '../core/treasury/reconcile-runs.js';
 import type { ExecutionDeps } from '../core/payments/execute/execute.js';
 import { resumeExpiredExecutions } from '../core/payments/execute/recover.js';

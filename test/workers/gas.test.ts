@@ -4,7 +4,7 @@
 // scoring_details; funding it again resolves the alert and the chain is healthy again.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverAlertNotifications } from '../../src/core/health/alerts.js';
+import { deliverAlertNotifications } from '../../src/core/operators/alerts.js';
 import { movements } from '../../src/ledger/movements.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { postMany } from '../../src/ledger/store.js';

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deliverAlertNotifications } from '../../src/core/health/alerts.js';
+import { deliverAlertNotifications } from '../../src/core/operators/alerts.js';
 import { runReconciliation } from '../../src/core/treasury/reconcile-runs.js';
 import { verifySignature, verifyStandardWebhook } from '../../src/webhook-client/signature.js';
 import { signingKeys } from '../../src/webhook-client/secret.js';

@@ -1,6 +1,6 @@
 // Running a treasury: operator alerts, continuous reconciliation history, withdrawals. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
-import { alertPage, alertView } from '../../core/health/alerts.js';
+import { alertPage, alertView } from '../../core/operators/alerts.js';
 import type { AppContext } from '../../core/context.js';
 import { reconciliationRunPage } from '../../core/treasury/reconcile-runs.js';
 import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/treasury/withdrawals.js';

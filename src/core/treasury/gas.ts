@@ -5,7 +5,7 @@ import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import { lowGasReason } from '../../domain/gas.js';
 import { treasuryNativeBalances } from '../../ledger/native-balances.js';
-import { raiseAlert, resolveAlert, type AlertDeps } from '../health/alerts.js';
+import { raiseAlert, resolveAlert, type AlertDeps } from '../operators/alerts.js';
 
 export type GasDeps = AlertDeps & { config: Pick<Config, 'chains' | 'operatorWebhookUrl'> };
 

@@ -13,7 +13,7 @@ import {
 } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
 import { parseUsdc } from '../../money.js';
-import { raiseAlert, resolveAlert } from '../health/alerts.js';
+import { raiseAlert, resolveAlert } from '../operators/alerts.js';
 import type { AppContext } from '../context.js';
 import { reconcile, type ChainReconciliation } from './reconcile.js';
 

@@ -10,7 +10,7 @@ import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { Actor } from '../../../domain/actor.js';
 import { isAsLeft } from '../../../domain/execution.js';
 import type { ScreeningVerdict } from '../../../domain/screening.js';
-import { raiseAlert } from '../../health/alerts.js';
+import { raiseAlert } from '../../operators/alerts.js';
 import { appendAudit } from '../../operators/audit.js';
 import { CHANGED } from '../outcomes/changed.js';
 import { failIntent } from '../outcomes/outcomes.js';

@@ -12,7 +12,7 @@ import type { Config } from '../../../config.js';
 import { withTransaction, type Pool } from '../../../db/pool.js';
 import { knownNonces, knownTxIds, landedTxIds, liftHold, openHoldsOf, recordCheck, type HoldRow, type StoredFindings } from '../../../db/queries/books.js';
 import { behindMessage, matchTreasury, type BooksVerdict } from '../../../domain/books-check.js';
-import { raiseAlert, resolveAlert } from '../../health/alerts.js';
+import { raiseAlert, resolveAlert } from '../../operators/alerts.js';
 import { observeHistory } from './history.js';
 
 export interface BooksDeps {

@@ -8,7 +8,7 @@ import type { Config } from '../../../config.js';
 import { withTransaction, type Pool } from '../../../db/pool.js';
 import { replicationFacts } from '../../../db/queries/books.js';
 import { notSynchronousReason } from '../../../domain/books-check.js';
-import { raiseAlert, resolveAlert } from '../../health/alerts.js';
+import { raiseAlert, resolveAlert } from '../../operators/alerts.js';
 
 export interface ReplicationDeps {
   pool: Pool;
