@@ -3,7 +3,7 @@
 // here once. Units and qualifiers come last (`..._MAX`, `..._SECONDS`, `..._MS`). Settings an operator changes live in
 // config.ts; these change only with the code.
 
-// --- Execution (src/core/execution, src/workers/execution) --------------------------------------------------------
+// --- Execution (src/core/payments/execute, src/workers/execution.ts) -------------------------------------------------
 
 /** Execution pollers per worker process: while one batch waits on the chain, the other's transactions run. */
 export const EXECUTION_POLLERS = 2;
@@ -44,7 +44,7 @@ export const DEAD_LETTER_IDLE_POLL_SECONDS = 2;
  */
 export const RECHECK_ROUNDS_MAX = 3;
 
-// --- Confirmation (src/core/confirmation) ---------------------------------------------------------------------------
+// --- Confirmation (src/core/payments/confirm) ------------------------------------------------------------------------
 
 /** Open attempts loaded, and asked about, per page of a confirmation round. */
 export const CONFIRMATION_PAGE_ATTEMPTS = 1000;
@@ -75,7 +75,7 @@ export const KEY_LOOKUP_BATCH_MAX = 256;
 /** Notices sent by one statement after their transactions committed. */
 export const NOTICE_BATCH_MAX = 512;
 
-// --- Webhooks (src/core/webhooks, src/workers/webhooks, src/webhook-client) --------------------------------------
+// --- Webhooks (src/core/webhooks, src/workers/webhooks.ts, src/webhook-client) --------------------------------------
 
 /** Events one delivery pass handles at most; each lane claims its share (decisions 75, 76). */
 export const WEBHOOK_BATCH_EVENTS_MAX = 64;
@@ -146,7 +146,7 @@ export const RECONCILE_STATUS_PAGE_TRANSFERS = 1000;
 /** Readings of the opening balances tried between two equal deposit positions before the last one is taken. */
 export const TREASURY_SNAPSHOT_TRIES_MAX = 5;
 
-// --- Books behind the chain (issue 36: src/core/books, decisions 198-200) ---------------------------------------
+// --- Books behind the chain (issue 36: src/core/treasury/books, decisions 198-200) -----------------------------------
 
 /**
  * Tx ids of the attempts the books hold as landed, newest first, that a check after a change of database history

@@ -3,9 +3,9 @@
 // step added, or small tables) and run after every operation; full checks read whole tables and run every few steps
 // and at the end; end checks run once the run has drained.
 import { canTransition, OPEN_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
-import { verifyAudit } from '../../src/core/audit-verify.js';
+import { verifyAudit } from '../../src/core/operators/audit-verify.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import type { World } from '../world.js';
 import { constraintRefusals } from '../faults/db.js';
 

@@ -27,7 +27,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'the signature transaction skips the re-check under lock: a payment another run took over, or an operator moved, is signed (and debited) anyway',
     edits: [
       {
-        file: 'src/core/execution/sign.ts',
+        file: 'src/core/payments/execute/sign.ts',
         find: 'if (!ofGroup.every(({ intent, facts }) => intent !== null && isAsLeft(facts, null))) return [];',
         replace: 'if (!ofGroup.every(({ intent }) => intent !== null)) return [];',
       },
@@ -75,7 +75,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: "each payment of an on-chain batch is stored as the batch's first payment: the leftover fee units are booked once per payment, not once",
     edits: [
       {
-        file: 'src/core/lifecycle/sign-attempts.ts',
+        file: 'src/core/payments/outcomes/sign-attempts.ts',
         find: 'tx_payment_index: index,',
         replace: 'tx_payment_index: 0,',
       },
@@ -135,7 +135,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'a second return to a settled payout is booked as its refund again (payouts -> available twice)',
     edits: [
       {
-        file: 'src/core/deposits/book.ts',
+        file: 'src/core/treasury/deposits/book.ts',
         find: "if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {",
         replace: "if (!intent || intent.status !== 'settled') {",
       },
@@ -147,7 +147,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'every signed attempt posts the debit, not only the first: a re-signed payment is debited twice',
     edits: [
       {
-        file: 'src/core/execution/sign.ts',
+        file: 'src/core/payments/execute/sign.ts',
         find: '.filter((r) => !debited.has(r.intent.id))',
         replace: ".filter((r) => r.intent.id !== '')",
       },
@@ -200,7 +200,7 @@ export const MUTANTS: readonly Mutant[] = [
     bug: 'a payment failed with its funds released is not told to its merchant: no payment.failed event is enqueued',
     edits: [
       {
-        file: 'src/core/lifecycle/outcomes.ts',
+        file: 'src/core/payments/outcomes/outcomes.ts',
         find: "await moveAndTell(tx, [{ intent, to: 'failed', type: 'payment.failed', extra: { failure_reason: reason }, reason }], at);",
         replace: "await moveAndTell(tx, [{ intent, to: 'failed', reason }], at);",
       },

@@ -1,9 +1,9 @@
 // Money from outside on the simulated chains: a deposit into a treasury (USDC or native), and a recipient sending a
 // settled payout back (a return, which the deposit scanner matches to its payment as a refund), sometimes a second
 // time, sometimes only part of it (booked as funding, for an operator to attach), and sometimes while an operator
-// attaches an earlier part to that payout (the race the intent's row lock orders, src/core/deposits/attach.ts).
+// attaches an earlier part to that payout (the race the intent's row lock orders, src/core/treasury/deposits/attach.ts).
 import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
-import { scanChain } from '../../src/core/deposits/scan.js';
+import { scanChain } from '../../src/core/treasury/deposits/scan.js';
 import { advance } from '../outside/clock.js';
 import { expectNoServerError } from './env.js';
 import type { Chain } from '../../src/domain/chain.js';

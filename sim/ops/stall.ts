@@ -11,12 +11,12 @@
 // the takeover ended, the money invariants (one landed transfer per payment, the books) judge what it did.
 import pino from 'pino';
 import { EXECUTION_BATCH_JOBS_MAX } from '../../src/bounds.js';
-import { confirmRound } from '../../src/core/confirmation/round.js';
-import { executeBatch } from '../../src/core/execution/execute.js';
-import { fetchRuns, type FetchedRun } from '../../src/core/execution/fetch.js';
-import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
+import { executeBatch } from '../../src/core/payments/execute/execute.js';
+import { fetchRuns, type FetchedRun } from '../../src/core/payments/execute/fetch.js';
+import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
 import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { advance, JUMPS } from '../outside/clock.js';
 import { gatedProcess, STALL_POINTS, stallingProcess } from '../process/stall.js';
 import type { Queryable } from '../../src/db/pool.js';

@@ -4,15 +4,15 @@
 // after its payments were taken over (stall.ts), and two processes may poll the same queue at once.
 import pino from 'pino';
 import { EXECUTION_BATCH_JOBS_MAX, DEAD_LETTER_BATCH_JOBS_MAX } from '../../src/bounds.js';
-import { handleDeadExecution } from '../../src/core/execution/abandon.js';
-import { confirmRound } from '../../src/core/confirmation/round.js';
-import { executeBatch } from '../../src/core/execution/execute.js';
-import { fetchRuns } from '../../src/core/execution/fetch.js';
-import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
-import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { handleDeadExecution } from '../../src/core/payments/execute/abandon.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
+import { executeBatch } from '../../src/core/payments/execute/execute.js';
+import { fetchRuns } from '../../src/core/payments/execute/fetch.js';
+import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
+import { scanDeposits } from '../../src/core/treasury/deposits/scan.js';
 import { deliverDueEvents } from '../../src/core/webhooks/delivery.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { DEATH_POINTS, mortalProcess, type DeathPoint } from '../process/mortal.js';
 import type { Process } from '../world.js';
 import type { OpEnv } from './env.js';
@@ -20,7 +20,7 @@ import { stalledExecution, stallWaits } from './stall.js';
 
 const quiet = pino({ level: 'silent' });
 
-/** One tick of an execution poller of `process`, as src/workers/execution/poller.ts runs it (without the window wait). */
+/** One tick of an execution poller of `process`, as src/workers/execution.ts runs it (without the window wait). */
 async function executionPoll(process: Process): Promise<number> {
   const deps = { ...process, log: quiet };
   const fetched = await fetchRuns(deps, EXECUTION_BATCH_JOBS_MAX);

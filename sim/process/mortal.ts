@@ -2,7 +2,7 @@
 // chain calls stop at a chosen point and never return, as a process killed there would; from that moment its pool
 // refuses every statement (its heartbeat's lease renewals included), so nothing of the dead run reaches the database
 // again. Its in-memory state (the batch, its runs, its leases' owners) is dropped with it: only the real lease sweeper
-// (src/core/execution/recover.ts) can take the work up again, once the database clock passes the leases. The process
+// (src/core/payments/execute/recover.ts) can take the work up again, once the database clock passes the leases. The process
 // has connections of its own, closed when it dies, so the server rolls back what it had open and frees its session
 // locks (the confirmation round's advisory lock), as it does for a process that is killed.
 //   claim:   after the jobs were fetched (and leased), before the claim

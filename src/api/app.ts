@@ -2,7 +2,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../core/context.js';
-import { authenticateOperator } from '../core/operators.js';
+import { authenticateOperator } from '../core/operators/operators.js';
 import { registerAdminGuard } from './admin-guard.js';
 import { registerRefusalAudit } from './audit.js';
 import { registerStorableInput } from './storable-input.js';

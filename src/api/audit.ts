@@ -2,7 +2,7 @@
 // the route's parameters as targets and its body as details. A use case appends it in the transaction of the action;
 // a state-changing request an identified caller was refused is recorded here, after the refusal, on its own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { auditRefusal, type AuditEntry } from '../core/audit.js';
+import { auditRefusal, type AuditEntry } from '../core/operators/audit.js';
 import type { AppContext } from '../core/context.js';
 import type { Actor } from '../domain/actor.js';
 import { auditActionOf } from './admin-access.js';

@@ -2,8 +2,8 @@
 // refuses counts against its client address before the 401 (decision 224): the 401 carries the X-RateLimit-* headers,
 // and over the limit the answer is 429. A valid key never counts there: its merchant's own limit follows (decision 93).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { keyUseRecorder } from '../core/api-keys.js';
-import { authenticate, type Authenticated } from '../core/merchants.js';
+import { keyUseRecorder } from '../core/merchants/api-keys.js';
+import { authenticate, type Authenticated } from '../core/merchants/merchants.js';
 import type { AppContext } from '../core/context.js';
 import { AppError } from '../domain/errors.js';
 import type { CallerRateLimit } from './rate-limit.js';

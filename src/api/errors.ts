@@ -2,7 +2,7 @@
 // precise 4xx; a database outage a 503; anything unexpected is logged with its detail and answered with a bare 500.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { outageError } from '../core/availability.js';
+import { outageError } from '../core/health/availability.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import { AmountError } from '../money.js';
 

@@ -3,7 +3,7 @@
 // Never $USER: anyone can set it. A command's use case appends the record of its action; a refusal is recorded here.
 import { userInfo } from 'node:os';
 import { systemClock } from '../clock.js';
-import { auditRefusal, type AuditDeps, type AuditEntry } from '../core/audit.js';
+import { auditRefusal, type AuditDeps, type AuditEntry } from '../core/operators/audit.js';
 import type { Actor } from '../domain/actor.js';
 import { AppError } from '../domain/errors.js';
 

@@ -2,7 +2,7 @@
 // the use case POST /admin/payout_batches/:id/approve|reject runs. Exit codes: 0 ok, 1 refused, 2 usage.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { approvePayoutBatch, rejectPayoutBatch } from '../core/operator-transitions/approve-batch.js';
+import { approvePayoutBatch, rejectPayoutBatch } from '../core/operators/transitions/approve-batch.js';
 import { cliAudit, recordingRefusals } from './actor.js';
 import { refusable, usage } from './exits.js';
 import type { CliHelpers } from './policies.js';

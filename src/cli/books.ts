@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
-import { attachUnknownTransaction, declareForeign, listHolds } from '../core/books/operator.js';
+import { attachUnknownTransaction, declareForeign, listHolds } from '../core/treasury/books/operator.js';
 import { isChainIn } from '../domain/chain.js';
 import { cliAudit, recordingRefusals } from './actor.js';
 import { refusable, usage } from './exits.js';

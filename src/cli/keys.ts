@@ -2,7 +2,7 @@
 // once (with --json, as the last line's api_key); revocation takes effect on the next request in every process.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { apiKeysOf, createApiKey, revokeApiKey, SHOWN_PREFIX_LENGTH, type ApiKeyRow } from '../core/api-keys.js';
+import { apiKeysOf, createApiKey, revokeApiKey, SHOWN_PREFIX_LENGTH, type ApiKeyRow } from '../core/merchants/api-keys.js';
 import { systemClock } from '../clock.js';
 import type { CliHelpers } from './policies.js';
 import { refusable } from './exits.js';

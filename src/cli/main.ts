@@ -1,16 +1,16 @@
 // The operator CLI. Each command is a small function; exit codes: 0 ok, 1 failure, 2 usage.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createMerchant, merchantInputProblem } from '../core/merchants.js';
+import { createMerchant, merchantInputProblem } from '../core/merchants/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { verifyLedger } from '../ledger/verify.js';
-import { auditMigrationSteps, currentAuditHead } from '../core/audit.js';
-import { verifyAudit, type AuditExpectation } from '../core/audit-verify.js';
+import { auditMigrationSteps, currentAuditHead } from '../core/operators/audit.js';
+import { verifyAudit, type AuditExpectation } from '../core/operators/audit-verify.js';
 import type { AppContext } from '../core/context.js';
-import { cancelPayment } from '../core/operator-transitions/cancel.js';
-import { resolveManualReview } from '../core/operator-transitions/resolve.js';
-import { reconcile } from '../core/reconcile.js';
+import { cancelPayment } from '../core/operators/transitions/cancel.js';
+import { resolveManualReview } from '../core/operators/transitions/resolve.js';
+import { reconcile } from '../core/treasury/reconcile.js';
 import { devnetCommand } from './devnet.js';
 import { devnetFundCommand } from './devnet-fund.js';
 import { exportCommand } from './export.js';

@@ -11,7 +11,7 @@ import {
   rotateOperatorToken,
   type OperatorRole,
   type OperatorRow,
-} from '../core/operators.js';
+} from '../core/operators/operators.js';
 import type { CliHelpers } from './policies.js';
 import { refusable, usage } from './exits.js';
 import { cliAudit, recordingRefusals } from './actor.js';

@@ -2,10 +2,10 @@
 // (decisions 6-11). Exit codes as everywhere: 0 ok, 1 refused by the service, 2 usage.
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
-import { addAddress, addressBook, removeAddress, type AddressRow } from '../core/address-book.js';
+import { addAddress, addressBook, removeAddress, type AddressRow } from '../core/merchants/address-book.js';
 import type { AppContext } from '../core/context.js';
-import { approvePayment, listPendingApprovals, rejectPayment } from '../core/operator-transitions/approve.js';
-import { getMerchantPolicy, updateMerchantPolicy, type LimitChange, type MerchantPolicy, type PolicyChange } from '../core/policies.js';
+import { approvePayment, listPendingApprovals, rejectPayment } from '../core/operators/transitions/approve.js';
+import { getMerchantPolicy, updateMerchantPolicy, type LimitChange, type MerchantPolicy, type PolicyChange } from '../core/merchants/policies.js';
 import type { Pool } from '../db/pool.js';
 import { isChainIn } from '../domain/chain.js';
 import { addressView, pendingApprovalView, policyView } from '../api/views/policies.js';

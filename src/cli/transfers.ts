@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { recordExternalTransfers, SimulatedTransferRefused, type ExternalTransfer } from '../chains/simulated/external-transfer.js';
 import { systemClock } from '../clock.js';
 import { envName, type Config } from '../config.js';
-import { attachRefund } from '../core/deposits/attach.js';
+import { attachRefund } from '../core/treasury/deposits/attach.js';
 import { isWellFormedAddress } from '../domain/addresses.js';
 import { isChainIn, type Chain } from '../domain/chain.js';
 import { decimalsOf, USDC_DECIMALS } from '../ledger/currencies.js';

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config.js';
 import { withdrawalView } from '../api/views/withdrawals.js';
-import { createWithdrawal } from '../core/withdrawals.js';
+import { createWithdrawal } from '../core/treasury/withdrawals.js';
 import type { CliHelpers } from './policies.js';
 import { refusable, usage } from './exits.js';
 import { cliAudit, recordingRefusals } from './actor.js';

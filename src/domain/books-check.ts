@@ -1,5 +1,5 @@
 // What the books decide about a database they find themselves on (issue 36, decisions 198-200). Pure: the facts are
-// read by src/core/books and handed in.
+// read by src/core/treasury/books and handed in.
 
 /** A database's history: its system identifier and the timeline it writes on (decision 198). */
 export interface DatabaseHistory {

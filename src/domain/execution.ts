@@ -1,5 +1,5 @@
 // What an execution run decides at each step, from what the step read under its locks (or from the chain). Pure: the
-// steps in src/core/execution read, call these, and write.
+// steps in src/core/payments/execute read, call these, and write.
 import type { FailureReason } from './chain.js';
 import type { PaymentStatus } from './payment-intent.js';
 import { hasReachedChain, type TransferVerdict } from './transfer-verdict.js';

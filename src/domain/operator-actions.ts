@@ -1,5 +1,5 @@
 // What an operator may do with a payment in its current status, and when the chain contradicts it. Pure. The console
-// offers the actions; the use cases (src/core/operator-transitions/resolve.ts, cancel.ts) ask the chain before they act and
+// offers the actions; the use cases (src/core/operators/transitions/resolve.ts, cancel.ts) ask the chain before they act and
 // refuse what it contradicts.
 import type { Chain } from './chain.js';
 import type { ErrorCode } from './errors.js';

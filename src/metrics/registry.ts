@@ -2,7 +2,7 @@
 // module global: tests run several apps in one process without their series colliding. Names follow Prometheus
 // conventions: a `stableroute_` prefix, base units in the name (`_seconds`, `_usdc`), `_total` on counters.
 // Histograms are observed where things happen (HTTP hook, confirmation, webhook delivery, chain adapters); gauges
-// that describe the database are set at scrape time (src/core/metrics.ts).
+// that describe the database are set at scrape time (src/core/health/metrics.ts).
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Seconds, from a quick HTTP answer to a slow chain call. */

@@ -1,20 +1,20 @@
-// Starts every background worker of a process: execution (pg-boss jobs running src/core/execution), confirmation,
+// Starts every background worker of a process: execution (pg-boss jobs running src/core/payments/execute), confirmation,
 // webhooks, chain health, deposits, reconciliation, operator alerts. Workers schedule; the use cases they run live in src/core.
 import { EXECUTION_POLLERS, LEASE_SWEEP_LEASES_MAX } from '../bounds.js';
 import type { AppContext } from '../core/context.js';
-import { deliverAlertNotifications } from '../core/alerts.js';
-import { runReconciliation } from '../core/reconcile-runs.js';
-import type { ExecutionDeps } from '../core/execution/execute.js';
-import { resumeExpiredExecutions } from '../core/execution/recover.js';
-import { scanDeposits } from '../core/deposits/scan.js';
-import { recordHealthSnapshots } from '../core/health-snapshots.js';
-import { checkBooks } from '../core/books/check.js';
-import { checkReplication } from '../core/books/replication.js';
+import { deliverAlertNotifications } from '../core/operators/alerts.js';
+import { runReconciliation } from '../core/treasury/reconcile-runs.js';
+import type { ExecutionDeps } from '../core/payments/execute/execute.js';
+import { resumeExpiredExecutions } from '../core/payments/execute/recover.js';
+import { scanDeposits } from '../core/treasury/deposits/scan.js';
+import { recordHealthSnapshots } from '../core/health/health-snapshots.js';
+import { checkBooks } from '../core/treasury/books/check.js';
+import { checkReplication } from '../core/treasury/books/replication.js';
 import { EXECUTION_DEAD_LETTER_QUEUE, EXECUTION_QUEUE } from '../jobs/queue.js';
-import { startConfirmationWorker } from './confirmation/confirm.js';
-import { startQueuePoller } from './execution/poller.js';
+import { startConfirmationWorker } from './confirmation.js';
+import { startQueuePoller } from './execution.js';
 import { every, RUN_AGAIN } from './periodic.js';
-import { startWebhookWorker } from './webhooks/worker.js';
+import { startWebhookWorker } from './webhooks.js';
 
 export interface Workers {
   stop(): Promise<void>;

@@ -1,8 +1,8 @@
 // The operator endpoints behind the console: payment pages (keyset, filters, search), one payment in full, and the
 // operator's actions through the same use cases as the CLI, answered in the spec's error format.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
-import { createOperator } from '../../src/core/operators.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { createOperator } from '../../src/core/operators/operators.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';

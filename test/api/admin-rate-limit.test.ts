@@ -6,7 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calls, expectDeclared, expectRateLimited, type DeclaredHeaders } from '../helpers/rate-limit.js';
-import { createOperator } from '../../src/core/operators.js';
+import { createOperator } from '../../src/core/operators/operators.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 

@@ -7,7 +7,7 @@
 // refusal (decisions 102, 192), which names the caller, the action and the code, and keeps nothing of what was sent.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_MERCHANT_ID } from '../../src/core/merchants.js';
+import { TEST_MERCHANT_ID } from '../../src/core/merchants/merchants.js';
 import { createPayment, createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 
 type Json = Record<string, unknown>;

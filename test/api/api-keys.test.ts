@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { apiKeysOf, createApiKey, revokeApiKey } from '../../src/core/api-keys.js';
-import { createMerchant } from '../../src/core/merchants.js';
+import { apiKeysOf, createApiKey, revokeApiKey } from '../../src/core/merchants/api-keys.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createTestContext, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';

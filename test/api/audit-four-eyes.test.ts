@@ -4,9 +4,9 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createMerchant } from '../../src/core/merchants.js';
-import { createOperator, type OperatorRole } from '../../src/core/operators.js';
-import { updateMerchantPolicy } from '../../src/core/policies.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { createOperator, type OperatorRole } from '../../src/core/operators/operators.js';
+import { updateMerchantPolicy } from '../../src/core/merchants/policies.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { testAudit } from '../helpers/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

@@ -2,7 +2,7 @@
 // a key the route ignores, or a NUL in a value, used to reach the audit record's jsonb and answer 500 (`invalid input
 // syntax for type json`). Whatever the route answers for such input, it is not a 500, and the log still verifies.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyAudit } from '../../src/core/audit-verify.js';
+import { verifyAudit } from '../../src/core/operators/audit-verify.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext;

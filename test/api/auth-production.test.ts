@@ -1,7 +1,7 @@
 // Production authentication: only issued keys work, each as its own merchant, and only their HMAC is stored.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 

@@ -2,8 +2,8 @@
 // exact under contention within one process and across two.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppContext } from '../../src/core/context.js';
-import { createPaymentIntent } from '../../src/core/payment-intents.js';
-import { reserveBatch } from '../../src/core/reservations/reserve-batch.js';
+import { createPaymentIntent } from '../../src/core/payments/payment-intents.js';
+import { reserveBatch } from '../../src/core/payments/reserve/reserve-batch.js';
 import { createPool } from '../../src/db/pool.js';
 import { insertQuotes } from '../../src/db/queries/quotes.js';
 import { verifyLedger } from '../../src/ledger/verify.js';

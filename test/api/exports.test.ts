@@ -4,7 +4,7 @@
 // are neutralised; bad filters are 400 INVALID_FILTER; each export is in the audit log; pages are read one at a time.
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { openExport } from '../../src/core/exports/stream.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { decimalsOf } from '../../src/ledger/currencies.js';

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createOperator, disableOperator, rotateOperatorToken, type OperatorRole } from '../../src/core/operators.js';
+import { createOperator, disableOperator, rotateOperatorToken, type OperatorRole } from '../../src/core/operators/operators.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { nonLoopbackAddress, send } from '../helpers/peer.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';

@@ -4,9 +4,9 @@
 // payout_batch.completed written once, after the last payment is final, with the ledger still balanced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAYOUT_BATCH_BODY_MAX_BYTES, PAYOUT_BATCH_ITEMS_MAX } from '../../src/bounds.js';
-import { createMerchant } from '../../src/core/merchants.js';
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { updateMerchantPolicy, type PolicyChange } from '../../src/core/policies.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { updateMerchantPolicy, type PolicyChange } from '../../src/core/merchants/policies.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { testAudit } from '../helpers/audit.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';

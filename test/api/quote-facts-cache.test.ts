@@ -3,8 +3,8 @@
 // the LISTEN connection is down nothing is cached. The entries' age limit is an hour here, so only a notice can
 // refresh them. And the key lookups of concurrent requests share one query without ever reusing an answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate, createKeyLookups, createMerchant, ensureTestMerchant } from '../../src/core/merchants.js';
-import { revokeApiKey } from '../../src/core/api-keys.js';
+import { authenticate, createKeyLookups, createMerchant, ensureTestMerchant } from '../../src/core/merchants/merchants.js';
+import { revokeApiKey } from '../../src/core/merchants/api-keys.js';
 import { NoticeCache } from '../../src/db/notice-cache.js';
 import type { FactTopic } from '../../src/db/notify.js';
 import { withTransaction } from '../../src/db/pool.js';

@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createMerchant } from '../../src/core/merchants.js';
-import { updateMerchantPolicy } from '../../src/core/policies.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { updateMerchantPolicy } from '../../src/core/merchants/policies.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createTestContext, secondProcess, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';

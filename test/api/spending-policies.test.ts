@@ -2,9 +2,9 @@
 // reserves nothing (no intent, posting, event or job; balances unchanged), overrides replace or lift the service
 // defaults, and an idempotent replay still returns its intent after the policy changed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { updateMerchantPolicy, type PolicyChange } from '../../src/core/policies.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { updateMerchantPolicy, type PolicyChange } from '../../src/core/merchants/policies.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';

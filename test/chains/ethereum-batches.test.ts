@@ -11,7 +11,7 @@ import { decodeBatch } from '../../src/chains/ethereum/batch.js';
 import { parseSignedTransfer } from '../../src/chains/ethereum/transaction.js';
 import { ChainError, type ChainAdapter, type PreparedTransfer, type TransferRequest } from '../../src/chains/port.js';
 import { createEthereumKeySigner } from '../../src/chains/signers/key.js';
-import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
+import { signAttempts } from '../../src/core/payments/outcomes/sign-attempts.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';

@@ -28,7 +28,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { findIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
-import { signAttempts } from '../../src/core/lifecycle/sign-attempts.js';
+import { signAttempts } from '../../src/core/payments/outcomes/sign-attempts.js';
 import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 import { clearance, prepareOne, signReplacement, signTransfer } from '../helpers/sign.js';
 import { startRpcProxy } from '../helpers/rpc-proxy.js';

@@ -6,7 +6,7 @@ import { createSolanaRpc, getBase64Encoder, type Address, type Base64EncodedWire
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOLANA_BATCH_TRANSFERS_MAX, SOLANA_TRANSACTION_BYTES_MAX } from '../../src/bounds.js';
-import { transactionsOf as placesOf } from '../../src/core/lifecycle/sign-attempts.js';
+import { transactionsOf as placesOf } from '../../src/core/payments/outcomes/sign-attempts.js';
 import { createSolanaAdapter } from '../../src/chains/solana/adapter.js';
 import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
 import { decodeMeta, encodeMeta } from '../../src/chains/solana/meta.js';
@@ -68,7 +68,7 @@ function transactionsOf(answers: readonly (PreparedTransfer | ChainError)[]): Ma
   return transactions;
 }
 
-/** Signs each distinct transaction once, as the core does (src/core/lifecycle/sign-attempts.ts). */
+/** Signs each distinct transaction once, as the core does (src/core/payments/outcomes/sign-attempts.ts). */
 function signAll(prepared: Iterable<PreparedTransfer>): Promise<SignedTransfer[]> {
   return withTransaction(db.pool, async (tx) => {
     const signed: SignedTransfer[] = [];

@@ -7,7 +7,7 @@ import { startEthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet } from '../../src/devnet/solana.js';
 import { signedOf } from '../../src/domain/chain.js';
 import type { AttemptRow } from '../../src/db/queries/attempts.js';
-import { startConfirmationWorker } from '../../src/workers/confirmation/confirm.js';
+import { startConfirmationWorker } from '../../src/workers/confirmation.js';
 import type { Periodic } from '../../src/workers/periodic.js';
 import { createPayment, createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';

@@ -6,8 +6,8 @@
 import pino from 'pino';
 import { createPublicClient, createTestClient, encodeAbiParameters, http, keccak256, numberToHex, parseAbi, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { mineBlocks, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';

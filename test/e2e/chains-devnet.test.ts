@@ -9,8 +9,8 @@ import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdapters } from '../../src/chains/factory.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { reconcile } from '../../src/core/reconcile.js';
-import { refuseRemovedChains } from '../../src/core/treasury.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
+import { refuseRemovedChains } from '../../src/core/treasury/treasury.js';
 import { DEVNET_CHAIN_ID, mineBlocks, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { verifyLedger } from '../../src/ledger/verify.js';

@@ -6,8 +6,8 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
-import { scanChain } from '../../src/core/deposits/scan.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { scanChain } from '../../src/core/treasury/deposits/scan.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { depositPosition } from '../../src/db/queries/deposits.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { sendDevnetSolanaTransfers, type DevnetSolanaTransfer } from '../../src/devnet/solana-transfer.js';

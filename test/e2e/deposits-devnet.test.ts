@@ -5,8 +5,8 @@
 import pino from 'pino';
 import { createPublicClient, http, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scanChain, scanDeposits } from '../../src/core/deposits/scan.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { scanChain, scanDeposits } from '../../src/core/treasury/deposits/scan.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { sendDevnetEthereumTransfer } from '../../src/devnet/ethereum-transfer.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';

@@ -5,8 +5,8 @@
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleDeadExecution } from '../../src/core/execution/abandon.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { handleDeadExecution } from '../../src/core/payments/execute/abandon.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';

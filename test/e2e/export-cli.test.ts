@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { createPayment, createTestContext, ETH_ADDRESS, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { testAudit } from '../helpers/audit.js';
 import { runCommand } from '../helpers/process.js';

@@ -5,14 +5,14 @@
 // Gas below the low-water mark degrades the chain and raises an alert until SOL sent with `devnet fund` is booked.
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile } from '../../src/core/reconcile.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { mineBlocks, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import type { Chain } from '../../src/domain/chain.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { scanDeposits } from '../../src/core/deposits/scan.js';
-import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
+import { scanDeposits } from '../../src/core/treasury/deposits/scan.js';
+import { recordHealthSnapshots } from '../../src/core/health/health-snapshots.js';
 import pino from 'pino';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCommand, waitFor } from '../helpers/process.js';

@@ -1,7 +1,7 @@
 // Signing in tests as the execution worker does it: prepare (reads the chain, no lock), then sign in a transaction
 // that allocates the nonce, if the chain has them.
 import { ChainError, type ChainAdapter, type PreparedTransfer, type SignedTransfer, type TransferRequest } from '../../src/chains/port.js';
-import { clearToSign, signPrepared, type SigningClearance } from '../../src/core/lifecycle/sign-attempts.js';
+import { clearToSign, signPrepared, type SigningClearance } from '../../src/core/payments/outcomes/sign-attempts.js';
 import type { Queryable } from '../../src/db/pool.js';
 
 export async function signTransfer(adapter: ChainAdapter, db: Queryable, request: TransferRequest): Promise<SignedTransfer> {

@@ -1,9 +1,9 @@
 // Drives the workers by hand in tests: no timers, the manual clock decides what is due.
 import type PgBoss from 'pg-boss';
 import pino from 'pino';
-import { confirmRound } from '../../src/core/confirmation/round.js';
-import { executeBatch, type ExecutionDeps } from '../../src/core/execution/execute.js';
-import { runOf } from '../../src/core/execution/run.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
+import { executeBatch, type ExecutionDeps } from '../../src/core/payments/execute/execute.js';
+import { runOf } from '../../src/core/payments/execute/run.js';
 import { EXECUTION_BATCH_JOBS_MAX } from '../../src/bounds.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import type { TestContext } from './context.js';

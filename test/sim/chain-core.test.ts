@@ -1,7 +1,7 @@
 // The real core (execution and confirmation, as the workers run them) against the simulated chain world: payments on
 // both chains settle once each, with and without the chain faults of issue 37.
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
+import { resolveManualReview } from '../../src/core/operators/transitions/resolve.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { testAudit } from '../helpers/audit.js';
 import { createPayment } from '../helpers/context.js';

@@ -3,8 +3,8 @@
 // its transfer confirmed once), the ledger verifies and the audit chain holds.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyAudit } from '../../src/core/audit-verify.js';
-import { resolveManualReview, type Resolution } from '../../src/core/operator-transitions/resolve.js';
+import { verifyAudit } from '../../src/core/operators/audit-verify.js';
+import { resolveManualReview, type Resolution } from '../../src/core/operators/transitions/resolve.js';
 import { isDatabaseUnavailable } from '../../src/db/outage.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { wrapPool } from '../../sim/faults/db.js';

@@ -3,11 +3,11 @@
 // over holds the lease (decision 57), and the payment is paid once.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeBatch } from '../../src/core/execution/execute.js';
-import { fetchRuns, type FetchedRun } from '../../src/core/execution/fetch.js';
-import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
+import { executeBatch } from '../../src/core/payments/execute/execute.js';
+import { fetchRuns, type FetchedRun } from '../../src/core/payments/execute/fetch.js';
+import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
 import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';
-import { settleJobs } from '../../src/workers/execution/poller.js';
+import { settleJobs } from '../../src/workers/execution.js';
 import { stateOf, takenOver } from '../../sim/ops/stall.js';
 import { gatedProcess, STALL_POINTS, stallingProcess } from '../../sim/process/stall.js';
 import { createPayment, createTestContext, secondProcess, type TestContext } from '../helpers/context.js';

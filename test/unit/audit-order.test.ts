@@ -3,8 +3,8 @@
 // before 2, the log's newest records would sit in the middle of a page, and `audit verify` would report record 2
 // missing from a log that is intact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendAudit, auditRecords } from '../../src/core/audit.js';
-import { verifyAudit } from '../../src/core/audit-verify.js';
+import { appendAudit, auditRecords } from '../../src/core/operators/audit.js';
+import { verifyAudit } from '../../src/core/operators/audit-verify.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';

@@ -2,7 +2,7 @@
 // intent whose entries tell an impossible story. A verifier that always passes would prove nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
-import { scanDeposits } from '../../src/core/deposits/scan.js';
+import { scanDeposits } from '../../src/core/treasury/deposits/scan.js';
 import type { Pool } from '../../src/db/pool.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';

@@ -2,9 +2,9 @@
 // operator approves it (then it settles as usual); a rejection fails it with its funds released and payment.failed
 // (approval_rejected); a cancelled one no longer waits; every decision is taken once; the ledger verifies throughout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMerchant } from '../../src/core/merchants.js';
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { updateMerchantPolicy } from '../../src/core/policies.js';
+import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { updateMerchantPolicy } from '../../src/core/merchants/policies.js';
 import { enqueueExecutions } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';

@@ -5,12 +5,12 @@
 // check's findings and a foreign declaration takes two different operators.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBooks } from '../../src/core/books/check.js';
-import { attachUnknownTransaction, declareForeign } from '../../src/core/books/operator.js';
-import { prepareTransfers } from '../../src/core/execution/chain-calls.js';
-import { claimRuns } from '../../src/core/execution/claim.js';
-import { runOf } from '../../src/core/execution/run.js';
-import { HELD, signTransfers } from '../../src/core/execution/sign.js';
+import { checkBooks } from '../../src/core/treasury/books/check.js';
+import { attachUnknownTransaction, declareForeign } from '../../src/core/treasury/books/operator.js';
+import { prepareTransfers } from '../../src/core/payments/execute/chain-calls.js';
+import { claimRuns } from '../../src/core/payments/execute/claim.js';
+import { runOf } from '../../src/core/payments/execute/run.js';
+import { HELD, signTransfers } from '../../src/core/payments/execute/sign.js';
 import { knownTxIds } from '../../src/db/queries/books.js';
 import { releaseLeases } from '../../src/db/queries/leases.js';
 import { AppError } from '../../src/domain/errors.js';

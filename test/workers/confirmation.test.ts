@@ -7,7 +7,7 @@ import type { TxStatus } from '../../src/chains/port.js';
 import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { CONFIRMATION_PAGE_ATTEMPTS } from '../../src/bounds.js';
-import { confirmRound } from '../../src/core/confirmation/round.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
 import type { SignedTransfer } from '../../src/domain/chain.js';
 import { decideConfirmation } from '../../src/domain/confirmation.js';
 import { transferVerdict } from '../../src/domain/transfer-verdict.js';

@@ -4,9 +4,9 @@
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordExternalTransfers, type ExternalTransfer } from '../../src/chains/simulated/external-transfer.js';
-import { attachRefund } from '../../src/core/deposits/attach.js';
-import { scanChain, scanDeposits } from '../../src/core/deposits/scan.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { attachRefund } from '../../src/core/treasury/deposits/attach.js';
+import { scanChain, scanDeposits } from '../../src/core/treasury/deposits/scan.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import type { Chain } from '../../src/domain/chain.js';
 import { movements } from '../../src/ledger/movements.js';
 import { postMany } from '../../src/ledger/store.js';

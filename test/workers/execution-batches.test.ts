@@ -5,12 +5,12 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PreparedTransfer } from '../../src/chains/port.js';
-import { claimRuns } from '../../src/core/execution/claim.js';
-import { signTransfers } from '../../src/core/execution/sign.js';
-import { transferRequestOf } from '../../src/core/lifecycle/sign-attempts.js';
+import { claimRuns } from '../../src/core/payments/execute/claim.js';
+import { signTransfers } from '../../src/core/payments/execute/sign.js';
+import { transferRequestOf } from '../../src/core/payments/outcomes/sign-attempts.js';
 import { findIntent } from '../../src/db/queries/intents.js';
-import { lockForRecheck } from '../../src/core/execution/recheck.js';
-import { CHANGED } from '../../src/core/lifecycle/changed.js';
+import { lockForRecheck } from '../../src/core/payments/execute/recheck.js';
+import { CHANGED } from '../../src/core/payments/outcomes/changed.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { insertAttempts } from '../../src/db/queries/attempts.js';
 import { grantLeases } from '../../src/db/queries/leases.js';

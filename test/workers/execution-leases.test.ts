@@ -5,11 +5,11 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
-import { handleDeadExecution } from '../../src/core/execution/abandon.js';
-import type { ExecutionDeps } from '../../src/core/execution/execute.js';
+import { handleDeadExecution } from '../../src/core/payments/execute/abandon.js';
+import type { ExecutionDeps } from '../../src/core/payments/execute/execute.js';
 import { EXECUTION_BATCH_JOBS_MAX, LEASE_TAKEOVERS_MAX } from '../../src/bounds.js';
-import { fetchRuns } from '../../src/core/execution/fetch.js';
-import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
+import { fetchRuns } from '../../src/core/payments/execute/fetch.js';
+import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, KEY, type TestContext } from '../helpers/context.js';
 import { EXECUTION_QUEUE } from '../../src/jobs/queue.js';

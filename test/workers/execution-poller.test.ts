@@ -4,10 +4,10 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXECUTION_BATCH_JOBS_MAX } from '../../src/bounds.js';
 import type { ChainAdapter } from '../../src/chains/port.js';
-import { executeBatch } from '../../src/core/execution/execute.js';
-import { runOf } from '../../src/core/execution/run.js';
+import { executeBatch } from '../../src/core/payments/execute/execute.js';
+import { runOf } from '../../src/core/payments/execute/run.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
-import { settleJobs, startQueuePoller } from '../../src/workers/execution/poller.js';
+import { settleJobs, startQueuePoller } from '../../src/workers/execution.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext | undefined;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChainError, type ChainAdapter, type SignedTransfer, type TxStatus } from '../../src/chains/port.js';
 import type { ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import type { ExecutionDeps } from '../../src/core/execution/execute.js';
+import type { ExecutionDeps } from '../../src/core/payments/execute/execute.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';
 import { executeAlone } from '../helpers/workers.js';
 

@@ -4,13 +4,13 @@
 // scoring_details; funding it again resolves the alert and the chain is healthy again.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverAlertNotifications } from '../../src/core/alerts.js';
+import { deliverAlertNotifications } from '../../src/core/operators/alerts.js';
 import { movements } from '../../src/ledger/movements.js';
 import { treasuryNativeBalances } from '../../src/ledger/native-balances.js';
 import { postMany } from '../../src/ledger/store.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { ensureTreasuries } from '../../src/core/treasury.js';
-import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
+import { ensureTreasuries } from '../../src/core/treasury/treasury.js';
+import { recordHealthSnapshots } from '../../src/core/health/health-snapshots.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { confirm, drainExecution } from '../helpers/workers.js';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Chain, HealthProbe } from '../../src/chains/port.js';
 import { assess, percentile, type ProbeSample } from '../../src/domain/health.js';
-import { recordHealthSnapshots } from '../../src/core/health-snapshots.js';
+import { recordHealthSnapshots } from '../../src/core/health/health-snapshots.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
 

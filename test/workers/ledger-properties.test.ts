@@ -15,15 +15,15 @@ import type { Chain } from '../../src/chains/port.js';
 
 /** The default CHAINS, the ones these properties pay out on. */
 const CHAINS = ['ethereum', 'solana'] as const;
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { approvePayment } from '../../src/core/operator-transitions/approve.js';
-import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { approvePayment } from '../../src/core/operators/transitions/approve.js';
+import { resolveManualReview } from '../../src/core/operators/transitions/resolve.js';
 import { AppError } from '../../src/domain/errors.js';
 import { TERMINAL_STATUSES, type PaymentStatus } from '../../src/domain/payment-intent.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { parseUsdc, usdcToNumber } from '../../src/money.js';
 import type { Priority } from '../../src/domain/priority.js';
-import { confirmRound } from '../../src/core/confirmation/round.js';
+import { confirmRound } from '../../src/core/payments/confirm/round.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { drainExecution } from '../helpers/workers.js';
 import { testAudit } from '../helpers/audit.js';

@@ -5,10 +5,10 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SIMULATED_BATCH_TRANSFERS_MAX } from '../../src/bounds.js';
-import { executeBatch } from '../../src/core/execution/execute.js';
-import { runOf } from '../../src/core/execution/run.js';
+import { executeBatch } from '../../src/core/payments/execute/execute.js';
+import { runOf } from '../../src/core/payments/execute/run.js';
 import { ChainError, type ChainAdapter } from '../../src/chains/port.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, type TestContext } from '../helpers/context.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvePayment, rejectPayment } from '../../src/core/operator-transitions/approve.js';
-import { resolveManualReview } from '../../src/core/operator-transitions/resolve.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import { approvePayment, rejectPayment } from '../../src/core/operators/transitions/approve.js';
+import { resolveManualReview } from '../../src/core/operators/transitions/resolve.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { AppError } from '../../src/domain/errors.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
@@ -95,7 +95,7 @@ describe('operator resolution of manual review', () => {
 
 describe('operator cancellation', () => {
   it('cancels a payment not yet on chain and releases its funds; refuses one that may land', async () => {
-    const { cancelPayment } = await import('../../src/core/operator-transitions/cancel.js');
+    const { cancelPayment } = await import('../../src/core/operators/transitions/cancel.js');
     const quote = await t.app.inject({ method: 'POST', url: '/quotes', headers: KEY, payload: { amount_usd: 9, destination: { solana_address: SOL_ADDRESS }, priority: 'fast' } });
     const created = await t.app.inject({ method: 'POST', url: '/payment_intents', headers: KEY, payload: { quote_id: quote.json().quote_id, idempotency_key: 'cancel-1' } });
     const id = created.json().payment_intent_id;

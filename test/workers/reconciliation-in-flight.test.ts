@@ -5,8 +5,8 @@
 // of what landed unbooked (a payout, then a withdrawal too) is `in_flight`, and short of more than landed (though not
 // of more than is in flight) a mismatch.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile } from '../../src/core/reconcile.js';
-import { runReconciliation } from '../../src/core/reconcile-runs.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
+import { runReconciliation } from '../../src/core/treasury/reconcile-runs.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';

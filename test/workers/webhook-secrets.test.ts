@@ -8,7 +8,7 @@ import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { createMerchant, ensureTestMerchant, TEST_MERCHANT_ID } from '../../src/core/merchants.js';
+import { createMerchant, ensureTestMerchant, TEST_MERCHANT_ID } from '../../src/core/merchants/merchants.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
 import { endWebhookSecretOverlap, rotateWebhookSecret } from '../../src/core/webhooks/secrets.js';
 import { insertEvents } from '../../src/db/queries/outbox.js';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { merchantInputProblem } from '../../src/core/merchants.js';
+import { merchantInputProblem } from '../../src/core/merchants/merchants.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
 import { insertEvents } from '../../src/db/queries/outbox.js';
 import { newId } from '../../src/ids.js';

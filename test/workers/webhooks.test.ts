@@ -14,7 +14,7 @@ import { newId } from '../../src/ids.js';
 import { deliverDueEvents, type WebhookDeps } from '../../src/core/webhooks/delivery.js';
 import { signBody, signStandardWebhook, verifySignature, verifyStandardWebhook } from '../../src/webhook-client/signature.js';
 import { sendTestWebhook } from '../../src/core/webhooks/test-event.js';
-import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks/worker.js';
+import { LISTENER_APPLICATION_NAME, startWebhookWorker } from '../../src/workers/webhooks.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { waitFor } from '../helpers/process.js';
 import { TEST_AUDIT_CONFIG, testAudit } from '../helpers/audit.js';

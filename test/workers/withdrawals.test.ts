@@ -6,11 +6,11 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainAdapter, ChainAdapters } from '../../src/chains/port.js';
-import type { ExecutionDeps } from '../../src/core/execution/execute.js';
-import { resumeExpiredExecutions } from '../../src/core/execution/recover.js';
-import { approvePayment } from '../../src/core/operator-transitions/approve.js';
-import { cancelPayment } from '../../src/core/operator-transitions/cancel.js';
-import { reconcile } from '../../src/core/reconcile.js';
+import type { ExecutionDeps } from '../../src/core/payments/execute/execute.js';
+import { resumeExpiredExecutions } from '../../src/core/payments/execute/recover.js';
+import { approvePayment } from '../../src/core/operators/transitions/approve.js';
+import { cancelPayment } from '../../src/core/operators/transitions/cancel.js';
+import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';

@@ -2,9 +2,9 @@
 // shows for the ids in the audit log and on approvals) and the audit log (GET /admin/audit). Thin: validate, call
 // core, shape.
 import type { FastifyInstance } from 'fastify';
-import { auditRecords, type AuditRow } from '../../core/audit.js';
+import { auditRecords, type AuditRow } from '../../core/operators/audit.js';
 import type { AppContext } from '../../core/context.js';
-import { actorName, operators, type OperatorRow } from '../../core/operators.js';
+import { actorName, operators, type OperatorRow } from '../../core/operators/operators.js';
 import { ROLE_PERMISSIONS } from '../admin-access.js';
 import { actorOf } from '../audit.js';
 import { nullableTimestamp, timestamp } from '../schemas/common.js';

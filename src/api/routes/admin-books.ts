@@ -2,7 +2,7 @@
 // holds (open first) with what each check found that the books do not know; an operator attaches an unknown
 // transaction to the payments it paid, or declares it (or an EVM nonce) foreign, as `stableroute books` does.
 import type { FastifyInstance } from 'fastify';
-import { attachUnknownTransaction, declareForeign, listHolds } from '../../core/books/operator.js';
+import { attachUnknownTransaction, declareForeign, listHolds } from '../../core/treasury/books/operator.js';
 import type { AppContext } from '../../core/context.js';
 import type { Chain } from '../../domain/chain.js';
 import { auditEntryOf } from '../audit.js';

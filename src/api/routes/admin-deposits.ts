@@ -2,9 +2,9 @@
 // attaching a returned payout to its payment (decision 126).
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { attachRefund } from '../../core/deposits/attach.js';
+import { attachRefund } from '../../core/treasury/deposits/attach.js';
 import { auditEntryOf } from '../audit.js';
-import { DEPOSIT_STATUS_FILTERS, depositsPage, type DepositStatusFilter } from '../../core/deposits/list.js';
+import { DEPOSIT_STATUS_FILTERS, depositsPage, type DepositStatusFilter } from '../../core/treasury/deposits/list.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, idParams } from '../schemas/common.js';
 import { depositSchema } from '../schemas/deposits.js';

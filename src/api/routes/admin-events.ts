@@ -1,5 +1,5 @@
 // GET /admin/events: server-sent events for the console's live view. One LISTEN connection per listener process
-// (src/core/operator/live.ts) fans out to every open stream, so a hundred open consoles cost one
+// (src/core/operators/console/live.ts) fans out to every open stream, so a hundred open consoles cost one
 // database connection. Events:
 //   ready    on connect, and again whenever the LISTEN connection came back: re-read what you show
 //   payment  an intent was created or changed status: {id, status, from, chain, merchant_id, at}
@@ -7,7 +7,7 @@
 // when the app closes, so they never hold up a graceful shutdown.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { listenToPaymentChanges } from '../../core/operator/live.js';
+import { listenToPaymentChanges } from '../../core/operators/console/live.js';
 import type { Listener } from '../../db/listener.js';
 import { AppError } from '../../domain/errors.js';
 import { ADMIN_EVENT_BUFFERED_BYTES_MAX, ADMIN_EVENT_STREAMS_MAX } from '../../bounds.js';

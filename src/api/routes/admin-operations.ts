@@ -2,10 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
 import { ADMIN_HEALTH_HISTORY_POINTS_DEFAULT, ADMIN_HEALTH_HISTORY_POINTS_MAX, ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
-import { chainHealthHistory } from '../../core/operator/chain-health.js';
-import { readReplicaStatus } from '../../core/operator/read-replica.js';
-import { treasuryStates } from '../../core/operator/treasury.js';
-import { webhookEventRecord } from '../../core/operator/webhooks.js';
+import { chainHealthHistory } from '../../core/operators/console/chain-health.js';
+import { readReplicaStatus } from '../../core/operators/console/read-replica.js';
+import { treasuryStates } from '../../core/operators/console/treasury.js';
+import { webhookEventRecord } from '../../core/operators/console/webhooks.js';
 import type { Chain } from '../../domain/chain.js';
 import { chainSchema, errorRef, healthSnapshotSchema, idParams } from '../schemas/common.js';
 import { treasurySchema, webhookEventRecordSchema } from '../schemas/operator.js';

@@ -3,10 +3,10 @@
 // chain checks as `stableroute intents resolve|cancel`.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { cancelPaymentByOperator, resolvePayment } from '../../core/operator/actions.js';
+import { cancelPaymentByOperator, resolvePayment } from '../../core/operators/console/actions.js';
 import { auditEntryOf } from '../audit.js';
 import { ADMIN_PAGE_ROWS_DEFAULT, ADMIN_PAGE_ROWS_MAX } from '../../bounds.js';
-import { listPayments, paymentCounts, paymentRecord } from '../../core/operator/payments.js';
+import { listPayments, paymentCounts, paymentRecord } from '../../core/operators/console/payments.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import type { Resolution } from '../../domain/operator-actions.js';

@@ -1,11 +1,11 @@
 // /admin/merchants/:id/policy, /admin/merchants/:id/addresses and /admin/approvals: spending policies, address books
 // and payments waiting for approval (decisions 6-11). Served wherever /admin/* is, with the same protection.
 import type { FastifyInstance } from 'fastify';
-import { addAddress, addressBook, removeAddress } from '../../core/address-book.js';
+import { addAddress, addressBook, removeAddress } from '../../core/merchants/address-book.js';
 import type { AppContext } from '../../core/context.js';
-import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/operator-transitions/approve.js';
-import { approvePayoutBatch, rejectPayoutBatch } from '../../core/operator-transitions/approve-batch.js';
-import { getMerchantPolicy } from '../../core/policies.js';
+import { approvePayment, listPendingApprovals, rejectPayment } from '../../core/operators/transitions/approve.js';
+import { approvePayoutBatch, rejectPayoutBatch } from '../../core/operators/transitions/approve-batch.js';
+import { getMerchantPolicy } from '../../core/merchants/policies.js';
 import type { Chain } from '../../domain/chain.js';
 import { auditEntryOf } from '../audit.js';
 import { arrayOf, chainSchema, errorRef, idParams, timestamp } from '../schemas/common.js';

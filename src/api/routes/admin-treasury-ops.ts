@@ -1,9 +1,9 @@
 // Running a treasury: operator alerts, continuous reconciliation history, withdrawals. Thin: validate, call core, shape.
 import type { FastifyInstance } from 'fastify';
-import { alertPage, alertView } from '../../core/alerts.js';
+import { alertPage, alertView } from '../../core/operators/alerts.js';
 import type { AppContext } from '../../core/context.js';
-import { reconciliationRunPage } from '../../core/reconcile-runs.js';
-import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/withdrawals.js';
+import { reconciliationRunPage } from '../../core/treasury/reconcile-runs.js';
+import { createWithdrawal, getWithdrawal, withdrawals } from '../../core/treasury/withdrawals.js';
 import { withdrawalView } from '../views/withdrawals.js';
 import { AppError } from '../../domain/errors.js';
 import { ALERT_KINDS, type AlertStatus } from '../../domain/alert.js';

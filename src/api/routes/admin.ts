@@ -1,10 +1,10 @@
 // /admin/*: unauthenticated operator views, meant for an internal network (ADMIN_PORT puts them on their own listener).
 import type { FastifyInstance } from 'fastify';
-import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/admin.js';
+import { failures, overview, recordChainHealth, routeDistribution, type ChainHealthInput } from '../../core/operators/admin.js';
 import type { AppContext } from '../../core/context.js';
 import { auditEntryOf } from '../audit.js';
-import { reconcile } from '../../core/reconcile.js';
-import { webhookEventsPage } from '../../core/operator/webhooks.js';
+import { reconcile } from '../../core/treasury/reconcile.js';
+import { webhookEventsPage } from '../../core/operators/console/webhooks.js';
 import { redeliverWebhookEvent } from '../../core/webhooks/outbox.js';
 import { WEBHOOK_EVENT_STATUSES, type WebhookEventStatus } from '../../domain/webhook-delivery.js';
 import { overviewView, routeDistributionView, snapshotView, webhookEventView } from '../views/admin.js';

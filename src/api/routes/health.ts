@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { databaseAnswers } from '../../core/availability.js';
+import { databaseAnswers } from '../../core/health/availability.js';
 import type { AppContext } from '../../core/context.js';
 import { errorRef } from '../schemas/common.js';
 

@@ -1,8 +1,8 @@
 // GET /metrics on the admin listener: Prometheus text format. The database gauges are read first (bounded, see
-// src/core/metrics.ts); everything else was observed as it happened.
+// src/core/health/metrics.ts); everything else was observed as it happened.
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { refreshDatabaseGauges } from '../../core/metrics.js';
+import { refreshDatabaseGauges } from '../../core/health/metrics.js';
 
 export function metricsRoute(app: FastifyInstance, ctx: AppContext): void {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

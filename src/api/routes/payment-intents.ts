@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { createPaymentIntent, getPaymentIntent } from '../../core/payment-intents.js';
+import { createPaymentIntent, getPaymentIntent } from '../../core/payments/payment-intents.js';
 import { creationView, readView } from '../views/payment-intents.js';
 import { AppError } from '../../domain/errors.js';
 import { merchantOf } from '../auth.js';

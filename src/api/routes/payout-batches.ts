@@ -1,9 +1,9 @@
 // POST /payout_batches and GET /payout_batches/:id: a payroll of up to PAYOUT_BATCH_ITEMS_MAX payments in one request,
-// each item a quote request with its own idempotency key, answered item by item (src/core/payout-batches.ts).
+// each item a quote request with its own idempotency key, answered item by item (src/core/payments/payout-batches.ts).
 import type { FastifyInstance } from 'fastify';
 import { PAYOUT_BATCH_BODY_MAX_BYTES, PAYOUT_BATCH_ITEMS_MAX } from '../../bounds.js';
 import type { AppContext } from '../../core/context.js';
-import { createPayoutBatch, getPayoutBatch } from '../../core/payout-batches.js';
+import { createPayoutBatch, getPayoutBatch } from '../../core/payments/payout-batches.js';
 import { AppError } from '../../domain/errors.js';
 import type { PayoutItem } from '../../domain/payout-batch.js';
 import { AmountError } from '../../money.js';

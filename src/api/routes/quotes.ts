@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { createQuote, type QuoteRequest } from '../../core/quotes.js';
+import { createQuote, type QuoteRequest } from '../../core/payments/quotes.js';
 import { quoteView } from '../views/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../core/context.js';
-import { routeDecision } from '../../core/quotes.js';
+import { routeDecision } from '../../core/payments/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { routeDebugView } from '../views/quotes.js';
 import { merchantOf } from '../auth.js';

@@ -1,9 +1,9 @@
 // Response shapes of the admin views: chain-health snapshots, treasury balances, the overview, route distribution.
 import { depositView } from './deposits.js';
-import { healthRecord } from '../../core/quotes.js';
+import { healthRecord } from '../../core/payments/quotes.js';
 import type { SnapshotRow } from '../../db/queries/snapshots.js';
 import type { WebhookEventRow } from '../../db/queries/webhook-events.js';
-import type { Overview } from '../../core/admin.js';
+import type { Overview } from '../../core/operators/admin.js';
 import { formatUsdc, usdcToNumber } from '../../money.js';
 import type { Chain } from '../../domain/chain.js';
 import { readView } from './payment-intents.js';

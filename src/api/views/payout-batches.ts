@@ -1,6 +1,6 @@
 // The answers of POST /payout_batches (per item: created, replayed or refused in the spec's error format) and
 // GET /payout_batches/:id (progress and totals, the same shape as payout_batch.completed's payload).
-import type { BatchAnswer, PayoutItemOutcome } from '../../core/payout-batches.js';
+import type { BatchAnswer, PayoutItemOutcome } from '../../core/payments/payout-batches.js';
 import type { PayoutBatchRow } from '../../db/queries/payout-batches.js';
 import { batchSummary, type BatchProgress } from '../../domain/payout-batch.js';
 import { errorBody } from '../errors.js';

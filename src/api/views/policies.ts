@@ -1,7 +1,7 @@
 // Response shapes of spending policies and address books (admin endpoints and the CLI's --json output).
-import type { AddressRow } from '../../core/address-book.js';
-import type { MerchantPolicy } from '../../core/policies.js';
-import type { WaitingApproval } from '../../core/operator-transitions/approve.js';
+import type { AddressRow } from '../../core/merchants/address-book.js';
+import type { MerchantPolicy } from '../../core/merchants/policies.js';
+import type { WaitingApproval } from '../../core/operators/transitions/approve.js';
 import type { ApprovalRow } from '../../db/queries/approvals.js';
 import { usdcToNumber } from '../../money.js';
 

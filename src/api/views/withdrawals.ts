@@ -1,5 +1,5 @@
 // The operator's view of a withdrawal (POST/GET /admin/withdrawals, `stableroute treasury withdraw --json`).
-import type { WithdrawalRecord } from '../../core/withdrawals.js';
+import type { WithdrawalRecord } from '../../core/treasury/withdrawals.js';
 import { nativeCurrencyOf, type NativeCurrencies } from '../../domain/chain.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { formatUnits, formatUsdc } from '../../money.js';

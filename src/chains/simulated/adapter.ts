@@ -130,7 +130,7 @@ interface StatusRow {
 const RECORD_SQL =
   'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)';
 
-/** What each prepared transaction pays, for its signature (any adapter of the process may sign a batch, src/core/execution/sign.ts). */
+/** What each prepared transaction pays, for its signature (any adapter of the process may sign a batch, src/core/payments/execute/sign.ts). */
 const requests = new WeakMap<PreparedTransfer, readonly TransferRequest[]>();
 
 export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdapter {

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/pool.js';
 import type { Actor } from '../../domain/actor.js';
 import { EXPORT_LEDGER_WINDOW_TRANSACTIONS, EXPORT_PAYMENT_PAGE_ROWS } from '../../bounds.js';
-import { audited } from '../audit.js';
+import { audited } from '../operators/audit.js';
 import { readsOf, type AppContext } from '../context.js';
 import { csvRecord } from './csv.js';
 import { filterDetails, parseExportFilter, type ExportFilter, type ExportFilterInput } from './filter.js';

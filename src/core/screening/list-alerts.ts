@@ -8,7 +8,7 @@ import { SCREENING_LIST_CHECK_MS } from '../../bounds.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransaction, type Pool } from '../../db/pool.js';
-import { raiseAlert, resolveAlert } from '../alerts.js';
+import { raiseAlert, resolveAlert } from '../operators/alerts.js';
 import type { DenylistFile, ListVerdict } from './list-file.js';
 
 export interface ListAlertDeps {

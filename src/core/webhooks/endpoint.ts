@@ -1,7 +1,7 @@
 // An operator enables a merchant's webhook endpoint that a 410 Gone disabled (decision 69): deliveries resume and
 // every event held meanwhile is queued again, with a fresh retry budget, in one transaction.
 import type { Pool } from '../../db/pool.js';
-import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
 import { enableWebhookEndpoint as enableEndpoint } from '../../db/queries/merchants.js';
 import { requeueHeldEvents } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';

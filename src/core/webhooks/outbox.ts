@@ -1,6 +1,6 @@
-// The operator sends a failed webhook event again (the lists are in src/core/operator/webhooks.ts).
+// The operator sends a failed webhook event again (the lists are in src/core/operators/console/webhooks.ts).
 import type { Pool, Queryable } from '../../db/pool.js';
-import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
 import { findEventStatus, requeueEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 

@@ -4,7 +4,7 @@
 import { addSeconds } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
-import { audited, type AuditConfig, type AuditEntry } from '../audit.js';
+import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
 import { lockMerchant } from '../../db/queries/merchants.js';
 import { insertWebhookSecret, retireCurrentSecret, shortenOverlaps, signingSecretRows } from '../../db/queries/webhook-secrets.js';
 import { AppError } from '../../domain/errors.js';

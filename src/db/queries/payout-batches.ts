@@ -1,5 +1,5 @@
 // Payout batches (migration 093): the batch row with its stored answer, the links to its payments, their totals, and
-// the completion's writes (the use case that decides it is core/lifecycle/status-changes.ts's completeBatchesOf).
+// the completion's writes (the use case that decides it is core/payments/outcomes/status-changes.ts's completeBatchesOf).
 import type { BatchFacts, StatusTotal } from '../../domain/payout-batch.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { Queryable } from '../pool.js';

@@ -92,7 +92,7 @@ export interface StatusChange {
  * Moves each intent to its `to` (checked), with its history row and its event, all in one statement: the rows are
  * written only for the intents whose update matched, and unless every one matched, it throws (the caller's transaction
  * rolls back). Distinct intents only. The core changes statuses through applyStatusChanges
- * (core/lifecycle/status-changes.ts), which also completes the payout batches a final payment finishes.
+ * (core/payments/outcomes/status-changes.ts), which also completes the payout batches a final payment finishes.
  */
 export async function changeStatuses(db: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
   if (changes.length === 0) return;
