@@ -482,6 +482,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The statuses of payment intents (which of them final) and of webhook events, in the order the service lists them */
+        get: operations["getAdminStatuses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/treasury": {
         parameters: {
             query?: never;
@@ -4934,6 +4951,102 @@ export interface operations {
             };
             /** @description Default Response */
             502: {
+                headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminStatuses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_statuses: ("created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled")[];
+                        final_payment_statuses: ("created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled")[];
+                        webhook_event_statuses: ("pending" | "delivered" | "failed" | "stored")[];
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
                 headers: {
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;

@@ -2,6 +2,7 @@
 import { ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
 import { RESOLUTIONS } from '../../domain/operator-actions.js';
+import { WEBHOOK_EVENT_STATUSES } from '../../domain/webhook-delivery.js';
 import { chainSchema, nullableTimestamp, operatorApprovalSchema, paymentIntentProperties, timestamp } from './common.js';
 
 const idPattern = '^[A-Za-z0-9_]+$';
@@ -52,6 +53,20 @@ export const paymentCountsSchema = {
   properties: {
     total: { type: 'number' },
     by_status: { type: 'object', additionalProperties: { type: 'number' } },
+  },
+} as const;
+
+const paymentStatusList = { type: 'array', items: { type: 'string', enum: [...PAYMENT_STATUSES] } } as const;
+
+/** The statuses the console offers and counts (GET /admin/statuses), in the domain's order: it keeps no copy. */
+export const statusesSchema = {
+  type: 'object',
+  required: ['payment_statuses', 'final_payment_statuses', 'webhook_event_statuses'],
+  additionalProperties: false,
+  properties: {
+    payment_statuses: paymentStatusList,
+    final_payment_statuses: paymentStatusList,
+    webhook_event_statuses: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_STATUSES] } },
   },
 } as const;
 
