@@ -4485,24 +4485,24 @@ export interface operations {
                             chain?: components["schemas"]["Chain"];
                             tx_id?: string;
                             status?: string;
-                            /** @enum {string} */
-                            purpose?: "transfer" | "cancel";
                             estimated_fee_usd?: number;
                             actual_fee_native?: string | null;
-                            fee_currency?: string;
                             failure_reason?: string | null;
+                            /** Format: date-time */
+                            broadcast_at?: string | null;
+                            /** Format: date-time */
+                            confirmed_at?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** @enum {string} */
+                            purpose?: "transfer" | "cancel";
+                            fee_currency?: string;
                             failure_detail?: string | null;
                             chain_meta?: {
                                 [key: string]: unknown;
                             };
                             /** Format: date-time */
-                            broadcast_at?: string | null;
-                            /** Format: date-time */
                             included_at?: string | null;
-                            /** Format: date-time */
-                            confirmed_at?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
                         }[];
                         ledger?: {
                             id?: number;
@@ -4548,13 +4548,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                             /** Format: int64 */
                             approvals?: number;
@@ -6446,13 +6446,13 @@ export interface operations {
                                 status?: "pending" | "approved" | "rejected" | "cancelled";
                                 /** Format: date-time */
                                 requested_at?: string;
+                                /** Format: date-time */
+                                decided_at?: string | null;
                                 requested_by?: string | null;
                                 first_approved_by?: string | null;
                                 /** Format: date-time */
                                 first_approved_at?: string | null;
                                 decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
                                 reason?: string | null;
                             };
                         }[];
@@ -6594,13 +6594,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };
@@ -6639,13 +6639,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };
@@ -6812,13 +6812,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };
