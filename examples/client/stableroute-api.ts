@@ -482,6 +482,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/statuses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The statuses of payment intents (which of them final) and of webhook events, in the order the service lists them */
+        get: operations["getAdminStatuses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/treasury": {
         parameters: {
             query?: never;
@@ -4468,24 +4485,24 @@ export interface operations {
                             chain?: components["schemas"]["Chain"];
                             tx_id?: string;
                             status?: string;
-                            /** @enum {string} */
-                            purpose?: "transfer" | "cancel";
                             estimated_fee_usd?: number;
                             actual_fee_native?: string | null;
-                            fee_currency?: string;
                             failure_reason?: string | null;
+                            /** Format: date-time */
+                            broadcast_at?: string | null;
+                            /** Format: date-time */
+                            confirmed_at?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** @enum {string} */
+                            purpose?: "transfer" | "cancel";
+                            fee_currency?: string;
                             failure_detail?: string | null;
                             chain_meta?: {
                                 [key: string]: unknown;
                             };
                             /** Format: date-time */
-                            broadcast_at?: string | null;
-                            /** Format: date-time */
                             included_at?: string | null;
-                            /** Format: date-time */
-                            confirmed_at?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
                         }[];
                         ledger?: {
                             id?: number;
@@ -4531,13 +4548,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                             /** Format: int64 */
                             approvals?: number;
@@ -4934,6 +4951,102 @@ export interface operations {
             };
             /** @description Default Response */
             502: {
+                headers: {
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminStatuses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payment_statuses: ("created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled")[];
+                        final_payment_statuses: ("created" | "quoted" | "route_selected" | "broadcasting" | "broadcasted" | "pending_confirmation" | "settled" | "failed" | "manual_review" | "retrying" | "expired" | "cancelled")[];
+                        webhook_event_statuses: ("pending" | "delivered" | "failed" | "stored")[];
+                    };
+                };
+            };
+            /** @description Authorization: Bearer is missing, or not an active operator's token */
+            401: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The operator's role may not do this, or the request came from another site or Host */
+            403: {
+                headers: {
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More requests in a minute than the limit: Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description Seconds until the next minute opens */
+                    "Retry-After"?: number;
+                    /** @description Requests per minute the operator (its token), or the client address without one, may make (ADMIN_RATE_LIMIT_PER_MINUTE); absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends; absent when ADMIN_RATE_LIMIT_PER_MINUTE is 0 */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An unexpected failure, logged by the service */
+            500: {
                 headers: {
                     /** @description The origin this answer was served from (scheme and Host). The service offers no cross-origin access: a page of any other origin cannot read the answer */
                     "Access-Control-Allow-Origin"?: string;
@@ -6333,13 +6446,13 @@ export interface operations {
                                 status?: "pending" | "approved" | "rejected" | "cancelled";
                                 /** Format: date-time */
                                 requested_at?: string;
+                                /** Format: date-time */
+                                decided_at?: string | null;
                                 requested_by?: string | null;
                                 first_approved_by?: string | null;
                                 /** Format: date-time */
                                 first_approved_at?: string | null;
                                 decided_by?: string | null;
-                                /** Format: date-time */
-                                decided_at?: string | null;
                                 reason?: string | null;
                             };
                         }[];
@@ -6481,13 +6594,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };
@@ -6526,13 +6639,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };
@@ -6699,13 +6812,13 @@ export interface operations {
                             status?: "pending" | "approved" | "rejected" | "cancelled";
                             /** Format: date-time */
                             requested_at?: string;
+                            /** Format: date-time */
+                            decided_at?: string | null;
                             requested_by?: string | null;
                             first_approved_by?: string | null;
                             /** Format: date-time */
                             first_approved_at?: string | null;
                             decided_by?: string | null;
-                            /** Format: date-time */
-                            decided_at?: string | null;
                             reason?: string | null;
                         };
                     };

@@ -25,6 +25,7 @@ import { adminBooksRoutes } from './routes/admin-books.js';
 import { adminExportRoutes } from './routes/admin-exports.js';
 import { adminAuditRoutes } from './routes/admin-audit.js';
 import { adminPaymentRoutes } from './routes/admin-payments.js';
+import { adminStatusRoutes } from './routes/admin-statuses.js';
 import { adminTreasuryOpsRoutes } from './routes/admin-treasury-ops.js';
 import { healthRoutes, type Readiness } from './routes/health.js';
 import { metricsRoute, registerHttpMetrics } from './routes/metrics.js';
@@ -121,6 +122,7 @@ export async function buildApp(ctx: AppContext, options: AppOptions): Promise<Fa
       adminRoutes(adminScope, ctx);
       policyAdminRoutes(adminScope, ctx);
       adminPaymentRoutes(adminScope, ctx);
+      adminStatusRoutes(adminScope);
       adminOperationRoutes(adminScope, ctx);
       adminDepositRoutes(adminScope, ctx);
       adminBooksRoutes(adminScope, ctx);

@@ -20,6 +20,7 @@ import { TreasuryPage } from './pages/treasury.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { href, useRoute } from './router.js';
 import { SessionContext, useSession } from './session.js';
+import { inProgress, loadStatuses, useStatuses } from './statuses.js';
 
 const NAV = [
   ['payments', 'Payments'],
@@ -35,8 +36,9 @@ function Counts() {
   const counts = useResource(() => api('/admin/payment-counts'), 'counts');
   const refresh = useThrottled(() => counts.reload(), 2000);
   useLiveEvents(() => refresh());
+  const statuses = useStatuses();
   const by = counts.data?.by_status ?? {};
-  const open = ['route_selected', 'broadcasting', 'broadcasted', 'pending_confirmation', 'retrying'].reduce((sum, s) => sum + (by[s] ?? 0), 0);
+  const open = inProgress(statuses).reduce((sum, s) => sum + (by[s] ?? 0), 0);
   const item = (name, value, status, tone) =>
     html`<a class=${`count ${tone}`} href=${href('/payments', status ? { status } : {})}><strong>${value.toLocaleString('en-US')}</strong> ${name}</a>`;
   return html`<div class="counts" data-testid="counts">
@@ -115,8 +117,8 @@ function App() {
   phase.current = state.phase;
   const enter = async (me, token) => {
     setAdminToken(token);
-    const [names, chains] = await Promise.all([loadNames(), loadChains()]);
-    setState({ phase: 'ready', me, names, chains });
+    const [names, chains, statuses] = await Promise.all([loadNames(), loadChains(), loadStatuses()]);
+    setState({ phase: 'ready', me, names, chains, statuses });
   };
   useEffect(() => {
     api('/admin/me', { quiet: true }).then(
@@ -148,7 +150,7 @@ function App() {
   if (state.phase === 'checking') return html`<p class="booting">Loading the console…</p>`;
   if (state.phase === 'error') return html`<div class="signin-page"><${ErrorNote} error=${state.error} /></div>`;
   if (state.phase === 'signin') return html`<${SignInPage} notice=${state.notice} onSignedIn=${enter} />`;
-  const session = { me: state.me, names: state.names, chains: state.chains, signOut, reloadNames };
+  const session = { me: state.me, names: state.names, chains: state.chains, statuses: state.statuses, signOut, reloadNames };
   return html`<${SessionContext.Provider} value=${session}><${Shell} /></${SessionContext.Provider}>`;
 }
 

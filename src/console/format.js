@@ -93,19 +93,4 @@ export const STATUS_TONE = {
   rejected: 'bad',
 };
 
-export const PAYMENT_STATUSES = [
-  'created',
-  'quoted',
-  'route_selected',
-  'broadcasting',
-  'broadcasted',
-  'pending_confirmation',
-  'settled',
-  'failed',
-  'manual_review',
-  'retrying',
-  'expired',
-  'cancelled',
-];
-
 export const label = (status) => String(status).replaceAll('_', ' ');

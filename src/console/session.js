@@ -1,11 +1,12 @@
 // Who is signed in (GET /admin/me: actor, name, role, permissions), who the other operators are (GET
-// /admin/operators) and which chains the service pays out on (chains.js), shared with every view. Views offer only what the role may do (decision 112); the service
-// refuses the rest anyway, and the console shows that refusal.
+// /admin/operators), which chains the service pays out on (chains.js) and its statuses (statuses.js), shared with
+// every view. Views offer only what the role may do (decision 112); the service refuses the rest anyway, and the
+// console shows that refusal.
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { html } from './html.js';
 
-export const SessionContext = createContext({ me: null, names: new Map(), chains: [], signOut: () => {} });
+export const SessionContext = createContext({ me: null, names: new Map(), chains: [], statuses: null, signOut: () => {} });
 
 export function useSession() {
   return useContext(SessionContext);

@@ -3,6 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants/merchants.js';
 import { createOperator } from '../../src/core/operators/operators.js';
+import { PAYMENT_STATUSES, TERMINAL_STATUSES } from '../../src/domain/payment-intent.js';
+import { WEBHOOK_EVENT_STATUSES } from '../../src/domain/webhook-delivery.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createPayment, createTestContext, ETH_ADDRESS, KEY, SOL_ADDRESS, type TestContext } from '../helpers/context.js';
 import { confirm, drainExecution } from '../helpers/workers.js';
@@ -113,6 +115,18 @@ describe('GET /admin/payments', () => {
   it('counts payments by status', async () => {
     const counts = (await get('/admin/payment-counts')).json();
     expect(counts).toEqual({ total: created.length, by_status: { manual_review: 2, route_selected: created.length - 2 } });
+  });
+});
+
+describe('GET /admin/statuses', () => {
+  it("answers the domain's statuses in its order, which the console offers and counts with", async () => {
+    const res = await get('/admin/statuses');
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      payment_statuses: [...PAYMENT_STATUSES],
+      final_payment_statuses: [...TERMINAL_STATUSES],
+      webhook_event_statuses: [...WEBHOOK_EVENT_STATUSES],
+    });
   });
 });
 

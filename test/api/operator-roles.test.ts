@@ -41,6 +41,7 @@ const MATRIX: Record<string, readonly OperatorRole[]> = {
   'DELETE /admin/merchants/{id}/addresses/{chain}/{address}': ['admin'],
   'GET /admin/payments': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/payment-counts': ['viewer', 'operator', 'approver', 'admin'],
+  'GET /admin/statuses': ['viewer', 'operator', 'approver', 'admin'],
   'GET /admin/payments/{id}': ['viewer', 'operator', 'approver', 'admin'],
   'POST /admin/payments/{id}/resolve': ['operator', 'admin'],
   'POST /admin/payments/{id}/cancel': ['operator', 'admin'],

@@ -14,6 +14,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordExternalTransfers } from '../../src/chains/simulated/external-transfer.js';
 import { loadConfig, type Config } from '../../src/config.js';
+import { PAYMENT_STATUSES } from '../../src/domain/payment-intent.js';
+import { WEBHOOK_EVENT_STATUSES } from '../../src/domain/webhook-delivery.js';
 import { startRuntime, type Runtime } from '../../src/runtime.js';
 import { ETH_ADDRESS, SOL_ADDRESS } from '../helpers/context.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -187,6 +189,11 @@ describe('the operator console in Chromium', () => {
     await page.goto(`${admin}/console#/webhooks?status=failed`);
     const table = page.locator('[data-testid=webhook-events]');
     await table.waitFor();
+    // The tabs are the domain's statuses, read from the service: failed (the default) first, then all of them.
+    const tabs = await page.locator('nav.tabs a').allTextContents();
+    expect(tabs[0]).toBe('failed');
+    expect(tabs.at(-1)).toBe('all');
+    expect([...tabs.slice(0, -1)].sort()).toEqual([...WEBHOOK_EVENT_STATUSES].sort());
     await table.locator('tbody tr').first().click();
     await page.locator('tr.deliveries table').waitFor();
     await shot('webhooks');
@@ -226,6 +233,9 @@ describe('the operator console in Chromium', () => {
 
     await page.goto(`${admin}/console#/payments?status=settled`);
     await page.locator('[data-testid=payments-table] tbody tr').first().waitFor();
+    // The status filter offers the domain's statuses in its order: the console reads them from the service.
+    const offered = await page.locator('select[name=status] option').evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value));
+    expect(offered).toEqual(['', ...PAYMENT_STATUSES]);
     const statuses = await page.locator('[data-testid=payments-table] tbody [data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
     expect(new Set(statuses)).toEqual(new Set(['settled']));
     // The export links carry the filters the page shows; the download is the service's CSV of exactly those.

@@ -165,17 +165,15 @@ export const idParams = {
   properties: { id: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_]+$' } },
 } as const;
 
-/** An approval as operators see it (decision 103): who asked, who approved, who decided. */
+/** An approval as operators see it (decision 103): the merchant's (decision 226), and who asked, approved, decided. */
 export const operatorApprovalSchema = {
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ['pending', 'approved', 'rejected', 'cancelled'] },
-    requested_at: timestamp,
+    ...approvalSchema.properties,
     requested_by: { type: ['string', 'null'] },
     first_approved_by: { type: ['string', 'null'] },
     first_approved_at: nullableTimestamp,
     decided_by: { type: ['string', 'null'] },
-    decided_at: nullableTimestamp,
     reason: { type: ['string', 'null'] },
   },
 } as const;

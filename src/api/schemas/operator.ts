@@ -2,7 +2,8 @@
 import { ADMIN_TIMESTAMP_CHARS_MAX } from '../../bounds.js';
 import { PAYMENT_STATUSES } from '../../domain/payment-intent.js';
 import { RESOLUTIONS } from '../../domain/operator-actions.js';
-import { chainSchema, nullableTimestamp, operatorApprovalSchema, paymentIntentProperties, timestamp } from './common.js';
+import { WEBHOOK_EVENT_STATUSES } from '../../domain/webhook-delivery.js';
+import { attemptSchema, chainSchema, nullableTimestamp, operatorApprovalSchema, paymentIntentProperties, timestamp } from './common.js';
 
 const idPattern = '^[A-Za-z0-9_]+$';
 
@@ -55,6 +56,20 @@ export const paymentCountsSchema = {
   },
 } as const;
 
+const paymentStatusList = { type: 'array', items: { type: 'string', enum: [...PAYMENT_STATUSES] } } as const;
+
+/** The statuses the console offers and counts (GET /admin/statuses), in the domain's order: it keeps no copy. */
+export const statusesSchema = {
+  type: 'object',
+  required: ['payment_statuses', 'final_payment_statuses', 'webhook_event_statuses'],
+  additionalProperties: false,
+  properties: {
+    payment_statuses: paymentStatusList,
+    final_payment_statuses: paymentStatusList,
+    webhook_event_statuses: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_STATUSES] } },
+  },
+} as const;
+
 const deliverySchema = {
   type: 'object',
   properties: {
@@ -92,6 +107,21 @@ export const webhookEventRecordSchema = {
   },
 } as const;
 
+/** An attempt as operators see it: the merchant's (decision 226), its fee paid exact, and what only operators see. */
+const operatorAttemptSchema = {
+  type: 'object',
+  properties: {
+    ...attemptSchema.properties,
+    // An exact decimal string where the merchant's is a number (decision 109).
+    actual_fee_native: { type: ['string', 'null'] },
+    purpose: { type: 'string', enum: ['transfer', 'cancel'] },
+    fee_currency: { type: 'string' },
+    failure_detail: { type: ['string', 'null'] },
+    chain_meta: { type: 'object', additionalProperties: true },
+    included_at: nullableTimestamp,
+  },
+} as const;
+
 export const paymentRecordSchema = {
   type: 'object',
   properties: {
@@ -108,29 +138,7 @@ export const paymentRecordSchema = {
         properties: { from: { type: ['string', 'null'] }, to: { type: 'string' }, reason: { type: ['string', 'null'] }, at: timestamp },
       },
     },
-    attempts: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string' },
-          chain: chainSchema,
-          tx_id: { type: 'string' },
-          status: { type: 'string' },
-          purpose: { type: 'string', enum: ['transfer', 'cancel'] },
-          estimated_fee_usd: { type: 'number' },
-          actual_fee_native: { type: ['string', 'null'] },
-          fee_currency: { type: 'string' },
-          failure_reason: { type: ['string', 'null'] },
-          failure_detail: { type: ['string', 'null'] },
-          chain_meta: { type: 'object', additionalProperties: true },
-          broadcast_at: nullableTimestamp,
-          included_at: nullableTimestamp,
-          confirmed_at: nullableTimestamp,
-          created_at: timestamp,
-        },
-      },
-    },
+    attempts: { type: 'array', items: operatorAttemptSchema },
     ledger: {
       type: 'array',
       items: {

@@ -12,7 +12,7 @@ import type { PaymentPage, PaymentRecord } from '../../core/operators/console/pa
 import type { TreasuryState } from '../../core/operators/console/treasury.js';
 import { encodeCursor } from './cursor.js';
 import { webhookEventView } from './admin.js';
-import { intentIdentityView } from './payment-intents.js';
+import { attemptView, intentIdentityView } from './payment-intents.js';
 import { operatorApprovalView } from './policies.js';
 
 export function paymentRowView(r: IntentListRow & { actions: OperatorActions }) {
@@ -34,23 +34,16 @@ export function paymentCountsView(counts: Map<PaymentStatus, number>) {
   return { total: [...counts.values()].reduce((sum, n) => sum + n, 0), by_status: byStatus };
 }
 
+/** The merchant's attempt (decision 226), its fee paid as an exact decimal (decision 109), and what only operators see. */
 function operatorAttemptView(a: AttemptRow, currencies: NativeCurrencies) {
   return {
-    id: a.id,
-    chain: a.chain,
-    tx_id: a.tx_id,
-    status: a.status,
-    purpose: a.purpose,
-    estimated_fee_usd: a.estimated_fee_usd,
+    ...attemptView(a),
     actual_fee_native: a.actual_fee_native === null ? null : formatUnits(a.actual_fee_native, decimalsOf(a.chain, 'native')),
+    purpose: a.purpose,
     fee_currency: nativeCurrencyOf(currencies, a.chain),
-    failure_reason: a.failure_reason,
     failure_detail: a.failure_detail,
     chain_meta: a.chain_meta,
-    broadcast_at: a.broadcast_at?.toISOString() ?? null,
     included_at: a.included_at?.toISOString() ?? null,
-    confirmed_at: a.confirmed_at?.toISOString() ?? null,
-    created_at: a.created_at.toISOString(),
   };
 }
 

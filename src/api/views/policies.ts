@@ -4,6 +4,7 @@ import type { MerchantPolicy } from '../../core/merchants/policies.js';
 import type { WaitingApproval } from '../../core/operators/transitions/approve.js';
 import type { ApprovalRow } from '../../db/queries/approvals.js';
 import { usdcToNumber } from '../../money.js';
+import { approvalView } from './payment-intents.js';
 
 const usd = (micros: bigint | null) => (micros === null ? null : usdcToNumber(micros));
 
@@ -38,16 +39,17 @@ export function addressView(a: AddressRow) {
   };
 }
 
-/** An approval as operators see it (decision 103): who asked, who approved, who decided. Never shown to merchants. */
+/**
+ * An approval as operators see it (decision 103): the merchant's (decision 226), and who asked, who approved, who
+ * decided. Never shown to merchants.
+ */
 export function operatorApprovalView(a: ApprovalRow) {
   return {
-    status: a.status,
-    requested_at: a.requested_at.toISOString(),
+    ...approvalView(a),
     requested_by: a.requested_by,
     first_approved_by: a.first_approved_by,
     first_approved_at: a.first_approved_at?.toISOString() ?? null,
     decided_by: a.decided_by,
-    decided_at: a.decided_at?.toISOString() ?? null,
     reason: a.reason,
   };
 }

@@ -6,9 +6,10 @@ import { useRef, useState } from 'preact/hooks';
 import { api, download, query } from '../api.js';
 import { ChainName, ChainOptions } from '../chains.js';
 import { Empty, ErrorNote, Hash, Panel, Status, useResource } from '../components.js';
-import { ago, dateTime, label, PAYMENT_STATUSES, usd } from '../format.js';
+import { ago, dateTime, label, usd } from '../format.js';
 import { useLiveEvents, useThrottled } from '../live.js';
 import { href, navigate } from '../router.js';
+import { useStatuses } from '../statuses.js';
 
 const PAGE_SIZE = 50;
 
@@ -68,11 +69,12 @@ function Exports({ params }) {
 function Filters({ params }) {
   const [q, setQ] = useState(params.q ?? '');
   const set = (change) => navigate('/payments', { ...params, ...change });
+  const { payment_statuses: statuses } = useStatuses();
   return html`<form class="filters" onSubmit=${(e) => { e.preventDefault(); set({ q: q.trim() }); }}>
     <input type="search" name="q" placeholder="Payment id, tx id or destination address" value=${q} onInput=${(e) => setQ(e.currentTarget.value)} aria-label="Search" />
     <select name="status" aria-label="Status" value=${params.status ?? ''} onChange=${(e) => set({ status: e.currentTarget.value })}>
       <option value="">Any status</option>
-      ${PAYMENT_STATUSES.map((s) => html`<option value=${s}>${label(s)}</option>`)}
+      ${statuses.map((s) => html`<option value=${s}>${label(s)}</option>`)}
     </select>
     <select name="chain" aria-label="Chain" value=${params.chain ?? ''} onChange=${(e) => set({ chain: e.currentTarget.value })}>
       <option value="">Any chain</option>

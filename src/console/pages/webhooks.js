@@ -7,8 +7,10 @@ import { ConfirmDialog, Empty, ErrorNote, Panel, Status, Toast, useResource } fr
 import { ago, dateTime } from '../format.js';
 import { href } from '../router.js';
 import { useCan } from '../session.js';
+import { useStatuses } from '../statuses.js';
 
-const STATUSES = ['failed', 'pending', 'delivered', 'stored', 'all'];
+/** The tab shown first and by default, as GET /admin/webhook-events answers without a status. */
+const DEFAULT_STATUS = 'failed';
 const PAGE = 50;
 
 export function Redeliver({ event, onDone }) {
@@ -44,7 +46,8 @@ function Deliveries({ id }) {
 }
 
 export function WebhooksPage({ params }) {
-  const status = STATUSES.includes(params.status) ? params.status : 'failed';
+  const tabs = [DEFAULT_STATUS, ...useStatuses().webhook_event_statuses.filter((s) => s !== DEFAULT_STATUS), 'all'];
+  const status = tabs.includes(params.status) ? params.status : DEFAULT_STATUS;
   const [pages, setPages] = useState([]);
   const [open, setOpen] = useState(null);
   const [toast, setToast] = useState(null);
@@ -57,7 +60,7 @@ export function WebhooksPage({ params }) {
   };
   return html`<div class="page">
     <nav class="tabs">
-      ${STATUSES.map((s) => html`<a class=${s === status ? 'tab active' : 'tab'} href=${href('/webhooks', { status: s })} onClick=${() => setPages([])}>${s}</a>`)}
+      ${tabs.map((s) => html`<a class=${s === status ? 'tab active' : 'tab'} href=${href('/webhooks', { status: s })} onClick=${() => setPages([])}>${s}</a>`)}
     </nav>
     <${Panel}
       title=${`Webhook events: ${status}`}
