@@ -28,6 +28,19 @@ describe('the simulator, on its fixed seeds', () => {
     });
   }
 
+  // Seeds that found a bug in src/, kept as they found it (docs/simulator.md, "Bugs found"), default faults.
+  const REGRESSIONS = [
+    // Operation 222: an EVM send refused outright, signed again as the same bytes, refused by the attempts' unique key
+    // (migration 107, decision 227).
+    { seed: '1', ops: 300 },
+  ];
+  for (const { seed, ops } of REGRESSIONS) {
+    it(`seed ${seed} at ${ops} operations (a bug it found) keeps every invariant`, { timeout: 120_000 }, async () => {
+      const report = await runSimulation({ seed, ops, databaseUrl: adminDatabaseUrl() });
+      expect(report.ok, formatReport(report)).toBe(true);
+    });
+  }
+
   it('draws the same operations and, for the same moments, the same faults, whatever else was asked before', () => {
     const ops = (seed: string) => Array.from({ length: 200 }, (_, n) => nextOp(new Rng(seed).fork('ops'), n));
     expect(ops('4')).toEqual(ops('4'));
