@@ -11,6 +11,7 @@ import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import { releaseLeases } from '../../../db/queries/leases.js';
 import { recordSignRefusal } from '../../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../../domain/execution.js';
+import { nextAttemptOf, retryDelaySecondsOf } from '../../../domain/execution-retry.js';
 import { enqueueRetry, setAside } from '../../../jobs/queue.js';
 import { moveAndTell, type Move } from '../outcomes/events.js';
 import { failIntent } from '../outcomes/outcomes.js';
@@ -65,10 +66,10 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         const { job } = outcome.run;
         if (then === 'retry_alone') {
           // At once: the batch was refused, not this payment; its failed batch attempt sends it alone from now on.
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, 0);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: nextAttemptOf(job.attempt) }, 0);
         } else if (then === 'retry') {
-          const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
+          const delaySeconds = retryDelaySecondsOf(job.attempt, deps.config.executionRetryDelaySeconds);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: nextAttemptOf(job.attempt) }, delaySeconds);
         } else {
           await failIntent(tx, intent, outcome.error.reason, now);
           await setAside(deps.boss, tx, { ...job, reason: outcome.error.reason });
