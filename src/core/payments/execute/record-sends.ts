@@ -5,7 +5,6 @@
 import type { ChainError } from '../../../chains/port.js';
 import { EXECUTION_ATTEMPTS_MAX } from '../../../bounds.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { withBatchTransaction } from '../../../db/pool.js';
 import { markBroadcasted, markFailed, recordSendError } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import { releaseLeases } from '../../../db/queries/leases.js';
@@ -13,6 +12,7 @@ import { recordSignRefusal } from '../../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../../domain/execution.js';
 import { nextAttemptOf, retryDelaySecondsOf } from '../../../domain/execution-retry.js';
 import { enqueueRetry, setAside } from '../../../jobs/queue.js';
+import { lockedStep } from '../locked-step.js';
 import { moveAndTell, type Move } from '../outcomes/events.js';
 import { failIntent } from '../outcomes/outcomes.js';
 import { lockForRecheck } from './recheck.js';
@@ -26,12 +26,9 @@ export interface SendOutcome {
 }
 
 export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOutcome[]): Promise<ItemOutcome<void>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    outcomes,
-    async (tx, batch) => {
-      const locked = await lockForRecheck(tx, batch.map((o) => o.run), { lockAttempts: false });
-      const now = deps.clock.now();
+  return lockedStep(deps, outcomes, {
+    lock: (tx, batch) => lockForRecheck(tx, batch.map((o) => o.run), { lockAttempts: false }),
+    async write(tx, batch, locked, now) {
       const broadcast: string[] = [];
       const moves: Move[] = [];
       const failures: { outcome: SendOutcome & { error: ChainError }; intent: PaymentIntentRow; then: 'retry' | 'retry_alone' | 'fail' }[] = [];
@@ -79,6 +76,6 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
       await releaseLeases(tx, batch.map((o) => ({ intentId: intentIdOf(o.run), owner: o.run.runId })));
       return batch.map(() => undefined);
     },
-    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'outcome batch failed; recording its runs one by one'),
-  );
+    onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'outcome batch failed; recording its runs one by one'),
+  });
 }
