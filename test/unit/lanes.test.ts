@@ -11,47 +11,47 @@ function gate(): { promise: Promise<void>; open(): void } {
 }
 
 describe('bounded lanes', () => {
-  it('opened at once: never more than max in flight, and every piece of work is done once', async () => {
-    const work = Array.from({ length: 7 }, (_, i) => i);
+  /** Work that yields once, counting the most pieces in flight at once and what was done. */
+  function tracked(): { done: number[]; most(): number; work(n: number): Promise<void> } {
+    const done: number[] = [];
     let inFlight = 0;
     let most = 0;
-    const done: number[] = [];
-    await inLanes({
-      max: 3,
-      opening: 'at once',
-      take: () => work.shift(),
-      run: async (n) => {
+    return {
+      done,
+      most: () => most,
+      async work(n) {
         most = Math.max(most, ++inFlight);
         await Promise.resolve();
         done.push(n);
         inFlight--;
-        return true;
       },
-    });
-    expect(most).toBe(3);
-    expect(done.sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    };
+  }
+
+  it('opened at once: never more than max in flight, and every piece of work is done once', async () => {
+    const work = Array.from({ length: 7 }, (_, i) => i);
+    const t = tracked();
+    await inLanes({ max: 3, opening: 'at once', take: () => work.shift(), run: (n) => t.work(n).then(() => true) });
+    expect(t.most()).toBe(3);
+    expect(t.done.sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
   });
 
   it('on demand: one lane first, another only when a lane holding work asks for it', async () => {
     const work = [1, 2, 3, 4, 5];
-    const done: number[] = [];
-    let inFlight = 0;
-    let most = 0;
+    const t = tracked();
     await inLanes({
       max: 4,
       opening: 'on demand',
       take: () => work.shift(),
       run: async (n, openLane) => {
-        most = Math.max(most, ++inFlight);
+        const doing = t.work(n);
         if (n === 1) openLane(); // only the first piece of work lets a second lane open
-        await Promise.resolve();
-        done.push(n);
-        inFlight--;
+        await doing;
         return true;
       },
     });
-    expect(most).toBe(2);
-    expect(done.sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(t.most()).toBe(2);
+    expect(t.done.sort()).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('a lane that says it is done ends, even with work left', async () => {
