@@ -2,6 +2,7 @@
 // steps in src/core/payments/execute read, call these, and write.
 import type { FailureReason } from './chain.js';
 import type { PaymentStatus } from './payment-intent.js';
+import { attemptOf, hasAttemptsLeft } from './execution-retry.js';
 import { hasReachedChain, type TransferVerdict } from './transfer-verdict.js';
 
 /** The payment's execution lease as a claim reads it: which run holds it, for which attempt, and whether it ran out. */
@@ -39,7 +40,7 @@ export type ClaimDecision =
  */
 export function decideClaim(facts: ClaimFacts, jobAttempt: number, runId: string): ClaimDecision {
   if (facts.status === null) return { kind: 'done', why: 'unknown intent' };
-  const attempt = 1 + facts.retries;
+  const attempt = attemptOf(facts.retries);
   if (jobAttempt !== attempt) return { kind: 'done', why: `job of attempt ${jobAttempt}; the intent is at attempt ${attempt}` };
   // Spec: proceed only while the intent still waits for execution (or is being retried, or a crashed run left it).
   const { status } = facts;
@@ -142,6 +143,6 @@ export function recordOfSend(facts: RecheckFacts, send: SendResult, jobAttempt: 
   // An on-chain batch refused whole is not one payment's failure: each of its payments is tried again, whatever its
   // budget, and alone (ExecutionFacts.alone: never in a batch again, so this happens to a payment once at most).
   if (write === 'attempt_failed' && send.txPayments > 1) return { kind: 'failed', write, then: 'retry_alone' };
-  if (jobAttempt < attemptsMax) return { kind: 'failed', write, then: 'retry' };
+  if (hasAttemptsLeft(jobAttempt, attemptsMax)) return { kind: 'failed', write, then: 'retry' };
   return { kind: 'failed', write, then: error.outcome === 'unknown' && send.attemptId !== null ? 'watch' : 'fail' };
 }

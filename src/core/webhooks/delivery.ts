@@ -59,6 +59,7 @@ import type { Metrics } from '../../metrics/registry.js';
 import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhook-client/request.js';
 import { readTraceparents } from '../../db/queries/traces.js';
 import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
+import { inLanes } from '../lanes.js';
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
 export interface WebhookDeps {
@@ -303,51 +304,37 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
   const counts: DeliveryCounts = { delivered: 0, failed: 0, retried: 0, stored: 0 };
   let claimsLeft = batchSize;
 
-  // Each lane claims its share of the batch at once and sends it in one transaction (decision 75). Lanes start one
+  // Each lane claims its share of the batch at once and sends it in one transaction (decision 75). Lanes open one
   // after the other, each once the one before it claimed something (before its POSTs): with few events due, the
-  // lanes that would find nothing never open a transaction (decision 77).
+  // lanes that would find nothing never open a transaction (decision 77). A lane that fails (the database went away)
+  // stops the others claiming; they finish what they hold.
   const perClaim = Math.ceil(batchSize / concurrency);
-  const running: Promise<void>[] = [];
-  const startLane = (): void => {
-    if (running.length >= concurrency || claimsLeft <= 0) return;
-    const started = lane();
-    // Awaited below, lane after lane: a lane that fails (the database went away) before its turn must not count as
-    // an unhandled rejection meanwhile, which ends the process.
-    started.catch(() => undefined);
-    running.push(started);
-  };
-  const lane = async (): Promise<void> => {
-    while (claimsLeft > 0 && shouldContinue()) {
+  await inLanes({
+    max: concurrency,
+    opening: 'on demand',
+    take: () => {
+      if (claimsLeft <= 0 || !shouldContinue()) return undefined;
       const take = Math.min(perClaim, claimsLeft);
       claimsLeft -= take;
-      let results: AttemptResult[];
-      try {
-        results = await inDeliveryTransaction(
-          deps,
-          async (tx) => {
-            const events = await claimDueEvents(tx, now, handled, take);
-            handled.push(...events.map((e) => e.id));
-            if (events.length > 0) startLane();
-            return attemptDeliveries(tx, deps, events, shouldContinue);
-          },
-          take,
-        );
-      } catch (error) {
-        claimsLeft = 0; // the other lanes finish what they hold and claim nothing more
-        throw error;
-      }
+      return take;
+    },
+    run: async (take, openLane) => {
+      const results = await inDeliveryTransaction(
+        deps,
+        async (tx) => {
+          const events = await claimDueEvents(tx, now, handled, take);
+          handled.push(...events.map((e) => e.id));
+          if (events.length > 0) openLane();
+          return attemptDeliveries(tx, deps, events, shouldContinue);
+        },
+        take,
+      );
       for (const result of results) {
         count(counts, result);
         observeAttempt(deps, result);
       }
-      if (results.length < take) return; // nothing more is due, or the worker is stopping
-    }
-  };
-
-  startLane();
-  const lanes: PromiseSettledResult<void>[] = [];
-  for (let i = 0; i < running.length; i++) lanes.push(...(await Promise.allSettled([running[i]!])));
-  const rejected = lanes.find((l): l is PromiseRejectedResult => l.status === 'rejected');
-  if (rejected !== undefined) throw rejected.reason;
+      return results.length >= take; // fewer: nothing more is due, or the worker is stopping
+    },
+  });
   return counts;
 }

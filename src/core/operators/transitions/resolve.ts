@@ -17,6 +17,7 @@ import { readIntent, lockIntents } from '../../../db/queries/intents.js';
 import { readExecutionFacts } from '../../../db/queries/leases.js';
 import { WATCHED } from '../../../domain/confirmation.js';
 import { AppError } from '../../../domain/errors.js';
+import { attemptOf } from '../../../domain/execution-retry.js';
 import { refusalOf, type Refusal, type Resolution } from '../../../domain/operator-actions.js';
 import { transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
 import { enqueueExecutions } from '../../../jobs/queue.js';
@@ -149,8 +150,8 @@ export async function resolveManualReview(
       if (resolution === 'retry') {
         if (attempt) return CHANGED; // a transfer appeared meanwhile: the next round refuses
         await moveAndTell(tx, [{ intent, to: 'retrying', reason: 'operator_retry' }], now);
-        // The attempt number follows the intent's history (src/domain/execution.ts): this run is the next one, and the last.
-        const next = 1 + (await readExecutionFacts(tx, [intent.id])).get(intent.id)!.retries;
+        // The attempt number follows the intent's history (src/domain/execution-retry.ts): this run is the next one, and the last.
+        const next = attemptOf((await readExecutionFacts(tx, [intent.id])).get(intent.id)!.retries);
         await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: next }]);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: null };
       }

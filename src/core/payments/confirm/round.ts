@@ -11,6 +11,7 @@ import { signedOf, type Chain } from '../../../domain/chain.js';
 import { WATCHED } from '../../../domain/confirmation.js';
 import type { Metrics } from '../../../metrics/registry.js';
 import type { LifecycleDeps } from '../../context.js';
+import { inLanes } from '../../lanes.js';
 import { askAboutAttempts, askAboutSiblings } from './chain-calls.js';
 import { applyVerdicts, decide, type Applied, type Verdict } from './verdicts.js';
 import { paymentSpans, type PaymentSpans } from '../payment-traces.js';
@@ -89,7 +90,7 @@ async function writeVerdicts(deps: ConfirmationDeps, verdicts: Verdict[], summar
     const batches = Array.from({ length: Math.ceil(pending.length / CONFIRMATION_WRITE_BATCH_MAX) }, (_, i) =>
       pending.slice(i * CONFIRMATION_WRITE_BATCH_MAX, (i + 1) * CONFIRMATION_WRITE_BATCH_MAX),
     );
-    await drainWith(CONFIRMATION_WRITE_LANES, batches, async (batch) => {
+    const write = async (batch: Verdict[]): Promise<boolean> => {
       const applied = await applyVerdicts(deps, batch);
       let settled = 0;
       for (const [k, outcome] of applied.entries()) {
@@ -110,7 +111,9 @@ async function writeVerdicts(deps: ConfirmationDeps, verdicts: Verdict[], summar
         }
       }
       if (settled > 0) deps.log.info({ settled }, 'confirmation: settled');
-    });
+      return true;
+    };
+    await inLanes({ max: CONFIRMATION_WRITE_LANES, opening: 'at once', take: () => batches.shift(), run: write });
     pending = later;
   }
 }
@@ -138,15 +141,6 @@ async function afterCommit(deps: ConfirmationDeps, attempt: OpenAttempt, applied
     // The node forgot or never got the bytes; sending them again, after the commit, is harmless and may unstick it.
     await adapterOf(deps.adapters, attempt.chain).broadcast(signedOf(attempt)).catch((error: unknown) => log.warn({ err: error }, 'confirmation: re-send failed'));
   }
-}
-
-/** Runs `fn` over `items` (taken from the front as they go), `n` at a time. */
-async function drainWith<T>(n: number, items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-  await Promise.all(
-    Array.from({ length: Math.min(n, items.length) }, async () => {
-      for (let next = items.shift(); next !== undefined; next = items.shift()) await fn(next);
-    }),
-  );
 }
 
 function observeSettlement(deps: ConfirmationDeps, chain: Chain, s: { createdAt: Date; at: Date; finalAt: Date | undefined }): void {

@@ -4,7 +4,6 @@
 // writes (settlements, inclusions, status changes) are made for all of them in a fixed number of statements; a
 // failure, a final cancel or a stuck transfer writes its own rows in the same transaction.
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { withBatchTransaction } from '../../../db/pool.js';
 import { lockAttemptsIfFree, markConfirmed, markFailed, markIncluded, type AttemptRow, type OpenAttempt } from '../../../db/queries/attempts.js';
 import { lockIntents } from '../../../db/queries/intents.js';
 import type { StatusChange } from '../../../db/queries/transitions.js';
@@ -13,6 +12,7 @@ import { decideConfirmation, WATCHED, type ConfirmationAction } from '../../../d
 import type { PaymentStatus } from '../../../domain/payment-intent.js';
 import type { TransferVerdict } from '../../../domain/transfer-verdict.js';
 import { postMany } from '../../../ledger/store.js';
+import { lockedStep } from '../locked-step.js';
 import { moveAndTell } from '../outcomes/events.js';
 import { failByCancel, failOnChain, postFee, settleIntent, settlementOf } from '../outcomes/outcomes.js';
 import { applyStatusChanges } from '../outcomes/status-changes.js';
@@ -51,16 +51,16 @@ export function decide(deps: ConfirmationDeps, intentStatus: PaymentStatus, atte
 }
 
 export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verdict[]): Promise<ItemOutcome<Applied>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    items,
-    async (tx, batch) => {
+  return lockedStep(deps, items, {
+    async lock(tx, batch) {
       const intents = await lockIntents(tx, batch.map((i) => i.attempt.payment_intent_id), { skipLocked: true });
       const attempts = await lockAttemptsIfFree(
         tx,
         batch.filter((i) => intents.has(i.attempt.payment_intent_id)).map((i) => i.attempt.id),
       );
-      const now = deps.clock.now();
+      return { intents, attempts };
+    },
+    async write(tx, batch, { intents, attempts }, now) {
       const confirmed: { attemptId: string; feeNative: bigint }[] = [];
       const included: string[] = [];
       const changes: StatusChange[] = [];
@@ -149,6 +149,6 @@ export async function applyVerdicts(deps: ConfirmationDeps, items: readonly Verd
       await postMany(tx, entries);
       return answers;
     },
-    (error, batch) => deps.log.error({ err: error, size: batch.length }, 'confirmation: batch failed; its attempts are checked one by one'),
-  );
+    onSplit: (error, batch) => deps.log.error({ err: error, size: batch.length }, 'confirmation: batch failed; its attempts are checked one by one'),
+  });
 }

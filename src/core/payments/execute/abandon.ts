@@ -15,6 +15,7 @@ import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
 import { withTransaction } from '../../../db/pool.js';
 import { signedOf } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
+import { attemptOf } from '../../../domain/execution-retry.js';
 import { readLiveAttempt, markBroadcasted, markFailed } from '../../../db/queries/attempts.js';
 import { readIntent, lockIntents } from '../../../db/queries/intents.js';
 import { readExecutionFacts } from '../../../db/queries/leases.js';
@@ -52,7 +53,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
       if (!intent || !UNFINISHED.includes(intent.status)) return 'done';
       // A job of an earlier attempt (its run crashed after the outcome was recorded): the current attempt is alive.
       const facts = (await readExecutionFacts(tx, [intent.id])).get(intent.id)!;
-      if (1 + facts.retries !== job.attempt) return 'done';
+      if (attemptOf(facts.retries) !== job.attempt) return 'done';
       // A live run of this attempt (another worker resumed it) finishes the work; if it dies, the sweeper comes back.
       const lease = facts.lease;
       if (lease && lease.attempt === job.attempt && !lease.expired && lease.owner !== options.runId && intent.status === 'broadcasting') {

@@ -5,7 +5,7 @@
 // number of statements. A payment that would be signed on a chain whose signing is held (decision 199) is not claimed:
 // its job comes back later; the signature transaction checks again (sign.ts), this only spares the chain's reads.
 import { BOOKS_HOLD_RECHECK_SECONDS } from '../../../bounds.js';
-import { withBatchTransaction, type Queryable } from '../../../db/pool.js';
+import type { Queryable } from '../../../db/pool.js';
 import { readHeldChains } from '../../../db/queries/books.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
 import type { AttemptRow } from '../../../db/queries/attempts.js';
@@ -13,6 +13,7 @@ import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.
 import { readExecutionFacts, upsertLeases } from '../../../db/queries/leases.js';
 import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../../domain/execution.js';
 import { enqueueRetry } from '../../../jobs/queue.js';
+import { lockedStep } from '../locked-step.js';
 import { moveAndTell } from '../outcomes/events.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
@@ -30,16 +31,16 @@ export interface Claimed {
 
 /** Claims each run's payment; a claim that throws because of its payment fails that run alone. */
 export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<ItemOutcome<Claimed | Done>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    runs,
-    async (tx, batch) => {
-      const now = deps.clock.now();
+  return lockedStep(deps, runs, {
+    // 1. Prefetch: the intents under their locks, then (a statement of its own, after the locks) what a claim reads.
+    async lock(tx, batch) {
       const ids = batch.map(intentIdOf);
-      // 1. Prefetch: the intents under their locks, then (a statement of its own, after the locks) what a claim reads.
       const intents = await lockIntents(tx, ids);
       const rows = await readExecutionFacts(tx, ids);
       const held = await readHeldChains(tx, [...new Set([...intents.values()].map((i) => i.selected_chain))]);
+      return { intents, rows, held };
+    },
+    async write(tx, batch, { intents, rows, held }, now) {
       // 2. Decide, run after run.
       const facts = new Map<string, ClaimFacts>();
       const deferred = new Map<string, ExecutionRun>();
@@ -75,8 +76,8 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
         return { kind: 'claimed', intent: intents.get(id)!, live, alone };
       });
     },
-    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'claim batch failed; claiming its payments one by one'),
-  );
+    onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'claim batch failed; claiming its payments one by one'),
+  });
 }
 
 /**

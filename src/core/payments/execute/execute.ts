@@ -61,51 +61,51 @@ export async function executeBatch(deps: ExecutionDeps, runs: readonly Execution
   });
 }
 
+/** One run through the batch: where it stands after its last round, and whether its lease went back with its outcome. */
+interface RunState {
+  run: ExecutionRun;
+  step: Step;
+  released: boolean;
+}
+
 async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], spans: PaymentSpans): Promise<ItemOutcome<void>[]> {
-  const steps: Step[] = runs.map(() => CHANGED);
-  const released = new Set<ExecutionRun>();
+  const states: RunState[] = runs.map((run) => ({ run, step: CHANGED, released: false }));
   const stopHeartbeat = startHeartbeat(deps, runs);
   try {
-    let pending = runs.map((_, i) => i);
+    let pending = states;
     for (let round = 1; pending.length > 0; round++) {
       if (round > RECHECK_ROUNDS_MAX) {
-        for (const i of pending) steps[i] = { kind: 'failed', error: new Error(`payment ${intentIdOf(runs[i]!)} kept changing while it was being executed`) };
+        for (const state of pending) state.step = { kind: 'failed', error: new Error(`payment ${intentIdOf(state.run)} kept changing while it was being executed`) };
         break;
       }
-      const answers = await roundOf(deps, pending.map((i) => runs[i]!));
-      pending.forEach((i, k) => (steps[i] = answers[k]!));
-      pending = pending.filter((i) => steps[i] === CHANGED);
+      await roundOf(deps, pending);
+      pending = pending.filter((state) => state.step === CHANGED);
     }
     // Send every transfer of the batch, then record how each send came out.
-    const sending = runs.flatMap((run, i) => {
-      const step = steps[i]!;
-      return step !== CHANGED && step.kind === 'send' ? [{ i, run, step }] : [];
-    });
+    const sending = states.flatMap((state) => (state.step !== CHANGED && state.step.kind === 'send' ? [{ state, step: state.step }] : []));
     const sendErrors = await sendTransfers(deps, sending.map((s) => s.step.send));
-    const outcomes: (SendOutcome & { i: number })[] = sending.map(({ i, run, step }, j) => ({ i, run, attemptId: step.attemptId, error: sendErrors[j]! }));
-    runs.forEach((run, i) => {
-      const step = steps[i]!;
-      if (step !== CHANGED && step.kind === 'unsigned') outcomes.push({ i, run, attemptId: null, error: step.error });
-    });
+    const outcomes: (SendOutcome & { state: RunState })[] = sending.map(({ state, step }, j) => ({ state, run: state.run, attemptId: step.attemptId, error: sendErrors[j]! }));
+    for (const state of states) {
+      if (state.step !== CHANGED && state.step.kind === 'unsigned') outcomes.push({ state, run: state.run, attemptId: null, error: state.step.error });
+    }
     const recorded = await recordSends(deps, outcomes);
     recorded.forEach((result, j) => {
-      const { i, run, attemptId, error } = outcomes[j]!;
-      if (!result.ok) steps[i] = { kind: 'failed', error: result.error };
+      const { state, attemptId, error } = outcomes[j]!;
+      if (!result.ok) state.step = { kind: 'failed', error: result.error };
       else {
-        released.add(run);
-        logOutcome(deps, run, attemptId, error, steps[i]!);
-        spans.set(intentIdOf(run), spanOutcome(attemptId, error, steps[i]!));
+        state.released = true;
+        logOutcome(deps, state.run, attemptId, error, state.step);
+        spans.set(intentIdOf(state.run), spanOutcome(attemptId, error, state.step));
       }
     });
   } finally {
     stopHeartbeat();
-    const unreleased = runs.filter((run) => !released.has(run));
+    const unreleased = states.flatMap((state) => (state.released ? [] : [state.run]));
     await deleteLeases(deps.pool, unreleased.map((run) => ({ intentId: intentIdOf(run), owner: run.runId }))).catch((error: unknown) =>
       deps.log.warn({ err: error, payment_intent_ids: unreleased.map(intentIdOf) }, 'execution lease release failed; it runs out instead'),
     );
   }
-  return runs.map((run, i): ItemOutcome<void> => {
-    const step = steps[i]!;
+  return states.map(({ run, step }): ItemOutcome<void> => {
     if (step !== CHANGED && step.kind === 'failed') {
       runLog(deps, run).warn({ err: step.error }, 'execution: run failed; its job is retried');
       spans.fail(intentIdOf(run), step.error);
@@ -119,70 +119,71 @@ async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], s
   });
 }
 
-/** One round: claim, ask the chains about the transfers earlier runs left and write what they said, then prepare and sign. */
-async function roundOf(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<Step[]> {
-  const steps: Step[] = runs.map(() => CHANGED);
+/**
+ * One round over the runs still to go: claim, ask the chains about the transfers earlier runs left and write what they
+ * said, then prepare and sign. Each run's step is where the round left it; CHANGED, it goes again next round.
+ */
+async function roundOf(deps: ExecutionDeps, states: readonly RunState[]): Promise<void> {
   // `alone`: prepared in a transaction of its own, since an on-chain batch that paid it could not land (decision 176).
-  const claimed: { k: number; intent: PaymentIntentRow; alone: boolean }[] = [];
-  const withLive: { k: number; intent: PaymentIntentRow; live: AttemptRow; alone: boolean }[] = [];
-  (await claimRuns(deps, runs)).forEach((claim, k) => {
-    if (!claim.ok) steps[k] = { kind: 'failed', error: claim.error };
-    else if (claim.value.kind === 'done') steps[k] = claim.value;
-    else if (claim.value.live === null) claimed.push({ k, intent: claim.value.intent, alone: claim.value.alone });
-    else withLive.push({ k, intent: claim.value.intent, live: claim.value.live, alone: claim.value.alone });
+  const claimed: { state: RunState; intent: PaymentIntentRow; alone: boolean }[] = [];
+  const withLive: { state: RunState; intent: PaymentIntentRow; live: AttemptRow; alone: boolean }[] = [];
+  (await claimRuns(deps, states.map((s) => s.run))).forEach((claim, k) => {
+    const state = states[k]!;
+    if (!claim.ok) state.step = { kind: 'failed', error: claim.error };
+    else if (claim.value.kind === 'done') state.step = claim.value;
+    else if (claim.value.live === null) claimed.push({ state, intent: claim.value.intent, alone: claim.value.alone });
+    else withLive.push({ state, intent: claim.value.intent, live: claim.value.live, alone: claim.value.alone });
   });
 
   const verdicts = await askAboutLiveTransfers(deps, withLive);
-  const toWrite: (LiveVerdict & { k: number; intent: PaymentIntentRow; alone: boolean })[] = [];
-  withLive.forEach(({ k, intent, live, alone }, j) => {
+  const toWrite: (LiveVerdict & { state: RunState; intent: PaymentIntentRow; alone: boolean })[] = [];
+  withLive.forEach(({ state, intent, live, alone }, j) => {
     const verdict = verdicts[j]!;
     const action = verdict.ok ? liveTransferAction(verdict.value, live.failure_reason, live.tx_payments) : null;
-    if (!verdict.ok) steps[k] = { kind: 'failed', error: verdict.error };
-    else if (action?.kind === 'resend') steps[k] = { kind: 'send', attemptId: live.id, send: { intent, transfer: signedOf(live), resend: true } };
-    else if (action) toWrite.push({ k, intent, run: runs[k]!, live, action, alone });
+    if (!verdict.ok) state.step = { kind: 'failed', error: verdict.error };
+    else if (action?.kind === 'resend') state.step = { kind: 'send', attemptId: live.id, send: { intent, transfer: signedOf(live), resend: true } };
+    else if (action) toWrite.push({ state, intent, run: state.run, live, action, alone });
   });
   (await recordLiveVerdicts(deps, toWrite)).forEach((written, j) => {
-    const { k, intent, live, alone } = toWrite[j]!;
-    if (!written.ok) steps[k] = { kind: 'failed', error: written.error };
+    const { state, intent, live, alone } = toWrite[j]!;
+    if (!written.ok) state.step = { kind: 'failed', error: written.error };
     // A transfer that can never land is over; when it was an on-chain batch, its successor goes alone.
-    else if (written.value === 'sign') claimed.push({ k, intent, alone: alone || live.tx_payments > 1 });
-    else steps[k] = written.value;
+    else if (written.value === 'sign') claimed.push({ state, intent, alone: alone || live.tx_payments > 1 });
+    else state.step = written.value;
   });
 
-  const prepared: (ToSign & { k: number })[] = [];
+  const prepared: (ToSign & { state: RunState })[] = [];
   (await prepareTransfers(deps, claimed)).forEach((outcome, j) => {
-    const { k, intent } = claimed[j]!;
-    if (!outcome.ok) steps[k] = { kind: 'failed', error: outcome.error };
-    else if (outcome.value instanceof ChainError) steps[k] = { kind: 'unsigned', error: outcome.value };
-    else prepared.push({ k, run: runs[k]!, intent, prepared: outcome.value });
+    const { state, intent } = claimed[j]!;
+    if (!outcome.ok) state.step = { kind: 'failed', error: outcome.error };
+    else if (outcome.value instanceof ChainError) state.step = { kind: 'unsigned', error: outcome.value };
+    else prepared.push({ state, run: state.run, intent, prepared: outcome.value });
   });
 
   // Screened once more right before signing (screen.ts): a refused recipient fails its payment, nothing is signed. The
   // others of an on-chain batch that paid it start over in the next round, prepared without it.
-  const screened: (Screened & { k: number })[] = [];
+  const screened: (Screened & { state: RunState })[] = [];
   const refusedTransactions = new Set<PreparedTransfer>();
   (await screenRecipients(deps, prepared.map((p) => p.intent))).forEach((verdict, j) => {
     const item = prepared[j]!;
     if (!verdict.hit) return;
-    screened.push({ k: item.k, run: item.run, intent: item.intent, verdict });
+    screened.push({ state: item.state, run: item.run, intent: item.intent, verdict });
     refusedTransactions.add(item.prepared);
   });
   const toSign = prepared.filter((p) => !refusedTransactions.has(p.prepared));
   (await failScreened(deps, screened)).forEach((failed, j) => {
-    const { k } = screened[j]!;
-    steps[k] = failed.ok ? failed.value : { kind: 'failed', error: failed.error };
+    screened[j]!.state.step = failed.ok ? failed.value : { kind: 'failed', error: failed.error };
   });
   (await signTransfers(deps, toSign)).forEach((signed, j) => {
-    const { k } = toSign[j]!;
-    if (!signed.ok) steps[k] = { kind: 'failed', error: signed.error };
-    else if (signed.value === CHANGED) steps[k] = CHANGED;
-    else if (signed.value === HELD) steps[k] = { kind: 'done', why: 'the chain\u2019s signing is held; the job comes back later' };
+    const { state } = toSign[j]!;
+    if (!signed.ok) state.step = { kind: 'failed', error: signed.error };
+    else if (signed.value === CHANGED) state.step = CHANGED;
+    else if (signed.value === HELD) state.step = { kind: 'done', why: 'the chain\u2019s signing is held; the job comes back later' };
     else {
       const { intent, attemptId, transfer } = signed.value;
-      steps[k] = { kind: 'send', attemptId, send: { intent, transfer, resend: false } };
+      state.step = { kind: 'send', attemptId, send: { intent, transfer, resend: false } };
     }
   });
-  return steps;
 }
 
 function logOutcome(deps: ExecutionDeps, run: ExecutionRun, attemptId: string | null, error: ChainError | null, step: Step): void {

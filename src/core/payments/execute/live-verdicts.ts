@@ -2,11 +2,11 @@
 // chain has is broadcast (and the run ends), one mined and failed fails its payment with the fee it spent (decision
 // 61), one that can never land is over and a new transfer is signed. Each payment is written only if it is still as
 // its run left it (recheck.ts); otherwise another run or an operator moved it, and the run starts over.
-import { withBatchTransaction } from '../../../db/pool.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
 import { markBroadcasted, markFailed, type AttemptRow } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import { isAsLeft, type LiveTransferAction } from '../../../domain/execution.js';
+import { lockedStep } from '../locked-step.js';
 import { CHANGED } from '../outcomes/changed.js';
 import { moveAndTell } from '../outcomes/events.js';
 import { failOnChain } from '../outcomes/outcomes.js';
@@ -25,12 +25,9 @@ export async function recordLiveVerdicts(
   deps: ExecutionDeps,
   items: readonly LiveVerdict[],
 ): Promise<ItemOutcome<Done | 'sign' | typeof CHANGED>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    items,
-    async (tx, batch) => {
-      const now = deps.clock.now();
-      const locked = await lockForRecheck(tx, batch.map((i) => i.run), { lockAttempts: true });
+  return lockedStep(deps, items, {
+    lock: (tx, batch) => lockForRecheck(tx, batch.map((i) => i.run), { lockAttempts: true }),
+    async write(tx, batch, locked, now) {
       const sent: { intent: PaymentIntentRow; live: AttemptRow }[] = [];
       const answers: (Done | 'sign' | typeof CHANGED)[] = [];
       for (const [k, { live, action }] of batch.entries()) {
@@ -53,6 +50,6 @@ export async function recordLiveVerdicts(
       await moveAndTell(tx, sent.map(({ intent, live }) => ({ intent, to: 'broadcasted', type: 'payment.broadcasted', extra: { tx_id: live.tx_id } })), now);
       return answers;
     },
-    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'live transfer batch failed; writing its payments one by one'),
-  );
+    onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'live transfer batch failed; writing its payments one by one'),
+  });
 }

@@ -5,13 +5,14 @@
 import type { ChainError } from '../../../chains/port.js';
 import { EXECUTION_ATTEMPTS_MAX } from '../../../bounds.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { withBatchTransaction } from '../../../db/pool.js';
 import { markBroadcasted, markFailed, markSendError } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import { deleteLeases } from '../../../db/queries/leases.js';
 import { insertSignRefusal } from '../../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../../domain/execution.js';
+import { nextAttemptOf, retryDelaySecondsOf } from '../../../domain/execution-retry.js';
 import { enqueueRetry, setAside } from '../../../jobs/queue.js';
+import { lockedStep } from '../locked-step.js';
 import { moveAndTell, type Move } from '../outcomes/events.js';
 import { failIntent } from '../outcomes/outcomes.js';
 import { lockForRecheck } from './recheck.js';
@@ -25,12 +26,9 @@ export interface SendOutcome {
 }
 
 export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOutcome[]): Promise<ItemOutcome<void>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    outcomes,
-    async (tx, batch) => {
-      const locked = await lockForRecheck(tx, batch.map((o) => o.run), { lockAttempts: false });
-      const now = deps.clock.now();
+  return lockedStep(deps, outcomes, {
+    lock: (tx, batch) => lockForRecheck(tx, batch.map((o) => o.run), { lockAttempts: false }),
+    async write(tx, batch, locked, now) {
       const broadcast: string[] = [];
       const moves: Move[] = [];
       const failures: { outcome: SendOutcome & { error: ChainError }; intent: PaymentIntentRow; then: 'retry' | 'retry_alone' | 'fail' }[] = [];
@@ -65,10 +63,10 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         const { job } = outcome.run;
         if (then === 'retry_alone') {
           // At once: the batch was refused, not this payment; its failed batch attempt sends it alone from now on.
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, 0);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: nextAttemptOf(job.attempt) }, 0);
         } else if (then === 'retry') {
-          const delaySeconds = deps.config.executionRetryDelaySeconds * 2 ** (job.attempt - 1);
-          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: job.attempt + 1 }, delaySeconds);
+          const delaySeconds = retryDelaySecondsOf(job.attempt, deps.config.executionRetryDelaySeconds);
+          await enqueueRetry(deps.boss, tx, { payment_intent_id: intent.id, attempt: nextAttemptOf(job.attempt) }, delaySeconds);
         } else {
           await failIntent(tx, intent, outcome.error.reason, now);
           await setAside(deps.boss, tx, { ...job, reason: outcome.error.reason });
@@ -78,6 +76,6 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
       await deleteLeases(tx, batch.map((o) => ({ intentId: intentIdOf(o.run), owner: o.run.runId })));
       return batch.map(() => undefined);
     },
-    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'outcome batch failed; recording its runs one by one'),
-  );
+    onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'outcome batch failed; recording its runs one by one'),
+  });
 }

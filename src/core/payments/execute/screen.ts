@@ -5,13 +5,13 @@
 // lease, nothing signed): `failure_reason: screening_hit`, its reservation released, an operator alert and an audit
 // record, all in one transaction. Nothing is signed or sent for it.
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { withBatchTransaction } from '../../../db/pool.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { Actor } from '../../../domain/actor.js';
 import { isAsLeft } from '../../../domain/execution.js';
 import type { ScreeningVerdict } from '../../../domain/screening.js';
 import { raiseAlert } from '../../operators/alerts.js';
 import { appendAudit } from '../../operators/audit.js';
+import { lockedStep } from '../locked-step.js';
 import { CHANGED } from '../outcomes/changed.js';
 import { failIntent } from '../outcomes/outcomes.js';
 import type { Done } from './claim.js';
@@ -37,12 +37,9 @@ export interface Screened {
 
 /** Fails each screened payment still as its run left it; CHANGED where another run or an operator moved it first. */
 export async function failScreened(deps: ExecutionDeps, items: readonly Screened[]): Promise<ItemOutcome<Done | typeof CHANGED>[]> {
-  return withBatchTransaction(
-    deps.pool,
-    items,
-    async (tx, batch) => {
-      const now = deps.clock.now();
-      const locked = await lockForRecheck(tx, batch.map((s) => s.run), { lockAttempts: false });
+  return lockedStep(deps, items, {
+    lock: (tx, batch) => lockForRecheck(tx, batch.map((s) => s.run), { lockAttempts: false }),
+    async write(tx, batch, locked, now) {
       const answers: (Done | typeof CHANGED)[] = batch.map(() => CHANGED);
       for (const [k, { verdict }] of batch.entries()) {
         const { intent, facts } = locked[k]!;
@@ -77,6 +74,6 @@ export async function failScreened(deps: ExecutionDeps, items: readonly Screened
       }
       return answers;
     },
-    (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'screening failure batch failed; recording its payments one by one'),
-  );
+    onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'screening failure batch failed; recording its payments one by one'),
+  });
 }

@@ -9,13 +9,13 @@
 import { BOOKS_HOLD_RECHECK_SECONDS } from '../../../bounds.js';
 import type { PreparedTransfer } from '../../../chains/port.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { withBatchTransaction } from '../../../db/pool.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { SignedTransfer } from '../../../domain/chain.js';
 import { isAsLeft } from '../../../domain/execution.js';
 import { enqueueRetry } from '../../../jobs/queue.js';
 import { movements } from '../../../ledger/movements.js';
 import { intentsWithDebit, postMany } from '../../../ledger/store.js';
+import { lockedStep } from '../locked-step.js';
 import { CHANGED } from '../outcomes/changed.js';
 import { clearToSign, signAttempts, transactionsOf } from '../outcomes/sign-attempts.js';
 import { lockForRecheck } from './recheck.js';
@@ -45,21 +45,23 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
       // payments it pays, never a part of them.
       const ofChain = items.flatMap((item, k) => (item.intent.selected_chain === chain ? [{ item, k }] : []));
       const groups = [...transactionsOf(ofChain.map((c) => c.item.prepared)).values()].map((places) => places.map((j) => ofChain[j]!));
-      const signed = await withBatchTransaction(
-        deps.pool,
-        groups,
-        async (tx, batch) => {
-          const now = deps.clock.now();
+      const signed = await lockedStep(deps, groups, {
+        async lock(tx, batch) {
           // 0. The chain may sign: checked in this transaction, so no signature leaves between a failover and its check.
           const clearance = await clearToSign(tx, chain);
-          if (clearance === null) {
+          if (clearance === null) return null;
+          // 1. Each payment under its lock, as its run left it: still broadcasting under its lease, nothing signed yet.
+          return { clearance, locked: await lockForRecheck(tx, batch.flat().map((m) => m.item.run), { lockAttempts: false }) };
+        },
+        async write(tx, batch, cleared, now) {
+          if (cleared === null) {
+            // Held (decision 199): nothing is signed, and each run's job comes back later.
             const runs = batch.flat().map((m) => m.item.run);
             for (const run of runs) await enqueueRetry(deps.boss, tx, run.job, BOOKS_HOLD_RECHECK_SECONDS);
             return batch.map((group) => group.map((): typeof HELD => HELD));
           }
-          // 1. Each payment under its lock, as its run left it: still broadcasting under its lease, nothing signed yet.
-          //    A transaction is signed only when every payment it pays is.
-          const locked = await lockForRecheck(tx, batch.flat().map((m) => m.item.run), { lockAttempts: false });
+          // A transaction is signed only when every payment it pays is as its run left it.
+          const { clearance, locked } = cleared;
           let offset = 0;
           const ready = batch.flatMap((group, g) => {
             const ofGroup = locked.slice(offset, (offset += group.length));
@@ -81,8 +83,8 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
           ready.forEach((r, n) => (answers[r.g]![r.i] = { intent: r.intent, attemptId: attempts[n]!.id, transfer: attempts[n]!.signed }));
           return answers;
         },
-        (error, batch) => deps.log.warn({ err: error, size: batch.length, chain }, 'signature batch failed; signing its transactions one by one'),
-      );
+        onSplit: (error, batch) => deps.log.warn({ err: error, size: batch.length, chain }, 'signature batch failed; signing its transactions one by one'),
+      });
       signed.forEach((outcome, g) =>
         groups[g]!.forEach(({ k }, i) => (outcomes[k] = outcome.ok ? { ok: true, value: outcome.value[i]! } : outcome)),
       );

@@ -6,6 +6,7 @@ import { markConfirmed, markFailed } from '../../../db/queries/attempts.js';
 import { countTransitions, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { StatusChange } from '../../../db/queries/transitions.js';
 import { nativeCurrencyOf, type FailureReason, type NativeCurrencies } from '../../../domain/chain.js';
+import { attemptOf } from '../../../domain/execution-retry.js';
 import { enqueueExecutions } from '../../../jobs/queue.js';
 import { decimalsOf } from '../../../ledger/currencies.js';
 import { movements, type Movement } from '../../../ledger/movements.js';
@@ -57,8 +58,8 @@ export async function failOnChain(
   await postFee(tx, currencies, intent, verdict.feeNative, at);
   if (!options.retryOn) return failIntent(tx, intent, verdict.reason, at);
   await moveAndTell(tx, [{ intent, to: 'retrying', reason: verdict.reason }], at);
-  // The attempt number follows the intent's history (src/domain/execution.ts): one more than its moves to retrying.
-  const attempt = 1 + (await countTransitions(tx, intent.id, 'retrying'));
+  // The attempt number follows the intent's history (src/domain/execution-retry.ts): one more than its moves to retrying.
+  const attempt = attemptOf(await countTransitions(tx, intent.id, 'retrying'));
   await enqueueExecutions(options.retryOn, tx, [{ payment_intent_id: intent.id, attempt }]);
 }
 
