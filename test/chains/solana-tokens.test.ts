@@ -25,6 +25,7 @@ import {
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPUTE_UNITS_TRANSFER, COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT } from '../../src/chains/solana/fees.js';
 import { generateSolanaSecretKey, parseSolanaSecretKey, type SolanaKey } from '../../src/chains/solana/keys.js';
 import { TOKEN_2022_PROGRAM_ADDRESS } from '../../src/devnet/solana-rpc/token-2022.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
@@ -166,6 +167,17 @@ describe('the Solana devnet tokens', () => {
       programId: TOKEN_2022_PROGRAM_ADDRESS,
       uiTokenAmount: { amount: String(amount), decimals: 6 },
     });
+    // The compute units the Solana adapter budgets per payout (fees.ts) cover Token-2022's heavier account creation
+    // and transfer: what a PYUSD payout needs, measured, is printed for item 1 of issue 40.
+    const created = transaction.meta?.computeUnitsConsumed ?? 0n;
+    const again = await transactionOf(
+      await sendSigned([getTransferCheckedInstruction({ source, mint, destination, authority: treasury.signer, amount: 1n, decimals: 6 }, { programAddress: TOKEN_2022_PROGRAM_ADDRESS })]),
+    );
+    const transferred = again.meta?.computeUnitsConsumed ?? 0n;
+    console.log(`PYUSD (Token-2022) compute units: create account + transferChecked ${created}, transferChecked ${transferred}`);
+    expect(created).toBeLessThanOrEqual(BigInt(COMPUTE_UNITS_TRANSFER_AND_CREATE_ACCOUNT));
+    expect(transferred).toBeLessThanOrEqual(BigInt(COMPUTE_UNITS_TRANSFER));
+    expect(await balanceOf(recipient, mint)).toBe(amount + 1n);
     const parsed = (await rpc.getAccountInfo(destination, { encoding: 'jsonParsed' }).send()).value?.data as unknown as { program: string; parsed: { type: string; info: { owner: string } } };
     expect(parsed).toMatchObject({ program: 'spl-token-2022', parsed: { type: 'account', info: { owner: recipient } } });
 
