@@ -16,7 +16,7 @@ import {
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_CONTRACT_ABI } from '../../src/chains/ethereum/batch-contract.js';
-import { ERC20_ABI } from '../../src/chains/ethereum/erc20.js';
+import { ERC20_ABI, TYPICAL_TRANSFER_GAS } from '../../src/chains/ethereum/erc20.js';
 import { approveBatchContract } from '../../src/devnet/ethereum-approve.js';
 import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';
 import { sendDevnetEthereumTransfer } from '../../src/devnet/ethereum-transfer.js';
@@ -111,6 +111,25 @@ describe('the devnet tokens', () => {
       expect(await reader.readContract({ address, abi: TEST_PYUSD_ABI, functionName: 'symbol' })).toBe(symbol);
       expect(await balanceOf(address, treasury.address), symbol).toBe(TREASURY_MICROS);
     }
+  });
+});
+
+describe('gas', () => {
+  it("costs each token's single transfer no more than the adapter assumes (figures printed; the stand-ins are leaner than mainnet's)", async () => {
+    const lines: string[] = [];
+    for (const [symbol, token] of [['USDC', devnet.usdcAddress], ['USDT', devnet.usdtAddress], ['PYUSD', devnet.pyusdAddress]] as const) {
+      const [holder] = freshAddresses(1) as [Address];
+      const gas: bigint[] = [];
+      for (let i = 0; i < 2; i++) {
+        const hash = await walletOf(treasury).writeContract({ address: token, abi: TEST_USDT_ABI, functionName: 'transfer', args: [holder, MICROS], chain: null });
+        const receipt = await mined(hash);
+        expect(receipt.status).toBe('success');
+        gas.push(receipt.gasUsed);
+      }
+      lines.push(`${symbol.padEnd(6)} new holder ${gas[0]}  existing holder ${gas[1]}`);
+      expect(gas[0]! <= TYPICAL_TRANSFER_GAS, symbol).toBe(true);
+    }
+    console.log(`gas of one transfer on the devnet's stand-ins:\n${lines.join('\n')}`);
   });
 });
 
