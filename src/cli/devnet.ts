@@ -112,10 +112,10 @@ export async function devnetCommand(args: string[]): Promise<number> {
     const batching: Record<string, string> = {};
     if (!pkcs11) {
       const { approveBatchContract } = await import('../devnet/ethereum-approve.js');
-      for (const [name, node] of [['ethereum', ethereum] as const, ...[...extras].map(([n, d]) => [n, d] as const)]) {
-        await approveBatchContract(node, node.treasuryKey);
-        batching[`${envName(name)}_BATCH_CONTRACT`] = node.batchContractAddress;
-      }
+      const nodes = [['ethereum', ethereum] as const, ...[...extras].map(([n, d]) => [n, d] as const)];
+      // Each chain mines its own blocks: their approvals wait on one another for nothing.
+      await Promise.all(nodes.map(([, node]) => approveBatchContract(node, node.treasuryKey)));
+      for (const [name, node] of nodes) batching[`${envName(name)}_BATCH_CONTRACT`] = node.batchContractAddress;
     }
     const evmKey = ethereum.treasuryKey;
     const evmCustody = (name: string): Record<string, string> =>
