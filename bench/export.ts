@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, type Queryable } from '../src/db/pool.js';
-import { paymentExportPage } from '../src/db/queries/payment-export.js';
+import { listPaymentExportRows } from '../src/db/queries/payment-export.js';
 import { postingExportWindow } from '../src/ledger/posting-export.js';
 import { EXPORT_LEDGER_WINDOW_TRANSACTIONS, EXPORT_PAYMENT_PAGE_ROWS } from '../src/bounds.js';
 import { BIN } from '../test/helpers/process.js';
@@ -224,9 +224,9 @@ async function main(): Promise<void> {
     )).rows[0]!;
     const month = { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', chain: null, merchantId: null, status: null };
     const plans = [
-      await explain(pool, 'payments page, mid-month', (db) => paymentExportPage(db, month, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
-      await explain(pool, 'payments page, one merchant', (db) => paymentExportPage(db, { ...month, merchantId: 'mer_b7' }, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
-      await explain(pool, 'payments page, chain=ethereum', (db) => paymentExportPage(db, { ...month, chain: 'ethereum' }, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
+      await explain(pool, 'payments page, mid-month', (db) => listPaymentExportRows(db, month, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
+      await explain(pool, 'payments page, one merchant', (db) => listPaymentExportRows(db, { ...month, merchantId: 'mer_b7' }, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
+      await explain(pool, 'payments page, chain=ethereum', (db) => listPaymentExportRows(db, { ...month, chain: 'ethereum' }, { createdAt: middle.at, id: middle.id }, EXPORT_PAYMENT_PAGE_ROWS)),
       await explain(pool, 'ledger window, mid-month', (db) => postingExportWindow(db, month, { createdAt: middle.at, id: middle.tx }, EXPORT_LEDGER_WINDOW_TRANSACTIONS)),
       await explain(pool, 'ledger window, one merchant', (db) => postingExportWindow(db, { ...month, merchantId: 'mer_b7' }, { createdAt: middle.at, id: middle.tx }, EXPORT_LEDGER_WINDOW_TRANSACTIONS)),
     ];

@@ -136,7 +136,7 @@ export const MUTANTS: readonly Mutant[] = [
     edits: [
       {
         file: 'src/core/treasury/deposits/book.ts',
-        find: "if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {",
+        find: "if (!intent || intent.status !== 'settled' || (await readInboundOfIntent(tx, intent.id)) !== null) {",
         replace: "if (!intent || intent.status !== 'settled') {",
       },
     ],

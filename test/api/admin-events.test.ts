@@ -2,8 +2,8 @@
 // heard only once (and only if) they commit; streams end when the app closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/db/pool.js';
-import { findIntent } from '../../src/db/queries/intents.js';
-import { changeStatuses } from '../../src/db/queries/transitions.js';
+import { readIntent } from '../../src/db/queries/intents.js';
+import { updateStatuses } from '../../src/db/queries/transitions.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 import { drainExecution } from '../helpers/workers.js';
@@ -72,10 +72,10 @@ describe('GET /admin/events', () => {
     const committed = await createPayment(t.app, 7);
     await waitFor('both created', async () => sse.events.filter((e) => e.data.status === 'route_selected').length === 2, 10_000, 20);
     await withTransaction(t.db.pool, async (tx) => {
-      await changeStatuses(tx, [{ intent: (await findIntent(tx, rolledBack))!, to: 'cancelled' }], t.clock.now());
+      await updateStatuses(tx, [{ intent: (await readIntent(tx, rolledBack))!, to: 'cancelled' }], t.clock.now());
       throw new Error('roll back');
     }).catch(() => undefined);
-    await changeStatuses(t.db.pool, [{ intent: (await findIntent(t.db.pool, committed))!, to: 'cancelled' }], t.clock.now());
+    await updateStatuses(t.db.pool, [{ intent: (await readIntent(t.db.pool, committed))!, to: 'cancelled' }], t.clock.now());
     // Notifications arrive in commit order: once the committed change is heard, the rolled-back one never will be.
     await waitFor('committed change', async () => sse.events.some((e) => e.data.id === committed && e.data.status === 'cancelled'), 10_000, 20);
     expect(sse.events.filter((e) => e.data.id === rolledBack).map((e) => e.data.status)).toEqual(['route_selected']);

@@ -9,7 +9,7 @@ import { NoticeCache } from '../../src/db/notice-cache.js';
 import type { FactTopic } from '../../src/db/notify.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { insertSnapshot } from '../../src/db/queries/snapshots.js';
-import { savePolicy } from '../../src/db/queries/policies.js';
+import { upsertPolicy } from '../../src/db/queries/policies.js';
 import { movements } from '../../src/ledger/movements.js';
 import { postMany } from '../../src/ledger/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -106,7 +106,7 @@ describe('NoticeCache', () => {
     const before = await cache.get('policies', policies.key, policies.load);
     const { merchant } = await createMerchant(db.pool, CONFIG, { name: 'Cache Test Ltd', webhookUrl: null }, AT, testAudit());
     const afterMerchant = await refreshed('policies', policies, before);
-    await savePolicy(db.pool, merchant.id, { overrides: { maxPaymentMicros: 10_000_000n } }, AT);
+    await upsertPolicy(db.pool, merchant.id, { overrides: { maxPaymentMicros: 10_000_000n } }, AT);
     expect(await refreshed('policies', policies, afterMerchant)).toBe(afterMerchant + 1);
   });
 

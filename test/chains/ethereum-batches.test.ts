@@ -13,7 +13,7 @@ import { ChainError, type ChainAdapter, type PreparedTransfer, type TransferRequ
 import { createEthereumKeySigner } from '../../src/chains/signers/key.js';
 import { signAttempts } from '../../src/core/payments/outcomes/sign-attempts.js';
 import { withTransaction } from '../../src/db/pool.js';
-import { findIntent } from '../../src/db/queries/intents.js';
+import { readIntent } from '../../src/db/queries/intents.js';
 import { blacklistEthereumAddress } from '../../src/devnet/ethereum-blacklist.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { ConfigError } from '../../src/config.js';
@@ -77,7 +77,7 @@ async function signAndSend(adapter: ChainAdapter, paid: { request: TransferReque
       );
     }
     const items = [];
-    for (const { request, prepared } of paid) items.push({ intent: (await findIntent(tx, request.paymentIntentId))!, prepared });
+    for (const { request, prepared } of paid) items.push({ intent: (await readIntent(tx, request.paymentIntentId))!, prepared });
     return signAttempts(tx, adapter, items, new Date(), await clearance(tx, adapter.chain));
   });
   const transactions = [...new Map(attempts.map((a) => [a.signed.txId, a.signed])).values()];

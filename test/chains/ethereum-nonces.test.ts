@@ -3,7 +3,7 @@
 // retry may re-sign keep their nonces, a gap left by a transfer refused for good (its payment finished or waiting in
 // manual review) is filled first, and the allocation reads only the attempts at the frontier, through an index.
 import { beforeAll, afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { allocateNonce } from '../../src/db/queries/nonces.js';
+import { claimNonce } from '../../src/db/queries/nonces.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { createTestDatabase, seedMerchantAndQuote, type TestDatabase } from '../helpers/db.js';
 
@@ -45,7 +45,7 @@ async function attempt(intentId: string, nonce: number, status: string, reason: 
 
 /** An allocation for a payout (`forIntent`: the intent being signed; a fresh one by default). */
 const allocate = (pendingCount: number, forIntent = 'pi_other') =>
-  withTransaction(db.pool, (tx) => allocateNonce(tx, 'ethereum', TREASURY, pendingCount, forIntent));
+  withTransaction(db.pool, (tx) => claimNonce(tx, 'ethereum', TREASURY, pendingCount, forIntent));
 
 describe('ethereum nonce allocation', () => {
   it('10 concurrent allocations, each stored with its attempt, get 10 consecutive nonces from the pending count', async () => {
@@ -53,7 +53,7 @@ describe('ethereum nonce allocation', () => {
     const nonces = await Promise.all(
       Array.from({ length: 10 }, () =>
         withTransaction(db.pool, async (tx) => {
-          const nonce = await allocateNonce(tx, 'ethereum', TREASURY, 3, 'pi_other');
+          const nonce = await claimNonce(tx, 'ethereum', TREASURY, 3, 'pi_other');
           await tx.query(
             `INSERT INTO payment_attempts (id, payment_intent_id, chain, tx_id, status, signed_tx, chain_meta, estimated_fee_usd, created_at)
              VALUES ($1, $2, 'ethereum', $1, 'signed', '0x', $3, 0, now())`,
@@ -199,7 +199,7 @@ describe('ethereum nonce allocation', () => {
           return tx.query(sql, params);
         },
       } as Queryable;
-      return allocateNonce(explaining, 'ethereum', TREASURY, 200_000, 'pi_other');
+      return claimNonce(explaining, 'ethereum', TREASURY, 200_000, 'pi_other');
     });
     expect(nonce).toBe(200_000);
     expect(plans.length).toBeGreaterThan(0);

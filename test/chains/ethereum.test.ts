@@ -25,7 +25,7 @@ import { openPkcs11EthereumSigner } from '../../src/chains/signers/pkcs11/ethere
 import { createSoftHsmToken } from '../../src/devnet/softhsm.js';
 import { ConfigError } from '../../src/config.js';
 import { withTransaction } from '../../src/db/pool.js';
-import { findIntent } from '../../src/db/queries/intents.js';
+import { readIntent } from '../../src/db/queries/intents.js';
 import { mineBlocks, setAutomine, startEthereumDevnet, type EthereumDevnet } from '../../src/devnet/ethereum.js';
 import { TEST_USDC_ABI } from '../../src/devnet/usdc-token.js';
 import { signAttempts } from '../../src/core/payments/outcomes/sign-attempts.js';
@@ -86,7 +86,7 @@ async function sign(request: TransferRequest, signer: ChainAdapter = adapter): P
        VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
       [request.paymentIntentId, request.amountMicros, request.to],
     );
-    const intent = (await findIntent(tx, request.paymentIntentId))!;
+    const intent = (await readIntent(tx, request.paymentIntentId))!;
     return (await signAttempts(tx, signer, [{ intent, prepared }], new Date(), await clearance(tx, signer.chain)))[0]!.signed;
   });
 }
@@ -708,7 +708,7 @@ describe('ethereum adapter: node unreachable', () => {
          VALUES ($1, 'mer_eth', 'quo_eth', $1, $2, 'broadcasting', 'ethereum', $3, now(), now())`,
         [request.paymentIntentId, request.amountMicros, request.to],
       );
-      return (await signAttempts(tx, viaHop, [{ intent: (await findIntent(tx, request.paymentIntentId))!, prepared }], new Date(), await clearance(tx, viaHop.chain)))[0]!.signed;
+      return (await signAttempts(tx, viaHop, [{ intent: (await readIntent(tx, request.paymentIntentId))!, prepared }], new Date(), await clearance(tx, viaHop.chain)))[0]!.signed;
     });
     expect((await storedAttempt(signed.txId))?.estimated_fee_usd).toBe(prepared.feeEstimate.feeUsd);
     await adapter.broadcast(signed);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSolanaSecretKey } from '../../src/chains/solana/keys.js';
 import { scanChain } from '../../src/core/treasury/deposits/scan.js';
 import { reconcile } from '../../src/core/treasury/reconcile.js';
-import { depositPosition } from '../../src/db/queries/deposits.js';
+import { readDepositPosition } from '../../src/db/queries/deposits.js';
 import { startSolanaDevnet, type SolanaDevnet } from '../../src/devnet/solana.js';
 import { sendDevnetSolanaTransfers, type DevnetSolanaTransfer } from '../../src/devnet/solana-transfer.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -139,13 +139,13 @@ describe('a Solana deposit backlog of 25,000 signatures', () => {
 
     // Scan until nothing is left, as the worker does while a scan says `more`.
     let scans = 0;
-    let position = (await depositPosition(t.db.pool, 'solana'))!;
+    let position = (await readDepositPosition(t.db.pool, 'solana'))!;
     for (let more = true; more; ) {
       calls.clear();
       const result = await scanChain({ ...t.ctx, log: quiet }, 'solana', {});
       more = result.more;
       scans += 1;
-      const moved = (await depositPosition(t.db.pool, 'solana'))!;
+      const moved = (await readDepositPosition(t.db.pool, 'solana'))!;
       if (more) expect(moved, `scan ${scans} did not move the position`).not.toBe(position);
       position = moved;
       expect(position.length).toBeLessThanOrEqual(POSITION_CHARS_MAX);

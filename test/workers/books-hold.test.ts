@@ -11,8 +11,8 @@ import { prepareTransfers } from '../../src/core/payments/execute/chain-calls.js
 import { claimRuns } from '../../src/core/payments/execute/claim.js';
 import { runOf } from '../../src/core/payments/execute/run.js';
 import { HELD, signTransfers } from '../../src/core/payments/execute/sign.js';
-import { knownTxIds } from '../../src/db/queries/books.js';
-import { releaseLeases } from '../../src/db/queries/leases.js';
+import { readKnownTxIds } from '../../src/db/queries/books.js';
+import { deleteLeases } from '../../src/db/queries/leases.js';
 import { AppError } from '../../src/domain/errors.js';
 import { EXECUTION_QUEUE, type ExecutionJob } from '../../src/jobs/queue.js';
 import { createPayment, createTestContext, ETH_ADDRESS, type TestContext } from '../helpers/context.js';
@@ -49,7 +49,7 @@ describe('signing after the database history changed', () => {
     expect(signed).toEqual({ ok: true, value: HELD });
     expect(await attempts(id)).toBe(0);
     // The run ends as executeBatch ends it: its lease given back, its job complete.
-    await releaseLeases(t.db.pool, [{ intentId: id, owner: run.runId }]);
+    await deleteLeases(t.db.pool, [{ intentId: id, owner: run.runId }]);
     await t.boss.complete(EXECUTION_QUEUE, job!.id);
     // The same attempt's job is queued again, for later.
     const again = await t.db.pool.query("SELECT data->>'attempt' AS attempt, start_after > now() AS later FROM pgboss.job WHERE name = $1 AND data->>'payment_intent_id' = $2 AND state = 'created'", [
@@ -97,10 +97,10 @@ describe('an operator accounting for a chain the books are behind', () => {
       declareForeign(deps, { chain: 'ethereum', ...target, reason: 'a test transfer of ours by hand', audit: audit(actor) });
     expect(await refusal(foreign('op_a', { txId: null, nonce: 9 })), 'a nonce the check did not find').toBe('NOT_FOUND');
     expect(await refusal(foreign('op_a', { txId: '0xfeed', nonce: null }))).toBe('FOREIGN_DECLARATION_PENDING');
-    expect(await knownTxIds(t.db.pool, 'ethereum', ['0xfeed'])).toEqual(new Set());
+    expect(await readKnownTxIds(t.db.pool, 'ethereum', ['0xfeed'])).toEqual(new Set());
     expect(await refusal(foreign('op_a', { txId: '0xfeed', nonce: null })), 'the same operator twice').toBe('SELF_APPROVAL');
     expect(await foreign('op_b', { txId: '0xfeed', nonce: null })).toMatchObject({ tx_id: '0xfeed', nonce: 7, declared_by: 'op_a', approved_by: 'op_b' });
-    expect(await knownTxIds(t.db.pool, 'ethereum', ['0xfeed'])).toEqual(new Set(['0xfeed']));
+    expect(await readKnownTxIds(t.db.pool, 'ethereum', ['0xfeed'])).toEqual(new Set(['0xfeed']));
     const records = await t.db.pool.query("SELECT actor, outcome FROM audit_log WHERE action = 'books.test' ORDER BY seq");
     expect(records.rows).toEqual([{ actor: 'op_b', outcome: 'ok' }]);
   });

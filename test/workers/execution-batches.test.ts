@@ -8,12 +8,12 @@ import type { PreparedTransfer } from '../../src/chains/port.js';
 import { claimRuns } from '../../src/core/payments/execute/claim.js';
 import { signTransfers } from '../../src/core/payments/execute/sign.js';
 import { transferRequestOf } from '../../src/core/payments/outcomes/sign-attempts.js';
-import { findIntent } from '../../src/db/queries/intents.js';
+import { readIntent } from '../../src/db/queries/intents.js';
 import { lockForRecheck } from '../../src/core/payments/execute/recheck.js';
 import { CHANGED } from '../../src/core/payments/outcomes/changed.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { insertAttempts } from '../../src/db/queries/attempts.js';
-import { grantLeases } from '../../src/db/queries/leases.js';
+import { upsertLeases } from '../../src/db/queries/leases.js';
 import { isAsLeft } from '../../src/domain/execution.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 
@@ -27,7 +27,7 @@ afterAll(async () => t.close());
 async function executing(owner: string): Promise<string> {
   const id = await createPayment(t.app, 2);
   await t.db.pool.query("UPDATE payment_intents SET status = 'broadcasting' WHERE id = $1", [id]);
-  await grantLeases(t.db.pool, [{ intentId: id, owner, attempt: 1, seconds: 30, takeovers: 0 }]);
+  await upsertLeases(t.db.pool, [{ intentId: id, owner, attempt: 1, seconds: 30, takeovers: 0 }]);
   return id;
 }
 
@@ -55,7 +55,7 @@ describe('a signature batch', () => {
     const signed = await executing('run-signed');
     await insertAttempts(t.db.pool, [attempt('att_signed', signed)]);
     const notBroadcasting = await createPayment(t.app, 2); // still route_selected
-    await grantLeases(t.db.pool, [{ intentId: notBroadcasting, owner: 'run-early', attempt: 1, seconds: 30, takeovers: 0 }]);
+    await upsertLeases(t.db.pool, [{ intentId: notBroadcasting, owner: 'run-early', attempt: 1, seconds: 30, takeovers: 0 }]);
 
     const answers = await withTransaction(t.db.pool, (tx) =>
       recheckToSign(tx, [
@@ -96,7 +96,7 @@ describe('the signature of an on-chain batch', () => {
   it('signs a transaction for all of its payments or for none: one moved, the others are not signed either', async () => {
     const deps = { ...t.ctx, log: pino({ level: 'silent' }) };
     const sign = async (owners: { id: string; runId: string }[]) => {
-      const intents = await Promise.all(owners.map(async ({ id }) => (await findIntent(t.db.pool, id))!));
+      const intents = await Promise.all(owners.map(async ({ id }) => (await readIntent(t.db.pool, id))!));
       const prepared = await t.ctx.adapters.solana!.prepareTransfers(intents.map(transferRequestOf));
       expect(new Set(prepared).size).toBe(1); // one transaction pays them all
       return signTransfers(

@@ -4,8 +4,8 @@
 // run records a retry while the stale job of attempt 1 waits (in its claim batch's lock, claim.ts): the stale run must
 // then do nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findIntent, lockIntents } from '../../src/db/queries/intents.js';
-import { changeStatuses } from '../../src/db/queries/transitions.js';
+import { readIntent, lockIntents } from '../../src/db/queries/intents.js';
+import { updateStatuses } from '../../src/db/queries/transitions.js';
 import { createPayment, createTestContext, type TestContext } from '../helpers/context.js';
 import { waitFor } from '../helpers/process.js';
 import { executeAlone } from '../helpers/workers.js';
@@ -25,9 +25,9 @@ describe('an execution claim that waited for the intent lock', () => {
     try {
       await holder.query('BEGIN');
       const intent = (await lockIntents(holder, [id])).get(id)!;
-      await changeStatuses(holder, [{ intent, to: 'broadcasting' }], now);
+      await updateStatuses(holder, [{ intent, to: 'broadcasting' }], now);
       intent.status = 'broadcasting';
-      await changeStatuses(holder, [{ intent, to: 'retrying', reason: 'rpc_error' }], now);
+      await updateStatuses(holder, [{ intent, to: 'retrying', reason: 'rpc_error' }], now);
       stale = executeAlone(t.ctx, { payment_intent_id: id, attempt: 1 });
       await waitFor(
         'the stale claim waiting for the intent lock',
@@ -47,6 +47,6 @@ describe('an execution claim that waited for the intent lock', () => {
     await stale;
     const attempts = await t.db.pool.query('SELECT id FROM payment_attempts WHERE payment_intent_id = $1', [id]);
     expect(attempts.rows).toEqual([]);
-    expect((await findIntent(t.db.pool, id))?.status).toBe('retrying');
+    expect((await readIntent(t.db.pool, id))?.status).toBe('retrying');
   });
 });

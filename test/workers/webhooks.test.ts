@@ -7,7 +7,7 @@ import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { insertEvents } from '../../src/db/queries/outbox.js';
-import { recordAttempts, requeueEvent } from '../../src/db/queries/webhook-events.js';
+import { insertDeliveries, markEventPending } from '../../src/db/queries/webhook-events.js';
 import { enableWebhookEndpoint } from '../../src/core/webhooks/endpoint.js';
 import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/ids.js';
@@ -389,7 +389,7 @@ describe('deliverDueEvents', () => {
     expect(await deliverDueEvents(deps)).toEqual(NOTHING);
     expect(receiver.received).toHaveLength(1);
     // An event of the same merchant cannot be redelivered while the endpoint is disabled.
-    expect(await requeueEvent(db.pool, eventId, clock.now())).toBeNull();
+    expect(await markEventPending(db.pool, eventId, clock.now())).toBeNull();
 
     // The receiver is back; an operator enables the endpoint: every held event is queued again and delivered.
     gone = false;
@@ -499,7 +499,7 @@ describe('deliverDueEvents', () => {
     const client = await db.pool.connect();
     try {
       await client.query('BEGIN');
-      await expect(recordAttempts(client, [record(pendingId!), record(deliveredId!)])).rejects.toThrow(`webhook event ${deliveredId}: illegal transition pending -> delivered`);
+      await expect(insertDeliveries(client, [record(pendingId!), record(deliveredId!)])).rejects.toThrow(`webhook event ${deliveredId}: illegal transition pending -> delivered`);
       await client.query('ROLLBACK');
     } finally {
       client.release();

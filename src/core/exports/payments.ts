@@ -1,6 +1,6 @@
 // One CSV row per payment intent (payouts and the operator's withdrawals, told apart by `kind`): what an accountant
 // reconciles a month's payouts with. Amounts are exact decimal strings from bigint units, never floats.
-import { paymentExportPage, type ExportCursor, type PaymentExportRow } from '../../db/queries/payment-export.js';
+import { listPaymentExportRows, type ExportCursor, type PaymentExportRow } from '../../db/queries/payment-export.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { formatUnits, formatUsdc } from '../../money.js';
 import type { Queryable } from '../../db/pool.js';
@@ -51,7 +51,7 @@ function cells(row: PaymentExportRow): string[] {
 
 /** One page of payments after `after`, as CSV cells; `next` null once a page comes back short. */
 export async function paymentPage(db: Queryable, filter: ExportFilter, after: ExportCursor | null, pageRows: number): Promise<CsvPage<ExportCursor>> {
-  const rows = await paymentExportPage(db, filter, after, pageRows);
+  const rows = await listPaymentExportRows(db, filter, after, pageRows);
   const last = rows.at(-1);
   return { cells: rows.map(cells), next: rows.length === pageRows && last ? { createdAt: last.created_at, id: last.id } : null };
 }

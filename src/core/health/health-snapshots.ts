@@ -7,8 +7,8 @@ import { adapterOf, type ChainAdapters, type HealthProbe } from '../../chains/po
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { tryAdvisoryXactLock, withTransaction, type Pool } from '../../db/pool.js';
-import { insertProbe, pruneProbes, recentProbes, recentSettlementSeconds } from '../../db/queries/health-samples.js';
-import { hasCollectorSnapshotSince, insertSnapshot } from '../../db/queries/snapshots.js';
+import { insertProbe, deleteOldProbes, listRecentProbes, readRecentSettlementSeconds } from '../../db/queries/health-samples.js';
+import { readAnyCollectorSnapshotSince, insertSnapshot } from '../../db/queries/snapshots.js';
 import type { Chain } from '../../domain/chain.js';
 import { checkGas } from '../treasury/gas.js';
 import { defaultSnapshot } from '../../routing/defaults.js';
@@ -64,9 +64,9 @@ export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
       if (!(await tryAdvisoryXactLock(tx, LOCK_BASE + index))) return false;
       await insertProbe(tx, { chain, ok: probe.ok, latencyMs: probe.latencyMs, error: probe.error ?? null, at: now });
       const periodStart = new Date(now.getTime() - deps.config.healthCollectSeconds * 1000 * SAME_PERIOD_SHARE);
-      if (await hasCollectorSnapshotSince(tx, chain, periodStart)) return false;
-      const recent = await recentProbes(tx, chain, PROBE_WINDOW);
-      const measured = await recentSettlementSeconds(tx, chain, SETTLEMENT_SAMPLE);
+      if (await readAnyCollectorSnapshotSince(tx, chain, periodStart)) return false;
+      const recent = await listRecentProbes(tx, chain, PROBE_WINDOW);
+      const measured = await readRecentSettlementSeconds(tx, chain, SETTLEMENT_SAMPLE);
       const assessment = assess(recent, probe.congestion ?? null);
       const adapter = adapterOf(deps.adapters, chain);
       // Gas below the low-water mark degrades a chain whose node is fine (decision 28).
@@ -87,7 +87,7 @@ export async function recordHealthSnapshots(deps: HealthDeps): Promise<number> {
         created_at: now,
       });
       // Probes older than the window are of no further use.
-      await pruneProbes(tx, chain, PROBE_WINDOW * 5);
+      await deleteOldProbes(tx, chain, PROBE_WINDOW * 5);
       return true;
     });
     if (done) recorded++;

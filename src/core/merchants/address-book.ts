@@ -3,8 +3,8 @@
 import { adapterOf } from '../../chains/port.js';
 import { addSeconds } from '../../clock.js';
 import type { Queryable } from '../../db/pool.js';
-import { deleteAddress, insertAddress, listAddresses, findAddress, type AddressRow } from '../../db/queries/addresses.js';
-import { findMerchant } from '../../db/queries/merchants.js';
+import { deleteAddress, insertAddress, listAddresses, readAddress, type AddressRow } from '../../db/queries/addresses.js';
+import { readMerchant } from '../../db/queries/merchants.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { addressKey } from '../../domain/spending-policy.js';
@@ -14,7 +14,7 @@ import type { AppContext } from '../context.js';
 export type { AddressRow };
 
 async function requireMerchant(db: Queryable, merchantId: string): Promise<void> {
-  if (!(await findMerchant(db, merchantId))) throw new AppError('MERCHANT_NOT_FOUND', `merchant ${merchantId} was not found`);
+  if (!(await readMerchant(db, merchantId))) throw new AppError('MERCHANT_NOT_FOUND', `merchant ${merchantId} was not found`);
 }
 
 /**
@@ -46,7 +46,7 @@ export async function addAddress(
       usable_from: addSeconds(now, ctx.config.policy.addressCoolingOffSeconds),
     });
     if (created) return { entry: created, created: true };
-    const existing = await findAddress(tx, merchantId, input.chain, key);
+    const existing = await readAddress(tx, merchantId, input.chain, key);
     if (!existing) throw new Error(`address ${key} of ${merchantId} vanished while it was being added`);
     return { entry: existing, created: false };
   });

@@ -8,8 +8,8 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { isUniqueViolation, type Pool, type Queryable } from '../../db/pool.js';
 import { audited, type AuditEntry } from '../operators/audit.js';
-import { insertApiKey, listApiKeys, revokeApiKeys, touchApiKey, type ApiKeyRow } from '../../db/queries/api-keys.js';
-import { findMerchant } from '../../db/queries/merchants.js';
+import { insertApiKey, listApiKeys, markApiKeysRevoked, markApiKeyUsed, type ApiKeyRow } from '../../db/queries/api-keys.js';
+import { readMerchant } from '../../db/queries/merchants.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../ids.js';
 import { KEY_USE_CACHE_ENTRIES_MAX } from '../../bounds.js';
@@ -44,7 +44,7 @@ export async function issueApiKey(
 }
 
 async function requireMerchant(db: Queryable, merchantId: string): Promise<void> {
-  if (!(await findMerchant(db, merchantId))) throw new AppError('MERCHANT_NOT_FOUND', `merchant ${merchantId} was not found`);
+  if (!(await readMerchant(db, merchantId))) throw new AppError('MERCHANT_NOT_FOUND', `merchant ${merchantId} was not found`);
 }
 
 /** A new active key next to the merchant's others (rotation: issue, switch clients over, revoke the old one). */
@@ -70,7 +70,7 @@ export async function createApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt'
 export async function revokeApiKey(pool: Pool, config: Pick<Config, 'apiKeySalt' | 'audit'>, merchantId: string, ref: string, at: Date, audit: AuditEntry): Promise<ApiKeyRow> {
   return audited({ pool, config }, audit, at, async (tx) => {
     await requireMerchant(tx, merchantId);
-    const { revoked, matches } = await revokeApiKeys(tx, merchantId, { id: ref, prefix: ref, hash: hashApiKey(config.apiKeySalt, ref) }, at);
+    const { revoked, matches } = await markApiKeysRevoked(tx, merchantId, { id: ref, prefix: ref, hash: hashApiKey(config.apiKeySalt, ref) }, at);
     if (matches.length === 0) throw new AppError('API_KEY_NOT_FOUND', `no API key of ${merchantId} is named ${ref.slice(0, SHOWN_PREFIX_LENGTH)}`);
     if (matches.length > 1) {
       throw new AppError('INVALID_STATE', `${matches.length} keys of ${merchantId} match; name one by its id (${matches.map((k) => k.id).join(', ')})`);
@@ -98,7 +98,7 @@ export function keyUseRecorder(pool: Pool, clock: Clock, log: Logger): (key: { k
     if (now.getTime() - last < KEY_USE_RESOLUTION_MS) return;
     if (written.size >= KEY_USE_CACHE_ENTRIES_MAX) written.clear(); // bounded; a forgotten entry costs one extra conditional write
     written.set(keyId, now.getTime());
-    touchApiKey(pool, keyId, now, new Date(now.getTime() - KEY_USE_RESOLUTION_MS)).catch((error: unknown) =>
+    markApiKeyUsed(pool, keyId, now, new Date(now.getTime() - KEY_USE_RESOLUTION_MS)).catch((error: unknown) =>
       log.warn({ err: error, key_id: keyId }, 'could not record the last use of an API key'),
     );
   };

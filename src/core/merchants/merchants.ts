@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { audited, type AuditEntry } from '../operators/audit.js';
 import { GroupCommit } from '../../db/group-commit.js';
-import { findKeyOwners, type KeyOwner } from '../../db/queries/api-keys.js';
+import { readKeyOwners, type KeyOwner } from '../../db/queries/api-keys.js';
 import { insertMerchant, upsertTestMerchant } from '../../db/queries/merchants.js';
 import { AppError } from '../../domain/errors.js';
 import { merchantNameProblem } from '../../domain/merchant.js';
@@ -108,7 +108,7 @@ export type KeyLookups = GroupCommit<KeyLookup, KeyOwner | null>;
 export function createKeyLookups(pool: Pool): KeyLookups {
   return new GroupCommit<KeyLookup, KeyOwner | null>(async (lookups) => {
     const hashes = [...new Set(lookups.map((l) => l.hash))];
-    const { owners, keyless } = await findKeyOwners(pool, hashes, lookups.some((l) => l.keyless) ? TEST_MERCHANT_ID : null);
+    const { owners, keyless } = await readKeyOwners(pool, hashes, lookups.some((l) => l.keyless) ? TEST_MERCHANT_ID : null);
     return lookups.map((l) => ({ ok: true as const, value: owners.get(l.hash) ?? (l.keyless ? keyless : null) }));
   }, KEY_LOOKUP_BATCH_MAX);
 }

@@ -4,8 +4,8 @@
 import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
-import { findAddress } from '../../db/queries/addresses.js';
-import { findPolicy, merchantVolume, savePolicy, volumeWithoutApproval, type StoredPolicy } from '../../db/queries/policies.js';
+import { readAddress } from '../../db/queries/addresses.js';
+import { readPolicy, readMerchantVolume, upsertPolicy, readVolumeWithoutApproval, type StoredPolicy } from '../../db/queries/policies.js';
 import type { Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import type { Refusal } from '../../domain/reservation.js';
@@ -47,7 +47,7 @@ function notFound(merchantId: string): AppError {
 }
 
 export async function getMerchantPolicy(db: Queryable, config: PolicyConfig, merchantId: string): Promise<MerchantPolicy> {
-  const stored = await findPolicy(db, merchantId);
+  const stored = await readPolicy(db, merchantId);
   if (!stored) throw notFound(merchantId);
   return merchantPolicy(config, merchantId, stored);
 }
@@ -77,7 +77,7 @@ export async function updateMerchantPolicy(
   audit: AuditEntry,
 ): Promise<MerchantPolicy> {
   return audited({ pool, config }, audit, at, async (tx) => {
-    const stored = await findPolicy(tx, merchantId, { lock: true });
+    const stored = await readPolicy(tx, merchantId, { lock: true });
     if (!stored) throw notFound(merchantId);
     const overrides: PolicyOverrides = change.reset ? {} : { ...stored.overrides };
     let rateLimitPerMinute = change.reset ? undefined : stored.rateLimitPerMinute;
@@ -91,7 +91,7 @@ export async function updateMerchantPolicy(
     if (change.rateLimitPerMinute === 'default') rateLimitPerMinute = undefined;
     else if (change.rateLimitPerMinute !== undefined) rateLimitPerMinute = change.rateLimitPerMinute;
     const next: StoredPolicy = { overrides, ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }) };
-    await savePolicy(tx, merchantId, next, at);
+    await upsertPolicy(tx, merchantId, next, at);
     return merchantPolicy(config, merchantId, next);
   });
 }
@@ -134,25 +134,25 @@ export async function loadSpending(
   const facts = new Map<string, { policy: EffectivePolicy; volume24hMicros: bigint; withoutApproval24hMicros: bigint }>();
   const rolling = (p: EffectivePolicy) => p.dailyLimitMicros !== null || p.approvalAbovePerDayMicros !== null;
   for (const merchantId of [...new Set(merchantIds)].sort()) {
-    let stored = await findPolicy(tx, merchantId);
+    let stored = await readPolicy(tx, merchantId);
     if (!stored) throw notFound(merchantId);
     let policy = effectivePolicy(config.policy, stored.overrides);
     if (rolling(policy)) {
-      stored = (await findPolicy(tx, merchantId, { lock: true }))!;
+      stored = (await readPolicy(tx, merchantId, { lock: true }))!;
       policy = effectivePolicy(config.policy, stored.overrides);
     }
     // No upper bound on created_at: another process's clock may run a little ahead of ours, and its payment counts.
     const since = new Date(now.getTime() - DAY_MS);
-    const volume24hMicros = policy.dailyLimitMicros === null ? 0n : await merchantVolume(tx, merchantId, since, RELEASED_STATUSES);
+    const volume24hMicros = policy.dailyLimitMicros === null ? 0n : await readMerchantVolume(tx, merchantId, since, RELEASED_STATUSES);
     const withoutApproval24hMicros =
-      policy.approvalAbovePerDayMicros === null ? 0n : await volumeWithoutApproval(tx, merchantId, since, RELEASED_STATUSES);
+      policy.approvalAbovePerDayMicros === null ? 0n : await readVolumeWithoutApproval(tx, merchantId, since, RELEASED_STATUSES);
     facts.set(merchantId, { policy, volume24hMicros, withoutApproval24hMicros });
   }
   const addresses = new Map<string, Date | null>();
   for (const w of wanted) {
     const key = [w.merchantId, w.chain, addressKey(w.chain, w.destination)].join('\u0000');
     if (addresses.has(key) || !facts.get(w.merchantId)?.policy.allowlist) continue;
-    const entry = await findAddress(tx, w.merchantId, w.chain, addressKey(w.chain, w.destination));
+    const entry = await readAddress(tx, w.merchantId, w.chain, addressKey(w.chain, w.destination));
     addresses.set(key, entry?.usable_from ?? null);
   }
   const check: SpendingCheck = (request, reservedInBatchMicros, sentInBatchMicros) => {

@@ -1,8 +1,8 @@
 // Operator views: aggregates over intents, attempts, snapshots and balances. The API shapes them (src/api/views).
-import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
-import { failureCounts } from '../../db/queries/failures.js';
-import { paymentCounts, recentIntents, routeDistribution as distribution, type PaymentCounts, type PaymentIntentRow } from '../../db/queries/intents.js';
-import { insertSnapshot, latestSnapshots, type SnapshotRow } from '../../db/queries/snapshots.js';
+import { readAttempts, type AttemptRow } from '../../db/queries/attempts.js';
+import { countFailures } from '../../db/queries/failures.js';
+import { countPayments, listRecentIntents, countRoutes as distribution, type PaymentCounts, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { insertSnapshot, readLatestSnapshots, type SnapshotRow } from '../../db/queries/snapshots.js';
 import type { Chain } from '../../domain/chain.js';
 import { OPEN_STATUSES } from '../../domain/payment-intent.js';
 import { treasuryBalances, type TreasuryBalance } from '../../ledger/store.js';
@@ -24,13 +24,13 @@ export interface Overview {
 
 export async function overview(ctx: AppContext): Promise<Overview> {
   const [counts, snapshots, balances, recent, deposits] = await Promise.all([
-    paymentCounts(ctx.pool, OPEN_STATUSES),
-    latestSnapshots(ctx.pool, ctx.config),
+    countPayments(ctx.pool, OPEN_STATUSES),
+    readLatestSnapshots(ctx.pool, ctx.config),
     treasuryBalances(ctx.pool),
-    recentIntents(ctx.pool, ADMIN_RECENT_PAYMENTS),
+    listRecentIntents(ctx.pool, ADMIN_RECENT_PAYMENTS),
     recentDeposits(ctx, ADMIN_RECENT_DEPOSITS),
   ]);
-  const attempts = await attemptsOf(
+  const attempts = await readAttempts(
     ctx.pool,
     recent.map((i) => i.id),
   );
@@ -46,7 +46,7 @@ export async function routeDistribution(ctx: AppContext) {
  * attempts refused before signing, by reason and chain, most common first.
  */
 export async function failures(ctx: AppContext) {
-  return failureCounts(ctx.pool);
+  return countFailures(ctx.pool);
 }
 
 export interface ChainHealthInput {

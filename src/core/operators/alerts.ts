@@ -11,8 +11,8 @@ import {
   claimDueNotification,
   insertAlertNotification,
   listAlerts,
-  recordNotificationAttempt,
-  resolveOpenAlert,
+  markNotificationDelivery,
+  markAlertResolved,
   upsertOpenAlert,
   type AlertRow,
 } from '../../db/queries/alerts.js';
@@ -91,7 +91,7 @@ export async function raiseAlert(
 
 /** Resolves the open alert of this kind and chain (null: about no chain), if there is one. Returns whether one was resolved. */
 export async function resolveAlert(tx: Queryable, deps: AlertDeps, kind: AlertKind, chain: Chain | null, at: Date): Promise<boolean> {
-  const row = await resolveOpenAlert(tx, kind, chain, at);
+  const row = await markAlertResolved(tx, kind, chain, at);
   if (!row) return false;
   deps.log.info({ alert_id: row.id, alert_kind: row.kind, chain: row.chain }, 'operator alert resolved');
   await announce(tx, deps, row, 'alert.resolved', at);
@@ -121,7 +121,7 @@ export async function deliverAlertNotifications(deps: AlertDeliveryDeps): Promis
         attemptedAt: now,
         firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds,
       });
-      await recordNotificationAttempt(tx, due.id, decision.status === 'delivered' ? { status: 'delivered', attempts: decision.attempts, at: now } : decision);
+      await markNotificationDelivery(tx, due.id, decision.status === 'delivered' ? { status: 'delivered', attempts: decision.attempts, at: now } : decision);
       if (decision.status !== 'delivered') deps.log.warn({ notification_id: due.id, error: outcome.error }, 'operator alert webhook not delivered');
       return true;
     });

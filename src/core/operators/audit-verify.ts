@@ -4,7 +4,7 @@
 // The key proves that no record was changed; only an outside fact proves that none was cut off the end.
 import type { Queryable } from '../../db/pool.js';
 import { withReadSnapshot } from '../../db/pool.js';
-import { auditHashesAt, auditHead, auditRecordsAfter } from '../../db/queries/audit.js';
+import { readAuditHashes, readAuditHead, listAuditRecordsAfter } from '../../db/queries/audit.js';
 import { auditRecordHash, GENESIS_HASH, unkeyedSeal } from '../../domain/audit-record.js';
 import { AUDIT_VERIFY_PAGE_ROWS } from '../../bounds.js';
 import type { AuditDeps } from './audit.js';
@@ -48,13 +48,13 @@ export async function verifyAudit(deps: AuditDeps, expectations: readonly AuditE
 }
 
 async function verifyChain(db: Queryable, key: string): Promise<Broken | { ok: true; records: number; unkeyed: number }> {
-  const head = await auditHead(db);
+  const head = await readAuditHead(db);
   let expectedSeq = 1n;
   let prevHash = GENESIS_HASH;
   let records = 0;
   let unkeyed = 0;
   for (;;) {
-    const page = await auditRecordsAfter(db, expectedSeq - 1n, AUDIT_VERIFY_PAGE_ROWS);
+    const page = await listAuditRecordsAfter(db, expectedSeq - 1n, AUDIT_VERIFY_PAGE_ROWS);
     for (const row of page) {
       const seq = BigInt(row.seq);
       const broken = (problem: string): Broken => ({ ok: false, records, seq: row.seq, problem });
@@ -87,7 +87,7 @@ async function verifyChain(db: Queryable, key: string): Promise<Broken | { ok: t
 
 /** The lowest of `lines` that the log (`records` long, its chain already proved) no longer holds as it was, or null. */
 async function firstMismatch(db: Queryable, records: number, lines: readonly AnchorLine[], source: string): Promise<Broken | null> {
-  const present = await auditHashesAt(db, lines.map((l) => l.seq));
+  const present = await readAuditHashes(db, lines.map((l) => l.seq));
   for (const line of [...lines].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0))) {
     const seq = line.seq.toString();
     const hash = line.seq === 0n ? GENESIS_HASH : present.get(seq);

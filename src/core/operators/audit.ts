@@ -7,11 +7,11 @@ import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { afterCommit } from '../../db/after-commit.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
-import { auditHashesAt, auditHead, insertAuditRecord, listAuditRecords, lockAuditHead, type AuditFilter, type AuditRow } from '../../db/queries/audit.js';
+import { readAuditHashes, readAuditHead, insertAuditRecord, listAuditRecords, lockAuditHead, type AuditFilter, type AuditRow } from '../../db/queries/audit.js';
 import type { Actor } from '../../domain/actor.js';
 import { auditRecordHash, GENESIS_HASH, storableDetails, storableText, unkeyedSeal } from '../../domain/audit-record.js';
 import type { MigrationSteps } from '../../db/migrate.js';
-import { sealUnkeyedThrough } from '../../db/queries/audit.js';
+import { updateUnkeyedSeal } from '../../db/queries/audit.js';
 import { anchorLine, appendAnchorLine } from './audit-anchor.js';
 
 export type { AuditRow, AuditFilter };
@@ -63,10 +63,10 @@ export async function appendAudit(config: AuditConfig, tx: Queryable, entry: Aud
 export function auditMigrationSteps(config: AuditConfig): MigrationSteps {
   return {
     '098_audit_key.sql': async (client) => {
-      const { unkeyedThrough } = await auditHead(client);
-      const last = unkeyedThrough === 0n ? GENESIS_HASH : (await auditHashesAt(client, [unkeyedThrough])).get(unkeyedThrough.toString());
+      const { unkeyedThrough } = await readAuditHead(client);
+      const last = unkeyedThrough === 0n ? GENESIS_HASH : (await readAuditHashes(client, [unkeyedThrough])).get(unkeyedThrough.toString());
       if (last === undefined) throw new Error(`audit record ${unkeyedThrough} is missing: run audit verify on the previous version`);
-      await sealUnkeyedThrough(client, unkeyedSeal(config.audit.key, unkeyedThrough, last));
+      await updateUnkeyedSeal(client, unkeyedSeal(config.audit.key, unkeyedThrough, last));
     },
   };
 }
@@ -91,6 +91,6 @@ export async function auditRecords(db: Queryable, filter: AuditFilter): Promise<
 
 /** The last record's sequence number (text: exact beyond 2^53) and hash: what an operator anchors outside. */
 export async function currentAuditHead(db: Queryable): Promise<{ seq: string; hash: string }> {
-  const head = await auditHead(db);
+  const head = await readAuditHead(db);
   return { seq: head.seq.toString(), hash: head.hash };
 }

@@ -6,12 +6,12 @@ import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from './audit.js';
 import {
-  disableOperator as disableOperatorRow,
-  findOperator,
-  findOperatorByTokenHash,
+  markOperatorDisabled as disableOperatorRow,
+  readOperator,
+  readOperatorByTokenHash,
   insertOperator,
   listOperators,
-  replaceOperatorToken,
+  updateOperatorToken,
   type OperatorRole,
   type OperatorRow,
 } from '../../db/queries/operators.js';
@@ -67,12 +67,12 @@ export async function operators(db: Queryable): Promise<OperatorRow[]> {
  * stand for, or null for an actor without one.
  */
 export async function actorName(db: Queryable, actorId: string): Promise<string | null> {
-  const operator = actorId.startsWith('op_') ? await findOperator(db, actorId) : null;
+  const operator = actorId.startsWith('op_') ? await readOperator(db, actorId) : null;
   return operator?.name ?? (actorId === 'break-glass' ? 'break-glass (ADMIN_TOKEN)' : actorId === 'local' ? 'local (development)' : null);
 }
 
 async function requireActive(db: Queryable, id: string): Promise<never> {
-  const found = await findOperator(db, id);
+  const found = await readOperator(db, id);
   if (!found) throw new AppError('OPERATOR_NOT_FOUND', `operator ${id} was not found`);
   throw new AppError('INVALID_STATE', `operator ${id} was disabled at ${found.disabled_at!.toISOString()}`);
 }
@@ -91,13 +91,13 @@ export async function rotateOperatorToken(
   audit: AuditEntry,
 ): Promise<{ operator: OperatorRow; token: string }> {
   const { token, hash, prefix } = newToken(config.apiKeySalt);
-  const operator = await audited({ pool, config }, audit, at, async (tx) => (await replaceOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
+  const operator = await audited({ pool, config }, audit, at, async (tx) => (await updateOperatorToken(tx, id, hash, prefix, at)) ?? requireActive(tx, id));
   return { operator, token };
 }
 
 /** The active operator holding `token`, or null (unknown, rotated out, or disabled). */
 export async function authenticateOperator(db: Queryable, config: Pick<Config, 'apiKeySalt'>, token: string): Promise<OperatorRow | null> {
   if (!token.startsWith(TOKEN_PREFIX) || token.length > 128) return null;
-  const found = await findOperatorByTokenHash(db, hashOperatorToken(config.apiKeySalt, token));
+  const found = await readOperatorByTokenHash(db, hashOperatorToken(config.apiKeySalt, token));
   return found && found.disabled_at === null ? found : null;
 }

@@ -1,7 +1,7 @@
 // POST /payment_intents and GET /payment_intents/:id.
-import { findApproval, type ApprovalRow } from '../../db/queries/approvals.js';
-import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
-import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { readApproval, type ApprovalRow } from '../../db/queries/approvals.js';
+import { readAttempts, type AttemptRow } from '../../db/queries/attempts.js';
+import { readIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { ledgerEntriesByIntent, type LedgerEntry } from '../../ledger/entries.js';
 import type { AppContext } from '../context.js';
 import type { CreateIntentResult } from './reserve/reserve-batch.js';
@@ -33,12 +33,12 @@ export interface PaymentIntentRecord {
 
 /** The intent with its attempts and ledger entries, or null for an unknown id or another merchant's (both 404). */
 export async function getPaymentIntent(ctx: AppContext, merchantId: string, id: string): Promise<PaymentIntentRecord | null> {
-  const intent = await findIntent(ctx.pool, id);
+  const intent = await readIntent(ctx.pool, id);
   if (!intent || intent.merchant_id !== merchantId) return null;
   const [attempts, entries, approval] = await Promise.all([
-    attemptsOf(ctx.pool, [id]),
+    readAttempts(ctx.pool, [id]),
     ledgerEntriesByIntent(ctx.pool, [id]),
-    findApproval(ctx.pool, id),
+    readApproval(ctx.pool, id),
   ]);
   return { intent, attempts: attempts.get(id) ?? [], entries: entries.get(id) ?? [], approval };
 }

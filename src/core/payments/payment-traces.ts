@@ -4,7 +4,7 @@
 // while each payment gets a span in its own trace, linked back to the batch. Only while traces are on.
 import type { Queryable } from '../../db/pool.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
-import { setPaymentTraceparents, traceparentsOf } from '../../db/queries/traces.js';
+import { updatePaymentTraceparents, readTraceparents } from '../../db/queries/traces.js';
 import { tracer, type Span, type SpanAttributes } from '../../tracing/tracer.js';
 
 /** The spans of a batch's payments, one each, in the payments' own traces. */
@@ -25,7 +25,7 @@ const NO_PAYMENT_SPANS: PaymentSpans = { set: () => undefined, fail: () => undef
 export async function paymentSpans(db: Queryable, batch: Span, name: string, intentIds: readonly string[]): Promise<PaymentSpans> {
   if (!tracer().enabled || intentIds.length === 0) return NO_PAYMENT_SPANS;
   const ids = [...new Set(intentIds)];
-  const traces = await traceparentsOf(db, 'payment_intents', ids);
+  const traces = await readTraceparents(db, 'payment_intents', ids);
   batch.addLinks([...traces.values()]);
   const self = batch.traceparent();
   const spans = new Map(
@@ -50,8 +50,8 @@ export async function traceCreatedPayments(tx: Queryable, created: readonly { in
     const tp = traceparent ?? current;
     return tp === null ? [] : [{ id: intent.id, traceparent: tp }];
   });
-  await setPaymentTraceparents(tx, traces);
-  const quotes = await traceparentsOf(tx, 'quotes', [...new Set(created.map((c) => c.intent.quote_id))]);
+  await updatePaymentTraceparents(tx, traces);
+  const quotes = await readTraceparents(tx, 'quotes', [...new Set(created.map((c) => c.intent.quote_id))]);
   const parents = new Map(traces.map((t) => [t.id, t.traceparent]));
   for (const { intent } of created) {
     const span = tracer().startSpan('payment.reserve', {

@@ -5,15 +5,15 @@
 // The quotes, and so the screening of every recipient (an HTTP call when a provider is set), are decided before that
 // transaction, with no lock held (decision 185); the transaction takes one lock, whatever the number of items.
 import { withReadSnapshot, withTransaction, type Queryable } from '../../db/pool.js';
-import { findIntentsByKeys } from '../../db/queries/intents.js';
+import { readIntentsByKeys } from '../../db/queries/intents.js';
 import {
-  batchStatusTotals,
-  findPayoutBatch,
-  findPayoutBatchByKey,
+  countBatchStatuses,
+  readPayoutBatch,
+  readPayoutBatchByKey,
   insertPayoutBatch,
   type PayoutBatchRow,
 } from '../../db/queries/payout-batches.js';
-import { findQuoteRequests, insertQuotes } from '../../db/queries/quotes.js';
+import { readQuoteRequests, insertQuotes } from '../../db/queries/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { batchProgress, planItems, requestHash, type BatchProgress, type PayoutItem, type StoredTerms } from '../../domain/payout-batch.js';
 import type { ReservationRequest } from '../../domain/reservation.js';
@@ -49,7 +49,7 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
     // 1. Load, under the merchant's creation lock, one for the batch (decision 185): a concurrent request with the same
     // batch key waits here and then replays, and so does a payment created meanwhile under one of its items' keys.
     await lockAllCreationsOf(tx, merchantId);
-    const stored = await findPayoutBatchByKey(tx, merchantId, request.idempotencyKey);
+    const stored = await readPayoutBatchByKey(tx, merchantId, request.idempotencyKey);
     if (stored) {
       if (stored.requestHash !== hash) {
         throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency_key was already used by payout batch ${stored.id} with other items; use a new key`);
@@ -137,11 +137,11 @@ export async function createPayoutBatch(ctx: AppContext, merchantId: string, req
 
 /** The terms of the payments the items' keys already hold, by key. */
 async function storedTermsOf(db: Queryable, merchantId: string, items: readonly PayoutItem[]): Promise<Map<string, StoredTerms>> {
-  const existing = await findIntentsByKeys(
+  const existing = await readIntentsByKeys(
     db,
     items.map((item) => ({ merchantId, idempotencyKey: item.idempotencyKey })),
   );
-  const terms = new Map((await findQuoteRequests(db, [...new Set(existing.map((i) => i.quote_id))])).map((q) => [q.id, q]));
+  const terms = new Map((await readQuoteRequests(db, [...new Set(existing.map((i) => i.quote_id))])).map((q) => [q.id, q]));
   return new Map(
     existing.map((intent) => {
       const quote = terms.get(intent.quote_id)!;
@@ -156,7 +156,7 @@ async function storedTermsOf(db: Queryable, merchantId: string, items: readonly 
  * Read without locks: an item a concurrent creation takes meanwhile is found under the lock and its quote dropped.
  */
 async function quoteAhead(ctx: AppContext, merchantId: string, request: PayoutBatchRequest): Promise<Map<number, QuoteOutcome> | null> {
-  if (await findPayoutBatchByKey(ctx.pool, merchantId, request.idempotencyKey)) return null;
+  if (await readPayoutBatchByKey(ctx.pool, merchantId, request.idempotencyKey)) return null;
   const toQuote = planItems(request.items, await storedTermsOf(ctx.pool, merchantId, request.items)).flatMap((plan, index) => (plan.kind === 'quote' ? [index] : []));
   const quoted = await decideQuotes(
     ctx,
@@ -170,9 +170,9 @@ async function quoteAhead(ctx: AppContext, merchantId: string, request: PayoutBa
 export async function getPayoutBatch(ctx: AppContext, merchantId: string, id: string): Promise<{ batch: PayoutBatchRow; progress: BatchProgress } | null> {
   // One snapshot: the batch's completion and its payments' statuses were committed together.
   return withReadSnapshot(ctx.pool, async (tx) => {
-    const batch = await findPayoutBatch(tx, id);
+    const batch = await readPayoutBatch(tx, id);
     if (!batch || batch.merchantId !== merchantId) return null;
-    const totals = await batchStatusTotals(tx, [id]);
+    const totals = await countBatchStatuses(tx, [id]);
     return { batch, progress: batchProgress(totals.get(id)!) };
   });
 }

@@ -5,11 +5,11 @@ import { AppError } from '../../domain/errors.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import type { FactTopic } from '../../db/notify.js';
 import type { Pool } from '../../db/pool.js';
-import { findPolicy } from '../../db/queries/policies.js';
-import { findQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../../db/queries/quotes.js';
-import { latestSnapshots, type SnapshotRow } from '../../db/queries/snapshots.js';
+import { readPolicy } from '../../db/queries/policies.js';
+import { readQuote, insertQuotes, type QuoteBalanceRecord, type QuoteHealthRecord, type QuoteRow } from '../../db/queries/quotes.js';
+import { readLatestSnapshots, type SnapshotRow } from '../../db/queries/snapshots.js';
 import { usdToNativeUnits } from '../../domain/gas.js';
-import { findIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { readIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { newId } from '../../ids.js';
 import { usdcToNumber } from '../../money.js';
 import { treasuryBalances, type TreasuryBalance } from '../../ledger/store.js';
@@ -77,8 +77,8 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
         }),
   );
   const [policy, snapshots, balances, verdicts] = await Promise.all([
-    cached('policies', merchantId, () => findPolicy(ctx.pool, merchantId)),
-    cached('health', '', () => latestSnapshots(ctx.pool, ctx.config)),
+    cached('policies', merchantId, () => readPolicy(ctx.pool, merchantId)),
+    cached('health', '', () => readLatestSnapshots(ctx.pool, ctx.config)),
     cached('balances', '', () => treasuryBalances(ctx.pool)),
     ctx.screener.screen(recipients.flat()),
   ]);
@@ -97,7 +97,7 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
 }
 
 interface RouteInputs {
-  policy: Awaited<ReturnType<typeof findPolicy>>;
+  policy: Awaited<ReturnType<typeof readPolicy>>;
   snapshots: SnapshotRow[];
   balances: TreasuryBalance[];
   /** The chains whose named destination sanctions screening refuses. */
@@ -199,9 +199,9 @@ function gasInput(ctx: AppContext, chain: Chain, snapshot: SnapshotRow, balance:
 
 /** GET /routes/debug/:id: the intent with the quote its route was decided from; null for another merchant's. */
 export async function routeDecision(ctx: AppContext, merchantId: string, intentId: string): Promise<{ intent: PaymentIntentRow; quote: QuoteRow } | null> {
-  const intent = await findIntent(ctx.pool, intentId);
+  const intent = await readIntent(ctx.pool, intentId);
   if (!intent || intent.merchant_id !== merchantId) return null;
-  const quote = await findQuote(ctx.pool, intent.quote_id);
+  const quote = await readQuote(ctx.pool, intent.quote_id);
   if (!quote) throw new Error(`quote ${intent.quote_id} of ${intent.id} is missing`);
   return { intent, quote };
 }

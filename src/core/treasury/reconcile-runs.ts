@@ -5,10 +5,10 @@
 // unreachable) says nothing either way and leaves the alert as it is.
 import { tryAdvisoryXactLock, withTransaction, type Queryable } from '../../db/pool.js';
 import {
-  hasReconciliationRunSince,
+  readAnyReconciliationRunSince,
   insertReconciliationRuns,
   listReconciliationRuns,
-  mismatchSince,
+  readMismatchSince,
   type ReconciliationRunRow,
 } from '../../db/queries/reconciliations.js';
 import type { Chain } from '../../domain/chain.js';
@@ -33,13 +33,13 @@ export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'lo
 export async function runReconciliation(deps: ReconcileDeps): Promise<ChainReconciliation[] | null> {
   const periodStart = () => new Date(deps.clock.now().getTime() - deps.config.reconcileIntervalSeconds * 1000 * SAME_PERIOD_SHARE);
   // Another worker process already ran this period: do not ask the chains for nothing (checked again under the lock).
-  if (await hasReconciliationRunSince(deps.pool, periodStart())) return null;
+  if (await readAnyReconciliationRunSince(deps.pool, periodStart())) return null;
   // The chains are asked before the transaction: no lock is held while a node answers.
   const results = await reconcile(deps.pool, deps.adapters);
   return withTransaction(deps.pool, async (tx) => {
     if (!(await tryAdvisoryXactLock(tx, LOCK))) return null;
     const now = deps.clock.now();
-    if (await hasReconciliationRunSince(tx, periodStart())) return null;
+    if (await readAnyReconciliationRunSince(tx, periodStart())) return null;
     await insertReconciliationRuns(
       tx,
       results.map((r) => ({
@@ -60,7 +60,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
         // confirming (decision 118): it alerts only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS.
         const surplus = r.error === undefined && r.on_chain_usdc !== null && parseUsdc(r.on_chain_usdc) > parseUsdc(r.ledger_usdc);
         if (surplus) {
-          const since = (await mismatchSince(tx, r.chain)) ?? now;
+          const since = (await readMismatchSince(tx, r.chain)) ?? now;
           if (now.getTime() - since.getTime() < deps.config.reconcileSurplusGraceSeconds * 1000) continue;
         }
         const message =

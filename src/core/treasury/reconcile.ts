@@ -7,7 +7,7 @@ import { sameAddress } from '../../domain/addresses.js';
 import { type Chain } from '../../domain/chain.js';
 import { adapterOf, type ChainAdapter, type ChainAdapters } from '../../chains/port.js';
 import { withReadSnapshot, type Pool } from '../../db/pool.js';
-import { inFlightTransfers, type InFlightTransfer } from '../../db/queries/attempts.js';
+import { listInFlightTransfers, type InFlightTransfer } from '../../db/queries/attempts.js';
 import { OPEN_STATUSES } from '../../domain/payment-intent.js';
 import { landedUnbookedMicros, needsLandedTransfers, reconciliationStatus, type CheckedTransfer } from '../../domain/reconciliation.js';
 import { holdingsOf, treasuryBalances, type TreasuryBalance } from '../../ledger/store.js';
@@ -53,7 +53,7 @@ export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<Ch
       if (!wallet || 'error' in wallet || !sameAddress(row.chain, row.address, adapterOf(adapters, row.chain).treasuryAddress())) return false;
       return needsLandedTransfers(wallet.balance - holdingsOf(row), row.inFlightMicros);
     });
-    return { balances: rows, transfers: await inFlightTransfers(tx, explain.map((row) => row.chain), OPEN_STATUSES) };
+    return { balances: rows, transfers: await listInFlightTransfers(tx, explain.map((row) => row.chain), OPEN_STATUSES) };
   });
   // 3. Per chain, what the wallet says against the books; the chain asked about its transfers in flight where needed.
   const results: ChainReconciliation[] = [];

@@ -2,8 +2,8 @@
 // a ledger belongs to one wallet (decision 15), so a process whose adapter pays from another wallet refuses to run.
 import type { ChainAdapter, ChainAdapters } from '../../chains/port.js';
 import { withTransaction, type Pool } from '../../db/pool.js';
-import { startDepositPosition } from '../../db/queries/deposits.js';
-import { insertTreasury, lockTreasury, openPaymentCounts, storedTreasuryAddress } from '../../db/queries/treasuries.js';
+import { insertDepositPosition } from '../../db/queries/deposits.js';
+import { insertTreasury, lockTreasury, countOpenPayments, readTreasuryAddress } from '../../db/queries/treasuries.js';
 import { sameAddress } from '../../domain/addresses.js';
 import type { Chain } from '../../domain/chain.js';
 import { movements } from '../../ledger/movements.js';
@@ -22,7 +22,7 @@ import { TREASURY_SNAPSHOT_TRIES_MAX } from '../../bounds.js';
  */
 export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<{ chain: Chain; nativeUnits: bigint }[]> {
   const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
-  const open = await openPaymentCounts(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
+  const open = await countOpenPayments(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
   for (const balance of removed) {
     const usdc = holdingsOf(balance);
     const payments = open.get(balance.chain) ?? 0;
@@ -62,7 +62,7 @@ export class TreasuryMismatchError extends Error {
  */
 export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
   for (const [chain, adapter] of Object.entries(adapters)) {
-    const existing = await storedTreasuryAddress(pool, chain);
+    const existing = await readTreasuryAddress(pool, chain);
     if (existing !== null) {
       checkTreasury(chain, existing, adapter);
       await bookNativeOpeningOnce(pool, adapter, at);
@@ -74,12 +74,12 @@ export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: 
       const created = await insertTreasury(tx, { chain, address: adapter.treasuryAddress(), nativeCurrency: adapter.nativeCurrency, at });
       if (!created) return;
       // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 122).
-      await startDepositPosition(tx, chain, position, at);
+      await insertDepositPosition(tx, chain, position, at);
       if (opening > 0n) await postMany(tx, [{ movement: movements.fundUsdc(chain, opening), context: { at } }]);
       if (openingNative > 0n) await postMany(tx, [{ movement: movements.fundNative(chain, adapter.nativeCurrency, openingNative), context: { at } }]);
     });
     // Another process may have won the INSERT with another key.
-    checkTreasury(chain, (await storedTreasuryAddress(pool, chain))!, adapter);
+    checkTreasury(chain, (await readTreasuryAddress(pool, chain))!, adapter);
   }
 }
 

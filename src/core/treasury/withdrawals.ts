@@ -7,13 +7,13 @@ import { adapterOf } from '../../chains/port.js';
 import { randomUUID } from 'node:crypto';
 import { addSeconds } from '../../clock.js';
 import { advisoryXactLockText, withTransaction } from '../../db/pool.js';
-import { approvalsOf, findApproval, insertApprovals, type ApprovalRow } from '../../db/queries/approvals.js';
-import { attemptsOf, type AttemptRow } from '../../db/queries/attempts.js';
-import { findIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
+import { readApprovals, readApproval, insertApprovals, type ApprovalRow } from '../../db/queries/approvals.js';
+import { readAttempts, type AttemptRow } from '../../db/queries/attempts.js';
+import { readIntentsByKeys, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { insertCreatedIntents } from '../../db/queries/transitions.js';
 import { insertQuotes, type QuoteRow } from '../../db/queries/quotes.js';
-import { volumeWithoutApproval } from '../../db/queries/policies.js';
-import { findWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../../db/queries/withdrawals.js';
+import { readVolumeWithoutApproval } from '../../db/queries/policies.js';
+import { readWithdrawal, listWithdrawals, OPERATOR_MERCHANT_ID } from '../../db/queries/withdrawals.js';
 import { isChainIn, type Chain } from '../../domain/chain.js';
 import { AppError } from '../../domain/errors.js';
 import { withdrawalNeedsApproval } from '../../domain/four-eyes.js';
@@ -88,11 +88,11 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     // 1. Load, under the locks: the key (a retried request waits for the first), then the chain's available funds,
     // the lock every reservation of this chain takes.
     await advisoryXactLockText(tx, JSON.stringify([OPERATOR_MERCHANT_ID, idempotencyKey]));
-    const [existing] = await findIntentsByKeys(tx, [{ merchantId: OPERATOR_MERCHANT_ID, idempotencyKey }]);
+    const [existing] = await readIntentsByKeys(tx, [{ merchantId: OPERATOR_MERCHANT_ID, idempotencyKey }]);
     if (existing) {
       const same = existing.selected_chain === chain && existing.destination_address === to && existing.amount_micros === amountMicros;
       if (!same) throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency key "${idempotencyKey}" was used for another withdrawal`);
-      return { intent: existing, replayed: true, approval: await findApproval(tx, existing.id) };
+      return { intent: existing, replayed: true, approval: await readApproval(tx, existing.id) };
     }
     // The withdrawals of the rolling window, read under one lock that every withdrawal checked against the threshold
     // takes (before the treasury rows, as reservations lock their merchant first): two at once, on any chains, are
@@ -102,7 +102,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     if (threshold !== null) {
       await advisoryXactLockText(tx, WITHDRAWAL_WINDOW_LOCK);
       const since = new Date(now.getTime() - ctx.config.withdrawalApprovalWindowSeconds * 1000);
-      leftWithoutApproval = await volumeWithoutApproval(tx, OPERATOR_MERCHANT_ID, since, RELEASED_STATUSES);
+      leftWithoutApproval = await readVolumeWithoutApproval(tx, OPERATOR_MERCHANT_ID, since, RELEASED_STATUSES);
     }
     const available = (await lockAvailable(tx, [chain])).get(chain) ?? 0n;
     // 2. Decide.
@@ -155,19 +155,19 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     return { intent, replayed: false, approval };
   });
   // A new withdrawal has no attempt yet; a replayed one may.
-  const attempts = created.replayed ? ((await attemptsOf(ctx.pool, [created.intent.id])).get(created.intent.id) ?? []) : [];
+  const attempts = created.replayed ? ((await readAttempts(ctx.pool, [created.intent.id])).get(created.intent.id) ?? []) : [];
   return { ...created, attempts };
 }
 
 export async function getWithdrawal(ctx: Pick<AppContext, 'pool'>, id: string): Promise<WithdrawalRecord | null> {
-  const intent = await findWithdrawal(ctx.pool, id);
+  const intent = await readWithdrawal(ctx.pool, id);
   if (!intent) return null;
-  return { intent, attempts: (await attemptsOf(ctx.pool, [id])).get(id) ?? [], approval: await findApproval(ctx.pool, id) };
+  return { intent, attempts: (await readAttempts(ctx.pool, [id])).get(id) ?? [], approval: await readApproval(ctx.pool, id) };
 }
 
 export async function withdrawals(ctx: Pick<AppContext, 'pool'>, page: { limit: number; before?: string }): Promise<WithdrawalRecord[]> {
   const intents = await listWithdrawals(ctx.pool, page);
   const ids = intents.map((i) => i.id);
-  const [attempts, approvals] = await Promise.all([attemptsOf(ctx.pool, ids), approvalsOf(ctx.pool, ids)]);
+  const [attempts, approvals] = await Promise.all([readAttempts(ctx.pool, ids), readApprovals(ctx.pool, ids)]);
   return intents.map((intent) => ({ intent, attempts: attempts.get(intent.id) ?? [], approval: approvals.get(intent.id) ?? null }));
 }

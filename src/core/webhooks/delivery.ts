@@ -42,10 +42,10 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { withTransactionOnce, type Pool, type Queryable } from '../../db/pool.js';
-import { disableWebhookEndpoint } from '../../db/queries/merchants.js';
+import { markWebhookEndpointDisabled } from '../../db/queries/merchants.js';
 import {
   claimDueEvents,
-  recordAttempts,
+  insertDeliveries,
   markHeld,
   markStored,
   type ClaimedEvent,
@@ -57,7 +57,7 @@ import { SealedSecretError } from '../../webhook-client/secret-box.js';
 import { signingSecretsOf } from './secrets.js';
 import type { Metrics } from '../../metrics/registry.js';
 import { buildWebhookBody, buildWebhookHeaders, postWebhook, truncateError } from '../../webhook-client/request.js';
-import { traceparentsOf } from '../../db/queries/traces.js';
+import { readTraceparents } from '../../db/queries/traces.js';
 import { tracer, type SpanAttributes } from '../../tracing/tracer.js';
 import { WEBHOOK_BATCH_EVENTS_MAX, WEBHOOK_IDLE_IN_TRANSACTION_MARGIN_MS, WEBHOOK_LANES } from '../../bounds.js';
 
@@ -176,7 +176,7 @@ async function attemptOne(
 /** After the POSTs: every attempt and its decision recorded on `tx` in one statement, a 410 disabling the endpoint. */
 async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: readonly Attempted[]): Promise<void> {
   if (attempted.length === 0) return;
-  await recordAttempts(
+  await insertDeliveries(
     tx,
     attempted.map(({ event, url, outcome, decision, at }) => ({
       attempt: {
@@ -194,7 +194,7 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
   for (const { event, outcome, decision, at } of attempted) {
     if (decision.status === 'failed' && decision.disableEndpoint) {
       const reason = `HTTP ${outcome.statusCode} Gone at ${at.toISOString()}`;
-      if (await disableWebhookEndpoint(tx, event.merchantId, at, reason)) {
+      if (await markWebhookEndpointDisabled(tx, event.merchantId, at, reason)) {
         deps.log?.error({ merchant_id: event.merchantId, event_id: event.id }, 'webhook endpoint answered 410 Gone: disabled until an operator enables it');
       }
     }
@@ -234,7 +234,7 @@ export async function attemptDeliveries(
   const results: AttemptResult[] = [];
   const attempted: Attempted[] = [];
   // While traces are on, a payment's event is delivered in the payment's trace, linked to the claim's (decision 212).
-  const traces = tracer().enabled ? await traceparentsOf(tx, 'payment_intents', events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
+  const traces = tracer().enabled ? await readTraceparents(tx, 'payment_intents', events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
   const claim = tracer().current();
   for (const event of events) {
     if (results.length > 0 && !shouldContinue()) break;

@@ -2,8 +2,8 @@
 // every event held meanwhile is queued again, with a fresh retry budget, in one transaction.
 import type { Pool } from '../../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
-import { enableWebhookEndpoint as enableEndpoint } from '../../db/queries/merchants.js';
-import { requeueHeldEvents } from '../../db/queries/webhook-events.js';
+import { markWebhookEndpointEnabled as enableEndpoint } from '../../db/queries/merchants.js';
+import { markHeldEventsPending } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 
 export interface EnableResult {
@@ -18,7 +18,7 @@ export async function enableWebhookEndpoint(pool: Pool, config: AuditConfig, mer
     const enabled = await enableEndpoint(tx, merchantId);
     if (enabled === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
     if (enabled.webhookUrl === null) throw new AppError('WEBHOOK_URL_NOT_CONFIGURED', `merchant ${merchantId} has no webhook_url`);
-    const requeued = await requeueHeldEvents(tx, merchantId, at);
+    const requeued = await markHeldEventsPending(tx, merchantId, at);
     return { merchant_id: merchantId, was_disabled: enabled.wasDisabled, requeued_events: requeued };
   });
 }

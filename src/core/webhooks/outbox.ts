@@ -1,7 +1,7 @@
 // The operator sends a failed webhook event again (the lists are in src/core/operators/console/webhooks.ts).
 import type { Pool, Queryable } from '../../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
-import { findEventStatus, requeueEvent } from '../../db/queries/webhook-events.js';
+import { readEventStatus, markEventPending } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
 
 /** Puts a failed (or stored) event back in the queue with a fresh retry budget; its audit record commits with it. */
@@ -10,9 +10,9 @@ export async function redeliverWebhookEvent(pool: Pool, config: AuditConfig, id:
 }
 
 async function requeue(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string }> {
-  const requeued = await requeueEvent(db, id, at);
+  const requeued = await markEventPending(db, id, at);
   if (requeued) return requeued;
-  const status = await findEventStatus(db, id);
+  const status = await readEventStatus(db, id);
   if (status === null) throw new AppError('NOT_FOUND', `webhook event ${id} was not found`);
   throw new AppError(
     'INVALID_STATE',

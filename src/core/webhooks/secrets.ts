@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { Pool, Queryable } from '../../db/pool.js';
 import { audited, type AuditConfig, type AuditEntry } from '../operators/audit.js';
 import { lockMerchant } from '../../db/queries/merchants.js';
-import { insertWebhookSecret, retireCurrentSecret, shortenOverlaps, signingSecretRows } from '../../db/queries/webhook-secrets.js';
+import { insertWebhookSecret, markCurrentSecretRetiring, updateOverlappingSecrets, readSigningSecrets } from '../../db/queries/webhook-secrets.js';
 import { AppError } from '../../domain/errors.js';
 import { generateWebhookSecret, type SigningSecret } from '../../webhook-client/secret.js';
 import { openSecret, sealingKey, sealSecret } from '../../webhook-client/secret-box.js';
@@ -34,7 +34,7 @@ export async function issueWebhookSecret(tx: Queryable, config: Pick<Config, 'ap
  */
 export async function signingSecretsOf(db: Queryable, config: SecretConfig, merchantId: string, at: Date): Promise<[SigningSecret, ...SigningSecret[]]> {
   const configured: SigningSecret = { secret: config.webhookSigningSecret, issued: false };
-  const rows = await signingSecretRows(db, merchantId, at);
+  const rows = await readSigningSecrets(db, merchantId, at);
   if (!rows.any || rows.active.length === 0) return [configured];
   const key = sealingKey(config.apiKeySalt);
   const [first, ...rest] = rows.active.map((row) =>
@@ -62,10 +62,10 @@ export async function rotateWebhookSecret(
       throw new AppError('INVALID_STATE', 'the test merchant signs with WEBHOOK_SIGNING_SECRET; change that setting instead');
     }
     const retiresAt = addSeconds(at, overlapSeconds);
-    const existing = await signingSecretRows(tx, merchantId, at);
+    const existing = await readSigningSecrets(tx, merchantId, at);
     // Onboarded before per-merchant secrets: the configured secret is its previous one for the overlap.
     if (!existing.any) await insertWebhookSecret(tx, { merchantId, sealed: null, at, retiresAt });
-    else await retireCurrentSecret(tx, merchantId, retiresAt);
+    else await markCurrentSecretRetiring(tx, merchantId, retiresAt);
     const secret = await issueWebhookSecret(tx, config, merchantId, at);
     return { merchant_id: merchantId, webhook_secret: secret, previous_valid_until: overlapSeconds > 0 ? retiresAt.toISOString() : null };
   });
@@ -75,6 +75,6 @@ export async function rotateWebhookSecret(
 export async function endWebhookSecretOverlap(pool: Pool, config: AuditConfig, merchantId: string, at: Date, audit: AuditEntry): Promise<{ merchant_id: string; retired_secrets: number }> {
   return audited({ pool, config }, audit, at, async (tx) => {
     if ((await lockMerchant(tx, merchantId)) === null) throw new AppError('NOT_FOUND', `merchant ${merchantId} was not found`);
-    return { merchant_id: merchantId, retired_secrets: await shortenOverlaps(tx, merchantId, at) };
+    return { merchant_id: merchantId, retired_secrets: await updateOverlappingSecrets(tx, merchantId, at) };
   });
 }

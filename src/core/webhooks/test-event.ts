@@ -1,5 +1,5 @@
 // POST /webhooks/test: a real webhook.test event, sent at once through the normal delivery path.
-import { findMerchant } from '../../db/queries/merchants.js';
+import { readMerchant } from '../../db/queries/merchants.js';
 import { insertEvents } from '../../db/queries/outbox.js';
 import { lockPendingEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
@@ -27,7 +27,7 @@ const DISABLED_MESSAGE = 'The webhook endpoint was disabled after it answered 41
 export async function sendTestWebhook(deps: WebhookDeps, merchantId: string): Promise<TestWebhookResult> {
   return inDeliveryTransaction(deps, async (tx) => {
     // 1. Load: the merchant must have somewhere to send to.
-    const merchant = await findMerchant(tx, merchantId);
+    const merchant = await readMerchant(tx, merchantId);
     if (merchant === null) throw new AppError('NOT_FOUND', 'Merchant not found');
     if (merchant.webhook_url === null) throw new AppError('WEBHOOK_URL_NOT_CONFIGURED', NO_URL_MESSAGE);
     if (merchant.webhook_disabled_at !== null) throw new AppError('WEBHOOK_ENDPOINT_DISABLED', DISABLED_MESSAGE);

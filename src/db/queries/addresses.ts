@@ -13,7 +13,7 @@ export interface AddressRow {
 
 const COLUMNS = 'merchant_id, chain, address, label, created_at, usable_from';
 
-export async function findAddress(db: Queryable, merchantId: string, chain: Chain, addressKey: string): Promise<AddressRow | null> {
+export async function readAddress(db: Queryable, merchantId: string, chain: Chain, addressKey: string): Promise<AddressRow | null> {
   const { rows } = await db.query<AddressRow>(
     `SELECT ${COLUMNS} FROM merchant_addresses WHERE merchant_id = $1 AND chain = $2 AND address_key = $3`,
     [merchantId, chain, addressKey],

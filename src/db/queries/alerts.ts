@@ -39,7 +39,7 @@ export async function upsertOpenAlert(
 }
 
 /** Resolves the open alert of this kind and chain, if any; returns it. */
-export async function resolveOpenAlert(db: Queryable, kind: AlertKind, chain: Chain | null, at: Date): Promise<AlertRow | null> {
+export async function markAlertResolved(db: Queryable, kind: AlertKind, chain: Chain | null, at: Date): Promise<AlertRow | null> {
   const { rows } = await db.query<AlertRow>(
     `UPDATE operator_alerts SET status = 'resolved', resolved_at = $3
       WHERE kind = $1 AND COALESCE(chain, '') = COALESCE($2, '') AND status = 'open' RETURNING ${COLUMNS}`,
@@ -88,7 +88,7 @@ export async function claimDueNotification(db: Queryable, now: Date): Promise<Al
   return rows[0] ?? null;
 }
 
-export async function recordNotificationAttempt(
+export async function markNotificationDelivery(
   db: Queryable,
   id: string,
   result:

@@ -39,7 +39,7 @@ export interface KeyOwner {
  * The owners of several keys (by HMAC) in one query, revoked keys included (they are 401), and, when
  * `keylessMerchantId` is given, that merchant as authentication sees it without a key (the development test merchant).
  */
-export async function findKeyOwners(
+export async function readKeyOwners(
   db: Queryable,
   keyHashes: readonly string[],
   keylessMerchantId: string | null,
@@ -71,7 +71,7 @@ export async function listApiKeys(db: Queryable, merchantId: string): Promise<Ap
  * Revokes the merchant's active keys that match `match` (a key id, a prefix, or the hash of a whole key); returns
  * them. Only a unique match is revoked: with several, none is, and they are returned for the caller to refuse.
  */
-export async function revokeApiKeys(
+export async function markApiKeysRevoked(
   db: Queryable,
   merchantId: string,
   match: { id: string; prefix: string; hash: string },
@@ -90,6 +90,6 @@ export async function revokeApiKeys(
 }
 
 /** Sets last_used_at unless it is more recent than `staleFrom` (at most one write per key a minute). */
-export async function touchApiKey(db: Queryable, keyId: string, at: Date, staleFrom: Date): Promise<void> {
+export async function markApiKeyUsed(db: Queryable, keyId: string, at: Date, staleFrom: Date): Promise<void> {
   await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)', [keyId, at, staleFrom]);
 }

@@ -54,7 +54,7 @@ export async function insertApprovals(db: Queryable, approvals: readonly NewAppr
   return new Map(rows.map((r) => [r.payment_intent_id, toRow(r)]));
 }
 
-export async function findApproval(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<ApprovalRow | null> {
+export async function readApproval(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<ApprovalRow | null> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_approvals WHERE payment_intent_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [intentId],
@@ -63,13 +63,13 @@ export async function findApproval(db: Queryable, intentId: string, options: { f
 }
 
 /** The approvals of several intents, by intent id (those without one are absent). */
-export async function approvalsOf(db: Queryable, intentIds: readonly string[]): Promise<Map<string, ApprovalRow>> {
+export async function readApprovals(db: Queryable, intentIds: readonly string[]): Promise<Map<string, ApprovalRow>> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_approvals WHERE payment_intent_id = ANY($1::text[])`, [intentIds]);
   return new Map(rows.map((r) => [r.payment_intent_id, toRow(r)]));
 }
 
 /** Records the decision on the pending approvals of `intentIds`; answers those that were still pending. */
-export async function decideApprovals(
+export async function markApprovalsDecided(
   db: Queryable,
   intentIds: readonly string[],
   decision: { status: Exclude<ApprovalStatus, 'pending'>; at: Date; via: DecidedVia | null; reason: string | null; by?: string | null },
@@ -83,7 +83,7 @@ export async function decideApprovals(
 }
 
 /** Records the first of two approvals on the pending approvals of `intentIds` that have none yet; answers those. */
-export async function recordFirstApprovals(db: Queryable, intentIds: readonly string[], by: string, at: Date): Promise<ApprovalRow[]> {
+export async function markFirstApprovals(db: Queryable, intentIds: readonly string[], by: string, at: Date): Promise<ApprovalRow[]> {
   const { rows } = await db.query<RawRow>(
     `UPDATE payment_approvals SET first_approved_by = $2, first_approved_at = $3
       WHERE payment_intent_id = ANY($1::text[]) AND status = 'pending' AND first_approved_by IS NULL RETURNING ${COLUMNS}`,
@@ -93,7 +93,7 @@ export async function recordFirstApprovals(db: Queryable, intentIds: readonly st
 }
 
 /** The pending approvals of a payout batch held whole (decision 178), in intent id order; `forUpdate` locks them. */
-export async function pendingApprovalsOfBatch(db: Queryable, payoutBatchId: string, options: { forUpdate?: boolean } = {}): Promise<ApprovalRow[]> {
+export async function listPendingApprovalsOfBatch(db: Queryable, payoutBatchId: string, options: { forUpdate?: boolean } = {}): Promise<ApprovalRow[]> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_approvals WHERE payout_batch_id = $1 AND status = 'pending'
       ORDER BY payment_intent_id${options.forUpdate ? ' FOR UPDATE' : ''}`,
@@ -130,7 +130,7 @@ export interface PendingApproval {
  * What waits for an operator, oldest first: each payment held alone, each payout batch held whole as one entry, and
  * each forced failure requested of a payment still in manual review.
  */
-export async function pendingApprovals(db: Queryable, limit: number): Promise<PendingApproval[]> {
+export async function listPendingApprovalRows(db: Queryable, limit: number): Promise<PendingApproval[]> {
   type Raw = Omit<PendingApproval, 'amount_micros' | 'threshold_micros'> & { amount_micros: string; threshold_micros: string };
   const { rows } = await db.query<Raw>(
     `WITH waiting AS (

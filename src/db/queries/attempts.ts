@@ -78,7 +78,7 @@ export async function insertAttempts(db: Queryable, rows: readonly NewAttempt[])
   );
 }
 
-export async function attemptsOf(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
+export async function readAttempts(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
   const byIntent = new Map<string, AttemptRow[]>();
   if (intentIds.length === 0) return byIntent;
   const { rows } = await db.query<RawRow>(
@@ -97,7 +97,7 @@ export async function attemptsOf(db: Queryable, intentIds: readonly string[]): P
 export const LIVE_STATUSES = ['signed', 'broadcasted'];
 
 /** The attempt that is still live for an intent (signed or broadcast), if any. */
-export async function liveAttempt(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow | null> {
+export async function readLiveAttempt(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow | null> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_attempts WHERE payment_intent_id = $1 AND status = ANY($2::text[])
       ORDER BY created_at DESC, id DESC LIMIT 1${options.forUpdate ? ' FOR UPDATE' : ''}`,
@@ -109,7 +109,7 @@ export async function liveAttempt(db: Queryable, intentId: string, options: { fo
 /**
  * The live attempts that share a transaction (`chain`, `txId`): one, or an on-chain batch's, in the transaction's order.
  */
-export async function liveAttemptsOfTransaction(db: Queryable, chain: string, txId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow[]> {
+export async function readLiveAttemptsOfTransaction(db: Queryable, chain: string, txId: string, options: { forUpdate?: boolean } = {}): Promise<AttemptRow[]> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_attempts WHERE chain = $1 AND tx_id = $2 AND status = ANY($3::text[])
       ORDER BY tx_payment_index${options.forUpdate ? ' FOR UPDATE' : ''}`,
@@ -122,7 +122,7 @@ export async function liveAttemptsOfTransaction(db: Queryable, chain: string, tx
  * The attempts of each intent that a fee-bumped replacement or a cancel superseded ('replaced'), oldest first. They
  * share the live attempt's nonce, so one of them may be the transfer that lands. Every intent asked is in the answer.
  */
-export async function replacedAttempts(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
+export async function readReplacedAttempts(db: Queryable, intentIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
   const byIntent = new Map<string, AttemptRow[]>(intentIds.map((id) => [id, []]));
   if (intentIds.length === 0) return byIntent;
   const { rows } = await db.query<RawRow>(
@@ -147,7 +147,7 @@ export interface InFlightTransfer {
  * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
  */
 // Transfers only: a cancel on chain (decision 63) moves no USDC, so its landing explains no shortfall.
-export async function inFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
+export async function listInFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
   if (chains.length === 0) return [];
   const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
     `SELECT a.chain, a.payment_intent_id, i.amount_micros::text, a.tx_id, a.signed_tx, a.chain_meta
@@ -166,7 +166,7 @@ export async function inFlightTransfers(db: Queryable, chains: readonly Chain[],
 }
 
 /** A send whose outcome is unknown: the attempt stays live, with the reason on record for the failure analysis. */
-export async function recordSendError(db: Queryable, attemptId: string, reason: FailureReason, detail: string): Promise<void> {
+export async function markSendError(db: Queryable, attemptId: string, reason: FailureReason, detail: string): Promise<void> {
   await db.query('UPDATE payment_attempts SET failure_reason = $2, failure_detail = $3 WHERE id = $1', [attemptId, reason, detail]);
 }
 
@@ -183,7 +183,7 @@ export type OpenAttempt = AttemptRow & { intent_status: PaymentStatus };
  * One page of the broadcast attempts of intents in `watchedIntentStatuses`, in id order after `afterId` (keyset
  * paging: a round walks every open attempt however many there are). Nothing is locked.
  */
-export async function openAttempts(
+export async function listOpenAttempts(
   db: Queryable,
   watchedIntentStatuses: readonly PaymentStatus[],
   afterId: string,

@@ -53,13 +53,13 @@ export async function listAuditRecords(db: Queryable, filter: AuditFilter): Prom
 }
 
 /** Records in sequence order from `after`, a page at a time (a proof walks the whole log in bounded memory). */
-export async function auditRecordsAfter(db: Queryable, after: bigint, limit: number): Promise<AuditRow[]> {
+export async function listAuditRecordsAfter(db: Queryable, after: bigint, limit: number): Promise<AuditRow[]> {
   const { rows } = await db.query<AuditRow>(`SELECT ${COLUMNS} FROM audit_log WHERE seq > $1::bigint ORDER BY audit_log.seq LIMIT $2`, [after.toString(), limit]);
   return rows;
 }
 
 /** The head, and the last record hashed without the key with its seal (decision 186). */
-export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: string; unkeyedThrough: bigint; unkeyedSeal: string | null }> {
+export async function readAuditHead(db: Queryable): Promise<{ seq: bigint; hash: string; unkeyedThrough: bigint; unkeyedSeal: string | null }> {
   const { rows } = await db.query<{ seq: string; hash: string; unkeyed_through: string; unkeyed_seal: string | null }>(
     'SELECT seq::text AS seq, hash, unkeyed_through::text AS unkeyed_through, unkeyed_seal FROM audit_head',
   );
@@ -68,12 +68,12 @@ export async function auditHead(db: Queryable): Promise<{ seq: bigint; hash: str
 }
 
 /** Stores the seal of the unkeyed records' boundary (migration 098's own transaction). */
-export async function sealUnkeyedThrough(db: Queryable, seal: string): Promise<void> {
+export async function updateUnkeyedSeal(db: Queryable, seal: string): Promise<void> {
   await db.query('UPDATE audit_head SET unkeyed_seal = $1', [seal]);
 }
 
 /** The hashes of the records with these sequence numbers (those that exist), by sequence number as text. */
-export async function auditHashesAt(db: Queryable, seqs: readonly bigint[]): Promise<Map<string, string>> {
+export async function readAuditHashes(db: Queryable, seqs: readonly bigint[]): Promise<Map<string, string>> {
   const { rows } = await db.query<{ seq: string; hash: string }>('SELECT seq::text AS seq, hash FROM audit_log WHERE seq = ANY($1::bigint[])', [
     seqs.map(String),
   ]);

@@ -11,7 +11,7 @@ export interface ChainBacklog {
   oldestBroadcastAt: Date | null;
 }
 
-export async function confirmationBacklog(db: Queryable, watchedIntentStatuses: readonly PaymentStatus[]): Promise<ChainBacklog[]> {
+export async function countConfirmationBacklog(db: Queryable, watchedIntentStatuses: readonly PaymentStatus[]): Promise<ChainBacklog[]> {
   const { rows } = await db.query<{ chain: Chain; n: string; oldest: Date | null }>(
     `SELECT a.chain, COUNT(*)::text AS n, MIN(COALESCE(a.broadcast_at, a.created_at)) AS oldest
        FROM payment_attempts a JOIN payment_intents i ON i.id = a.payment_intent_id

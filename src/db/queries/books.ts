@@ -16,7 +16,7 @@ const historyOf = (row: HistoryRow): DatabaseHistory => ({ systemIdentifier: row
  * statement, read in the transaction that signs: a hold and the history it was opened for commit together, so no
  * snapshot sees the new history without the holds.
  */
-export async function heldChains(db: Queryable, chains: readonly Chain[]): Promise<Set<Chain>> {
+export async function readHeldChains(db: Queryable, chains: readonly Chain[]): Promise<Set<Chain>> {
   if (chains.length === 0) return new Set();
   const { rows } = await db.query<{ chain: Chain }>(
     `WITH now AS (${CURRENT_HISTORY})
@@ -36,7 +36,7 @@ export async function lockHistory(db: Queryable): Promise<{ stored: DatabaseHist
   return { stored: stored.rows[0] ? historyOf(stored.rows[0]) : null, current: historyOf(current.rows[0]!) };
 }
 
-export async function storeHistory(db: Queryable, history: DatabaseHistory, at: Date): Promise<void> {
+export async function upsertHistory(db: Queryable, history: DatabaseHistory, at: Date): Promise<void> {
   await db.query(
     `INSERT INTO books_history (singleton, system_identifier, timeline, seen_at) VALUES (true, $1, $2, $3)
      ON CONFLICT (singleton) DO UPDATE SET system_identifier = EXCLUDED.system_identifier, timeline = EXCLUDED.timeline, seen_at = EXCLUDED.seen_at`,
@@ -45,13 +45,13 @@ export async function storeHistory(db: Queryable, history: DatabaseHistory, at: 
 }
 
 /** Every chain the books have a treasury on, with `configured`: the chains a change of history holds. */
-export async function chainsToHold(db: Queryable, configured: readonly Chain[]): Promise<Chain[]> {
+export async function listChainsToHold(db: Queryable, configured: readonly Chain[]): Promise<Chain[]> {
   const { rows } = await db.query<{ chain: Chain }>('SELECT chain FROM treasuries UNION SELECT unnest($1::text[])', [configured]);
   return rows.map((r) => r.chain);
 }
 
 /** Opens a hold for each chain that has none open. Returns the chains newly held. */
-export async function openHolds(
+export async function insertHolds(
   db: Queryable,
   holds: readonly { id: string; chain: Chain }[],
   history: { from: string; to: string },
@@ -98,7 +98,7 @@ export interface StoredFindings {
 const HOLD_COLUMNS = 'id, chain, opened_at, history_from, history_to, state, mark, findings, checked_at, lifted_at, lifted_by';
 
 /** The open holds (of `chains`, when given), oldest first. */
-export async function openHoldsOf(db: Queryable, chains: readonly Chain[] | null, options: { forUpdate?: boolean } = {}): Promise<HoldRow[]> {
+export async function listOpenHolds(db: Queryable, chains: readonly Chain[] | null, options: { forUpdate?: boolean } = {}): Promise<HoldRow[]> {
   const { rows } = await db.query<HoldRow>(
     `SELECT ${HOLD_COLUMNS} FROM chain_holds WHERE state <> 'lifted' AND ($1::text[] IS NULL OR chain = ANY($1))
       ORDER BY opened_at, chain ${options.forUpdate ? 'FOR UPDATE' : ''}`,
@@ -108,7 +108,7 @@ export async function openHoldsOf(db: Queryable, chains: readonly Chain[] | null
 }
 
 /** The holds of the last `limit` history changes and those still open, newest first (for the operator's view). */
-export async function recentHolds(db: Queryable, limit: number): Promise<HoldRow[]> {
+export async function listRecentHolds(db: Queryable, limit: number): Promise<HoldRow[]> {
   const { rows } = await db.query<HoldRow>(
     `SELECT ${HOLD_COLUMNS} FROM chain_holds ORDER BY (state <> 'lifted') DESC, opened_at DESC, chain LIMIT $1`,
     [limit],
@@ -116,7 +116,7 @@ export async function recentHolds(db: Queryable, limit: number): Promise<HoldRow
   return rows;
 }
 
-export async function recordCheck(
+export async function markHoldChecked(
   db: Queryable,
   id: string,
   check: { state: 'checking' | 'behind'; mark: string; findings: StoredFindings | null; at: Date },
@@ -131,7 +131,7 @@ export async function recordCheck(
 }
 
 /** Lifts an open hold (a check matched, or an operator's action made it match); `by` is who: 'check' or the operator. */
-export async function liftHold(db: Queryable, id: string, by: string, at: Date): Promise<boolean> {
+export async function markHoldLifted(db: Queryable, id: string, by: string, at: Date): Promise<boolean> {
   const { rowCount } = await db.query("UPDATE chain_holds SET state = 'lifted', lifted_at = $2, lifted_by = $3 WHERE id = $1 AND state <> 'lifted'", [
     id,
     at,
@@ -144,7 +144,7 @@ export async function liftHold(db: Queryable, id: string, by: string, at: Date):
  * What the books hold as landed on `chain`, newest first: the stop of a check's walk back (decision 199). An attempt
  * whose transaction the chain included (`included_at`), whatever came of it afterwards.
  */
-export async function landedTxIds(db: Queryable, chain: Chain, limit: number): Promise<string[]> {
+export async function listLandedTxIds(db: Queryable, chain: Chain, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ tx_id: string }>(
     `SELECT tx_id FROM payment_attempts WHERE chain = $1 AND included_at IS NOT NULL
       GROUP BY tx_id ORDER BY max(included_at) DESC LIMIT $2`,
@@ -154,7 +154,7 @@ export async function landedTxIds(db: Queryable, chain: Chain, limit: number): P
 }
 
 /** Of `txIds`, those the books know on `chain`: an attempt's, or declared foreign and approved. */
-export async function knownTxIds(db: Queryable, chain: Chain, txIds: readonly string[]): Promise<Set<string>> {
+export async function readKnownTxIds(db: Queryable, chain: Chain, txIds: readonly string[]): Promise<Set<string>> {
   if (txIds.length === 0) return new Set();
   const { rows } = await db.query<{ tx_id: string }>(
     `SELECT tx_id FROM payment_attempts WHERE chain = $1 AND tx_id = ANY($2::text[])
@@ -168,7 +168,7 @@ export async function knownTxIds(db: Queryable, chain: Chain, txIds: readonly st
  * The highest nonce the books' attempts on `chain` used (null: none), and the nonces above it an operator declared
  * foreign (approved): what a check counts as known beyond the books' own allocations.
  */
-export async function knownNonces(db: Queryable, chain: Chain): Promise<{ highest: number | null; foreign: Set<number> }> {
+export async function readKnownNonces(db: Queryable, chain: Chain): Promise<{ highest: number | null; foreign: Set<number> }> {
   const { rows } = await db.query<{ highest: string | null; foreign: string[] }>(
     `WITH own AS (SELECT max((chain_meta->>'nonce')::bigint) AS highest FROM payment_attempts WHERE chain = $1 AND chain_meta ? 'nonce')
      SELECT own.highest::text AS highest,
@@ -182,7 +182,7 @@ export async function knownNonces(db: Queryable, chain: Chain): Promise<{ highes
 }
 
 /** The database's replication as this session sees it. */
-export async function replicationFacts(db: Queryable): Promise<ReplicationFacts> {
+export async function readReplicationFacts(db: Queryable): Promise<ReplicationFacts> {
   const { rows } = await db.query<{ names: string; commit: string; sync: number | null }>(
     `SELECT current_setting('synchronous_standby_names') AS names, current_setting('synchronous_commit') AS commit,
             (SELECT CASE WHEN bool_and(sync_state IS NULL) AND count(*) > 0 THEN NULL
@@ -198,7 +198,7 @@ export async function replicationFacts(db: Queryable): Promise<ReplicationFacts>
  * ones), not final, not waiting for an approval's decision to be made... only route_selected, broadcasting, retrying.
  * `foldCase`: addresses compare without case (EVM).
  */
-export async function attachCandidates(
+export async function listAttachCandidates(
   db: Queryable,
   chain: Chain,
   recipients: readonly string[],
@@ -242,7 +242,7 @@ export async function insertForeign(
   return rowCount === 1;
 }
 
-export async function approveForeign(db: Queryable, chain: Chain, txId: string, approvedBy: string, at: Date): Promise<void> {
+export async function markForeignApproved(db: Queryable, chain: Chain, txId: string, approvedBy: string, at: Date): Promise<void> {
   await db.query('UPDATE foreign_treasury_transactions SET approved_by = $3, approved_at = $4 WHERE chain = $1 AND tx_id = $2 AND approved_at IS NULL', [
     chain,
     txId,

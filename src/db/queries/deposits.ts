@@ -44,23 +44,23 @@ function toRow(raw: RawRow): InboundTransferRow {
   };
 }
 
-export async function depositPosition(db: Queryable, chain: Chain): Promise<string | null> {
+export async function readDepositPosition(db: Queryable, chain: Chain): Promise<string | null> {
   const { rows } = await db.query<{ position: string }>('SELECT position FROM deposit_cursors WHERE chain = $1', [chain]);
   return rows[0]?.position ?? null;
 }
 
 /** Sets the chain's first position unless one exists; the position in force. */
-export async function startDepositPosition(db: Queryable, chain: Chain, position: string, at: Date): Promise<string> {
+export async function insertDepositPosition(db: Queryable, chain: Chain, position: string, at: Date): Promise<string> {
   await db.query('INSERT INTO deposit_cursors (chain, position, updated_at) VALUES ($1, $2, $3) ON CONFLICT (chain) DO NOTHING', [
     chain,
     position,
     at,
   ]);
-  return (await depositPosition(db, chain))!;
+  return (await readDepositPosition(db, chain))!;
 }
 
 /** Moves the position from `from` to `to`; false when another scanner moved it first (nothing changes). */
-export async function moveDepositPosition(db: Queryable, chain: Chain, from: string, to: string, at: Date): Promise<boolean> {
+export async function updateDepositPosition(db: Queryable, chain: Chain, from: string, to: string, at: Date): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE deposit_cursors SET position = $3, updated_at = $4 WHERE chain = $1 AND position = $2', [
     chain,
     from,
@@ -71,7 +71,7 @@ export async function moveDepositPosition(db: Queryable, chain: Chain, from: str
 }
 
 /** Which of these transfers are booked already, as `${tx id}:${index}`. */
-export async function bookedInbound(db: Queryable, chain: Chain, transfers: readonly { txId: string; index: number }[]): Promise<Set<string>> {
+export async function readBookedInbound(db: Queryable, chain: Chain, transfers: readonly { txId: string; index: number }[]): Promise<Set<string>> {
   if (transfers.length === 0) return new Set();
   const { rows } = await db.query<{ tx_id: string; transfer_index: number }>(
     `SELECT tx_id, transfer_index FROM inbound_transfers
@@ -126,7 +126,7 @@ export async function insertInbound(db: Queryable, rows: readonly NewInboundTran
  * each: more than one is ambiguous either way. Withdrawals are not payouts (decision 121): USDC coming back from a
  * withdrawal's address is funding.
  */
-export async function refundCandidates(db: Queryable, chain: Chain, asks: readonly { address: string; amountMicros: bigint }[]): Promise<Map<string, string[]>> {
+export async function listRefundCandidates(db: Queryable, chain: Chain, asks: readonly { address: string; amountMicros: bigint }[]): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
   if (asks.length === 0) return found;
   const { rows } = await db.query<{ address: string; amount: string; id: string }>(
@@ -149,7 +149,7 @@ export async function refundCandidates(db: Queryable, chain: Chain, asks: readon
 }
 
 /** Which of these addresses received a settled payout on `chain`: a USDC transfer from one may be a return. */
-export async function paidAddresses(db: Queryable, chain: Chain, addresses: readonly string[]): Promise<Set<string>> {
+export async function readPaidAddresses(db: Queryable, chain: Chain, addresses: readonly string[]): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const { rows } = await db.query<{ address: string }>(
     `SELECT q.address FROM unnest($2::text[]) AS q(address)
@@ -161,7 +161,7 @@ export async function paidAddresses(db: Queryable, chain: Chain, addresses: read
   return new Set(rows.map((r) => r.address));
 }
 
-export async function findInboundByTx(db: Queryable, chain: Chain, txId: string, options: { forUpdate?: boolean } = {}): Promise<InboundTransferRow[]> {
+export async function readInboundByTx(db: Queryable, chain: Chain, txId: string, options: { forUpdate?: boolean } = {}): Promise<InboundTransferRow[]> {
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM inbound_transfers WHERE chain = $1 AND tx_id = $2 ORDER BY transfer_index${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [chain, txId],
@@ -169,7 +169,7 @@ export async function findInboundByTx(db: Queryable, chain: Chain, txId: string,
   return rows.map(toRow);
 }
 
-export async function findInboundOfIntent(db: Queryable, intentId: string): Promise<InboundTransferRow | null> {
+export async function readInboundOfIntent(db: Queryable, intentId: string): Promise<InboundTransferRow | null> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM inbound_transfers WHERE payment_intent_id = $1`, [intentId]);
   return rows[0] ? toRow(rows[0]) : null;
 }

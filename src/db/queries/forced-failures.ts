@@ -30,7 +30,7 @@ export async function insertForcedFailure(db: Queryable, row: Pick<ForcedFailure
 }
 
 /** The payment's pending request, or null; `forUpdate` locks it. */
-export async function pendingForcedFailure(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<ForcedFailureRow | null> {
+export async function readPendingForcedFailure(db: Queryable, intentId: string, options: { forUpdate?: boolean } = {}): Promise<ForcedFailureRow | null> {
   const { rows } = await db.query<ForcedFailureRow>(
     `SELECT ${COLUMNS} FROM forced_failures WHERE payment_intent_id = $1 AND status = 'pending'${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [intentId],
@@ -39,7 +39,7 @@ export async function pendingForcedFailure(db: Queryable, intentId: string, opti
 }
 
 /** Records the first of two approvals on a pending request that has none yet. */
-export async function recordForcedFailureFirstApproval(db: Queryable, id: string, by: string, at: Date): Promise<void> {
+export async function markForcedFailureFirstApproval(db: Queryable, id: string, by: string, at: Date): Promise<void> {
   await db.query(`UPDATE forced_failures SET first_approved_by = $2, first_approved_at = $3 WHERE id = $1 AND status = 'pending' AND first_approved_by IS NULL`, [
     id,
     by,
@@ -48,7 +48,7 @@ export async function recordForcedFailureFirstApproval(db: Queryable, id: string
 }
 
 /** Decides a pending request: approved (carried out), rejected, or void (the payment moved on before a decision). */
-export async function decideForcedFailure(
+export async function markForcedFailureDecided(
   db: Queryable,
   id: string,
   decision: { status: Exclude<ForcedFailureStatus, 'pending'>; by: string | null; at: Date; reason: string | null },

@@ -17,7 +17,7 @@ export async function insertProbe(
 }
 
 /** The chain's last `limit` probes, newest first. */
-export async function recentProbes(db: Queryable, chain: Chain, limit: number): Promise<{ ok: boolean; latencyMs: number }[]> {
+export async function listRecentProbes(db: Queryable, chain: Chain, limit: number): Promise<{ ok: boolean; latencyMs: number }[]> {
   const { rows } = await db.query<{ ok: boolean; latency_ms: number }>(
     'SELECT ok, latency_ms FROM chain_probes WHERE chain = $1 ORDER BY created_at DESC, id DESC LIMIT $2',
     [chain, limit],
@@ -26,7 +26,7 @@ export async function recentProbes(db: Queryable, chain: Chain, limit: number): 
 }
 
 /** Deletes all but the chain's newest `keep` probes. */
-export async function pruneProbes(db: Queryable, chain: Chain, keep: number): Promise<void> {
+export async function deleteOldProbes(db: Queryable, chain: Chain, keep: number): Promise<void> {
   await db.query(
     `DELETE FROM chain_probes WHERE chain = $1 AND id NOT IN
        (SELECT id FROM chain_probes WHERE chain = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`,
@@ -35,7 +35,7 @@ export async function pruneProbes(db: Queryable, chain: Chain, keep: number): Pr
 }
 
 /** Mean seconds from broadcast to confirmation of the chain's last `limit` confirmed attempts, with the sample size. */
-export async function recentSettlementSeconds(db: Queryable, chain: Chain, limit: number): Promise<{ samples: number; avgSeconds: number | null }> {
+export async function readRecentSettlementSeconds(db: Queryable, chain: Chain, limit: number): Promise<{ samples: number; avgSeconds: number | null }> {
   const { rows } = await db.query<{ n: string; avg: number | null }>(
     `SELECT COUNT(*)::text AS n, AVG(EXTRACT(EPOCH FROM (confirmed_at - broadcast_at)))::float8 AS avg
        FROM (SELECT confirmed_at, broadcast_at FROM payment_attempts

@@ -95,7 +95,7 @@ export interface TransitionRow {
 }
 
 /** The intent's status history, oldest first. */
-export async function transitionsOf(db: Queryable, intentId: string): Promise<TransitionRow[]> {
+export async function listTransitions(db: Queryable, intentId: string): Promise<TransitionRow[]> {
   const { rows } = await db.query<TransitionRow>(
     `SELECT from_status, to_status, reason, created_at FROM payment_intent_transitions
       WHERE payment_intent_id = $1 ORDER BY id`,

@@ -28,7 +28,7 @@ type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string 
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });
 
 /** The intents of these (merchant, idempotency key) pairs that exist. */
-export async function findIntentsByKeys(db: Queryable, keys: readonly { merchantId: string; idempotencyKey: string }[]): Promise<PaymentIntentRow[]> {
+export async function readIntentsByKeys(db: Queryable, keys: readonly { merchantId: string; idempotencyKey: string }[]): Promise<PaymentIntentRow[]> {
   if (keys.length === 0) return [];
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_intents
@@ -39,7 +39,7 @@ export async function findIntentsByKeys(db: Queryable, keys: readonly { merchant
 }
 
 /** The intent as it is, unlocked (a read; a use case that decides locks it with lockIntents). */
-export async function findIntent(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
+export async function readIntent(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
   const { rows } = await db.query<RawRow>(`SELECT ${COLUMNS} FROM payment_intents WHERE id = $1`, [id]);
   return rows[0] ? toRow(rows[0]) : null;
 }
@@ -67,7 +67,7 @@ export async function listIntentsOfKind(db: Queryable, kind: IntentKind, page: {
   return rows.map(toRow);
 }
 
-export async function recentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
+export async function listRecentIntents(db: Queryable, limit: number): Promise<PaymentIntentRow[]> {
   // Merchants' payouts only: a withdrawal is the operator's (GET /admin/withdrawals), not a payment (decision 121).
   const { rows } = await db.query<RawRow>(
     `SELECT ${COLUMNS} FROM payment_intents WHERE kind = 'payout' ORDER BY created_at DESC, id DESC LIMIT $1`,
@@ -94,7 +94,7 @@ export interface PaymentCounts {
 }
 
 /** Counts for the admin overview; `pending` counts the intents in one of `openStatuses`. */
-export async function paymentCounts(db: Queryable, openStatuses: readonly PaymentStatus[]): Promise<PaymentCounts> {
+export async function countPayments(db: Queryable, openStatuses: readonly PaymentStatus[]): Promise<PaymentCounts> {
   const { rows } = await db.query<{ total: string; settled: string; failed: string; pending: string; volume: string }>(
     `SELECT COUNT(*)::text AS total,
             COUNT(*) FILTER (WHERE status = 'settled')::text AS settled,
@@ -115,7 +115,7 @@ export async function paymentCounts(db: Queryable, openStatuses: readonly Paymen
 }
 
 /** Intents and their volume per selected chain, most used first. */
-export async function routeDistribution(db: Queryable): Promise<{ chain: Chain; count: string; volumeMicros: bigint }[]> {
+export async function countRoutes(db: Queryable): Promise<{ chain: Chain; count: string; volumeMicros: bigint }[]> {
   const { rows } = await db.query<{ selected_chain: Chain; count: string; volume: string }>(
     `SELECT selected_chain, COUNT(*)::text AS count, SUM(amount_micros)::text AS volume
        FROM payment_intents WHERE kind = 'payout' GROUP BY selected_chain ORDER BY COUNT(*) DESC, selected_chain`,

@@ -32,7 +32,7 @@ export interface ExecutionFacts {
  * own: one that waited for those locks would still see the other tables as they were before the wait (decision 140).
  * Every intent asked is in the answer.
  */
-export async function executionFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ExecutionFacts>> {
+export async function readExecutionFacts(tx: Queryable, ids: readonly string[]): Promise<Map<string, ExecutionFacts>> {
   const { rows } = await tx.query<
     RawAttemptRow & {
       intent_id: string;
@@ -80,7 +80,7 @@ export async function executionFacts(tx: Queryable, ids: readonly string[]): Pro
  * intent's lock, so even when an attempt's lock makes the statement wait, the lease it read is still the lease
  * (decision 140). In input order.
  */
-export async function leasesAndLive(
+export async function readLeasesAndLive(
   db: Queryable,
   pairs: readonly { intentId: string; runId: string }[],
   options: { lockAttempts?: boolean } = {},
@@ -110,7 +110,7 @@ export interface NewLease {
  * Gives each lease to its `owner` for `seconds`, in one statement (distinct intents). `takeovers` is what the row
  * should count: the caller knows whether it takes over from a dead run. Call with the intents' row locks held.
  */
-export async function grantLeases(tx: Queryable, leases: readonly NewLease[]): Promise<void> {
+export async function upsertLeases(tx: Queryable, leases: readonly NewLease[]): Promise<void> {
   if (leases.length === 0) return;
   await tx.query(
     `INSERT INTO execution_leases (payment_intent_id, owner, attempt, expires_at, takeovers)
@@ -123,7 +123,7 @@ export async function grantLeases(tx: Queryable, leases: readonly NewLease[]): P
 }
 
 /** The heartbeat: pushes each lease's expiry out while its owner still holds it, in one statement. */
-export async function renewLeases(db: Queryable, leases: readonly { intentId: string; owner: string }[], seconds: number): Promise<void> {
+export async function updateLeaseExpiries(db: Queryable, leases: readonly { intentId: string; owner: string }[], seconds: number): Promise<void> {
   if (leases.length === 0) return;
   await db.query(
     `UPDATE execution_leases e SET expires_at = now() + make_interval(secs => $3)
@@ -134,7 +134,7 @@ export async function renewLeases(db: Queryable, leases: readonly { intentId: st
 }
 
 /** Each lease given back by its owner; a lease another owner holds now stays. */
-export async function releaseLeases(db: Queryable, leases: readonly { intentId: string; owner: string }[]): Promise<void> {
+export async function deleteLeases(db: Queryable, leases: readonly { intentId: string; owner: string }[]): Promise<void> {
   if (leases.length === 0) return;
   await db.query(
     `DELETE FROM execution_leases e USING unnest($1::text[], $2::text[]) AS l(intent, owner)
@@ -151,7 +151,7 @@ const LEASED_STATUSES = ['route_selected', 'retrying', 'broadcasting'];
  * a run that holds one (alive, or dead and left to the sweeper) keeps it, and a job of a payment no run works on (unknown,
  * finished) leases nothing. Call on the fetch's transaction, so a job is never active without its lease (decision 191).
  */
-export async function leaseFetched(tx: Queryable, leases: readonly { intentId: string; owner: string; attempt: number }[], seconds: number): Promise<void> {
+export async function insertFetchedLeases(tx: Queryable, leases: readonly { intentId: string; owner: string; attempt: number }[], seconds: number): Promise<void> {
   if (leases.length === 0) return;
   await tx.query(
     `INSERT INTO execution_leases (payment_intent_id, owner, attempt, expires_at, takeovers)
@@ -176,7 +176,7 @@ export interface TakenLease {
  * their run (fetched, not claimed) or in 'broadcasting', whose intent row nobody holds (SKIP LOCKED: a run in the middle
  * of a step is alive). One statement, so two sweepers never take the same lease.
  */
-export async function takeExpiredLeases(db: Queryable, ownerPrefix: string, seconds: number, limit: number): Promise<TakenLease[]> {
+export async function claimExpiredLeases(db: Queryable, ownerPrefix: string, seconds: number, limit: number): Promise<TakenLease[]> {
   const { rows } = await db.query<{ payment_intent_id: string; attempt: number; takeovers: number; owner: string }>(
     `WITH expired AS (
        SELECT l.payment_intent_id
@@ -196,7 +196,7 @@ export async function takeExpiredLeases(db: Queryable, ownerPrefix: string, seco
 }
 
 /** Removes expired leases of intents no run works on any more (their run finished its work, then died). */
-export async function dropStaleLeases(db: Queryable): Promise<number> {
+export async function deleteStaleLeases(db: Queryable): Promise<number> {
   const result = await db.query(
     `DELETE FROM execution_leases l USING payment_intents i
       WHERE i.id = l.payment_intent_id AND l.expires_at < now() AND NOT i.status = ANY($1::text[])`,

@@ -32,7 +32,7 @@ export async function upsertTestMerchant(db: Queryable, id: string, webhookUrl: 
 }
 
 /** Disables the merchant's webhook endpoint (a 410 Gone). False when it was disabled already. */
-export async function disableWebhookEndpoint(db: Queryable, id: string, at: Date, reason: string): Promise<boolean> {
+export async function markWebhookEndpointDisabled(db: Queryable, id: string, at: Date, reason: string): Promise<boolean> {
   const result = await db.query(
     'UPDATE merchants SET webhook_disabled_at = $2, webhook_disabled_reason = $3 WHERE id = $1 AND webhook_disabled_at IS NULL',
     [id, at, reason],
@@ -41,7 +41,7 @@ export async function disableWebhookEndpoint(db: Queryable, id: string, at: Date
 }
 
 /** Enables a disabled endpoint, under the merchant's row lock. Null when there is no such merchant. */
-export async function enableWebhookEndpoint(db: Queryable, id: string): Promise<{ wasDisabled: boolean; webhookUrl: string | null } | null> {
+export async function markWebhookEndpointEnabled(db: Queryable, id: string): Promise<{ wasDisabled: boolean; webhookUrl: string | null } | null> {
   const { rows } = await db.query<{ was_disabled: boolean; webhook_url: string | null }>(
     `UPDATE merchants m SET webhook_disabled_at = NULL, webhook_disabled_reason = NULL
        FROM (SELECT id, webhook_disabled_at IS NOT NULL AS was_disabled FROM merchants WHERE id = $1 FOR UPDATE) old
@@ -52,7 +52,7 @@ export async function enableWebhookEndpoint(db: Queryable, id: string): Promise<
   return rows[0] ? { wasDisabled: rows[0].was_disabled, webhookUrl: rows[0].webhook_url } : null;
 }
 
-export async function findMerchant(db: Queryable, id: string): Promise<(MerchantRow & { webhook_disabled_at: Date | null }) | null> {
+export async function readMerchant(db: Queryable, id: string): Promise<(MerchantRow & { webhook_disabled_at: Date | null }) | null> {
   const { rows } = await db.query<MerchantRow & { webhook_disabled_at: Date | null }>(
     'SELECT id, name, webhook_url, webhook_disabled_at FROM merchants WHERE id = $1',
     [id],

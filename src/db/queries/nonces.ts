@@ -34,7 +34,7 @@ const NONCE_RELEASING_STATUSES: readonly PaymentStatus[] = [...TERMINAL_STATUSES
  * Only attempts at or above the pending count matter: below it the node has mined or pooled every nonce. The query
  * reads them through the index of migration 073 (its expression and predicate are the ones below).
  */
-export async function allocateNonce(db: Queryable, chain: Chain, address: string, chainPendingCount: number, forIntentId: string): Promise<number> {
+export async function claimNonce(db: Queryable, chain: Chain, address: string, chainPendingCount: number, forIntentId: string): Promise<number> {
   const account = address.toLowerCase();
   await db.query(
     `INSERT INTO chain_nonces (chain, address, next_nonce) VALUES ($3, $1, $2::bigint)

@@ -31,17 +31,17 @@ export async function listOperators(db: Queryable): Promise<OperatorRow[]> {
   return (await db.query<OperatorRow>(`SELECT ${COLUMNS} FROM operators ORDER BY created_at, id`)).rows;
 }
 
-export async function findOperator(db: Queryable, id: string): Promise<OperatorRow | null> {
+export async function readOperator(db: Queryable, id: string): Promise<OperatorRow | null> {
   return (await db.query<OperatorRow>(`SELECT ${COLUMNS} FROM operators WHERE id = $1`, [id])).rows[0] ?? null;
 }
 
 /** The operator holding this token hash, disabled ones included (they are refused). One indexed lookup. */
-export async function findOperatorByTokenHash(db: Queryable, tokenHash: string): Promise<OperatorRow | null> {
+export async function readOperatorByTokenHash(db: Queryable, tokenHash: string): Promise<OperatorRow | null> {
   return (await db.query<OperatorRow>(`SELECT ${COLUMNS} FROM operators WHERE token_hash = $1`, [tokenHash])).rows[0] ?? null;
 }
 
 /** Disables an active operator; null when it is missing or already disabled. */
-export async function disableOperator(db: Queryable, id: string, at: Date): Promise<OperatorRow | null> {
+export async function markOperatorDisabled(db: Queryable, id: string, at: Date): Promise<OperatorRow | null> {
   const { rows } = await db.query<OperatorRow>(
     `UPDATE operators SET disabled_at = $2 WHERE id = $1 AND disabled_at IS NULL RETURNING ${COLUMNS}`,
     [id, at],
@@ -50,7 +50,7 @@ export async function disableOperator(db: Queryable, id: string, at: Date): Prom
 }
 
 /** Replaces an active operator's token hash; the old token is refused from the commit on. Null when not active. */
-export async function replaceOperatorToken(db: Queryable, id: string, tokenHash: string, tokenPrefix: string, at: Date): Promise<OperatorRow | null> {
+export async function updateOperatorToken(db: Queryable, id: string, tokenHash: string, tokenPrefix: string, at: Date): Promise<OperatorRow | null> {
   const { rows } = await db.query<OperatorRow>(
     `UPDATE operators SET token_hash = $2, token_prefix = $3, token_rotated_at = $4 WHERE id = $1 AND disabled_at IS NULL RETURNING ${COLUMNS}`,
     [id, tokenHash, tokenPrefix, at],
@@ -59,7 +59,7 @@ export async function replaceOperatorToken(db: Queryable, id: string, tokenHash:
 }
 
 /** Whether any operator account can sign in (not disabled): then only named operators count as a second person. */
-export async function anyActiveOperator(db: Queryable): Promise<boolean> {
+export async function readAnyActiveOperator(db: Queryable): Promise<boolean> {
   const { rows } = await db.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM operators WHERE disabled_at IS NULL) AS any');
   return rows[0]!.any;
 }

@@ -53,7 +53,7 @@ type RawRow = Omit<PaymentExportRow, 'amount_micros' | 'fee_units'> & { amount_m
 export const ISO_UTC_SQL = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /** Up to `limit` payments after `after` (exclusive), oldest first. */
-export async function paymentExportPage(db: Queryable, filter: PaymentExportFilter, after: ExportCursor | null, limit: number): Promise<PaymentExportRow[]> {
+export async function listPaymentExportRows(db: Queryable, filter: PaymentExportFilter, after: ExportCursor | null, limit: number): Promise<PaymentExportRow[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where: string[] = [];

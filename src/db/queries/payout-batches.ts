@@ -39,7 +39,7 @@ function toRow(r: RawBatch): PayoutBatchRow {
   };
 }
 
-export async function findPayoutBatchByKey(db: Queryable, merchantId: string, idempotencyKey: string): Promise<PayoutBatchRow | null> {
+export async function readPayoutBatchByKey(db: Queryable, merchantId: string, idempotencyKey: string): Promise<PayoutBatchRow | null> {
   const { rows } = await db.query<RawBatch>(`SELECT ${COLUMNS} FROM payout_batches WHERE merchant_id = $1 AND idempotency_key = $2`, [
     merchantId,
     idempotencyKey,
@@ -47,7 +47,7 @@ export async function findPayoutBatchByKey(db: Queryable, merchantId: string, id
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-export async function findPayoutBatch(db: Queryable, id: string): Promise<PayoutBatchRow | null> {
+export async function readPayoutBatch(db: Queryable, id: string): Promise<PayoutBatchRow | null> {
   const { rows } = await db.query<RawBatch>(`SELECT ${COLUMNS} FROM payout_batches WHERE id = $1`, [id]);
   return rows[0] ? toRow(rows[0]) : null;
 }
@@ -76,7 +76,7 @@ export async function insertPayoutBatch(db: Queryable, batch: PayoutBatchRow, pa
 }
 
 /** Each batch's payments per status, with their amounts. */
-export async function batchStatusTotals(db: Queryable, batchIds: readonly string[]): Promise<Map<string, StatusTotal[]>> {
+export async function countBatchStatuses(db: Queryable, batchIds: readonly string[]): Promise<Map<string, StatusTotal[]>> {
   const totals = new Map<string, StatusTotal[]>(batchIds.map((id) => [id, []]));
   if (batchIds.length === 0) return totals;
   const { rows } = await db.query<{ batch_id: string; status: PaymentStatus; payments: number; amount_micros: string }>(

@@ -44,7 +44,7 @@ function toStored(r: RawPolicy): StoredPolicy {
  * (FOR NO KEY UPDATE: inserts that reference the merchant, such as its quotes, are not held up) until the end of the
  * transaction: every reservation that checks a daily limit, and every policy change, queues on it.
  */
-export async function findPolicy(db: Queryable, merchantId: string, options: { lock?: boolean } = {}): Promise<StoredPolicy | null> {
+export async function readPolicy(db: Queryable, merchantId: string, options: { lock?: boolean } = {}): Promise<StoredPolicy | null> {
   const { rows } = await db.query<RawPolicy>(
     `SELECT p.max_payment_set, p.max_payment_micros::text, p.daily_limit_set, p.daily_limit_micros::text,
             p.approval_above_set, p.approval_above_micros::text, p.approval_above_per_day_set,
@@ -57,7 +57,7 @@ export async function findPolicy(db: Queryable, merchantId: string, options: { l
 }
 
 /** Replaces the merchant's stored overrides with `policy` (an empty one inherits every default). */
-export async function savePolicy(db: Queryable, merchantId: string, policy: StoredPolicy, at: Date): Promise<void> {
+export async function upsertPolicy(db: Queryable, merchantId: string, policy: StoredPolicy, at: Date): Promise<void> {
   const o = policy.overrides;
   const pair = (v: bigint | null | undefined) => [v !== undefined, v === undefined || v === null ? null : v.toString()];
   await db.query(
@@ -89,7 +89,7 @@ export async function savePolicy(db: Queryable, merchantId: string, policy: Stor
  * The amount of the merchant's payment intents created after `since` that are not in one of `excluded` (the
  * statuses whose funds went back to the treasury).
  */
-export async function merchantVolume(db: Queryable, merchantId: string, since: Date, excluded: readonly PaymentStatus[]): Promise<bigint> {
+export async function readMerchantVolume(db: Queryable, merchantId: string, since: Date, excluded: readonly PaymentStatus[]): Promise<bigint> {
   const { rows } = await db.query<{ volume: string }>(
     `SELECT COALESCE(SUM(amount_micros), 0)::text AS volume FROM payment_intents
       WHERE merchant_id = $1 AND created_at > $2 AND status <> ALL($3)`,
@@ -103,7 +103,7 @@ export async function merchantVolume(db: Queryable, merchantId: string, since: D
  * have no approval row: none was asked) and are not in one of `excluded` (their funds went back to the treasury).
  * Held ones have not left; approved ones had their approval.
  */
-export async function volumeWithoutApproval(db: Queryable, merchantId: string, since: Date, excluded: readonly PaymentStatus[]): Promise<bigint> {
+export async function readVolumeWithoutApproval(db: Queryable, merchantId: string, since: Date, excluded: readonly PaymentStatus[]): Promise<bigint> {
   const { rows } = await db.query<{ volume: string }>(
     `SELECT COALESCE(SUM(i.amount_micros), 0)::text AS volume FROM payment_intents i
       WHERE i.merchant_id = $1 AND i.created_at > $2 AND i.status <> ALL($3)

@@ -91,7 +91,7 @@ export interface QuoteTerms {
  * The terms of several quotes, for the reservation batch: only the columns it uses, so the scoring, health and
  * balance records (most of a quote row) are neither sent nor parsed.
  */
-export async function findQuoteTerms(db: Queryable, ids: readonly string[]): Promise<QuoteTerms[]> {
+export async function readQuoteTerms(db: Queryable, ids: readonly string[]): Promise<QuoteTerms[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<Omit<QuoteTerms, 'amount_micros'> & { amount_micros: string }>(
     `SELECT id, merchant_id, amount_micros::text, expires_at, recommended_route, destinations ->> recommended_route AS destination
@@ -101,7 +101,7 @@ export async function findQuoteTerms(db: Queryable, ids: readonly string[]): Pro
   return rows.map((row) => ({ ...row, amount_micros: BigInt(row.amount_micros) }));
 }
 
-export async function findQuote(db: Queryable, id: string): Promise<QuoteRow | null> {
+export async function readQuote(db: Queryable, id: string): Promise<QuoteRow | null> {
   const { rows } = await db.query<Omit<QuoteRow, 'amount_micros'> & { amount_micros: string }>(
     `SELECT id, merchant_id, amount_micros::text, priority, destinations, candidate_routes, recommended_route,
             scoring_details, chain_health, treasury_balances, created_at, expires_at FROM quotes WHERE id = $1`,
@@ -112,7 +112,7 @@ export async function findQuote(db: Queryable, id: string): Promise<QuoteRow | n
 }
 
 /** What several quotes were asked for (amount, destinations, priority): a payout batch's replayed items compare them. */
-export async function findQuoteRequests(db: Queryable, ids: readonly string[]): Promise<Pick<QuoteRow, 'id' | 'amount_micros' | 'destinations' | 'priority'>[]> {
+export async function readQuoteRequests(db: Queryable, ids: readonly string[]): Promise<Pick<QuoteRow, 'id' | 'amount_micros' | 'destinations' | 'priority'>[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<Pick<QuoteRow, 'id' | 'destinations' | 'priority'> & { amount_micros: string }>(
     'SELECT id, amount_micros::text, destinations, priority FROM quotes WHERE id = ANY($1)',

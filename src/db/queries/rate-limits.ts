@@ -5,7 +5,7 @@ import type { Queryable } from '../pool.js';
  * Counts one request against `key` in its current window of `windowMs`, opening a new window at `at` when the last
  * one has ended. One statement: concurrent requests of one key queue on its row and each sees its own count.
  */
-export async function countHit(db: Queryable, key: string, at: Date, windowMs: number): Promise<{ hits: number; windowStart: Date }> {
+export async function upsertRateLimitHit(db: Queryable, key: string, at: Date, windowMs: number): Promise<{ hits: number; windowStart: Date }> {
   const { rows } = await db.query<{ hits: number; window_start: Date }>(
     `INSERT INTO rate_limit_windows AS w (key, window_start, hits) VALUES ($1, $2, 1)
      ON CONFLICT (key) DO UPDATE SET

@@ -51,7 +51,7 @@ export async function listReconciliationRuns(
 }
 
 /** Whether a run was recorded after `since` (another worker process already ran this period). */
-export async function hasReconciliationRunSince(db: Queryable, since: Date): Promise<boolean> {
+export async function readAnyReconciliationRunSince(db: Queryable, since: Date): Promise<boolean> {
   const { rowCount } = await db.query('SELECT 1 FROM reconciliation_runs WHERE created_at > $1 LIMIT 1', [since]);
   return (rowCount ?? 0) > 0;
 }
@@ -60,7 +60,7 @@ export async function hasReconciliationRunSince(db: Queryable, since: Date): Pro
  * When the chain's current run of `mismatch` verdicts began: the first mismatch after its last `ok` or `in_flight`
  * (an `error` says nothing and does not end it). Null when its latest verdict is not a mismatch.
  */
-export async function mismatchSince(db: Queryable, chain: Chain): Promise<Date | null> {
+export async function readMismatchSince(db: Queryable, chain: Chain): Promise<Date | null> {
   const { rows } = await db.query<{ since: Date | null }>(
     `SELECT MIN(created_at) AS since FROM reconciliation_runs
       WHERE chain = $1 AND status = 'mismatch'

@@ -19,7 +19,7 @@ export interface ScreeningOverrideRow {
 const COLUMNS = 'id, payment_intent_id, chain, tx_id, screened, requested_by, requested_at, used_by, used_at';
 
 /** The request not used yet for this stuck transaction, if any (lapsed or not). */
-export async function findOpenOverride(db: Queryable, chain: Chain, txId: string): Promise<ScreeningOverrideRow | null> {
+export async function readOpenOverride(db: Queryable, chain: Chain, txId: string): Promise<ScreeningOverrideRow | null> {
   const { rows } = await db.query<ScreeningOverrideRow>(`SELECT ${COLUMNS} FROM screening_overrides WHERE chain = $1 AND tx_id = $2 AND used_at IS NULL`, [
     chain,
     txId,
@@ -31,7 +31,7 @@ export async function findOpenOverride(db: Queryable, chain: Chain, txId: string
  * Records a request, or renews one that lapsed before `lapsedBefore` (taking the new id, requester and time). Returns
  * the open request as it stands: the one recorded now (its id is `row.id`), or an earlier one still valid.
  */
-export async function requestOverride(
+export async function upsertOverrideRequest(
   db: Queryable,
   row: Pick<ScreeningOverrideRow, 'id' | 'payment_intent_id' | 'chain' | 'tx_id' | 'screened' | 'requested_by' | 'requested_at'>,
   lapsedBefore: Date,
@@ -45,11 +45,11 @@ export async function requestOverride(
      RETURNING ${COLUMNS}`,
     [row.id, row.payment_intent_id, row.chain, row.tx_id, JSON.stringify(row.screened), row.requested_by, row.requested_at, lapsedBefore],
   );
-  return rows[0] ?? (await findOpenOverride(db, row.chain, row.tx_id))!;
+  return rows[0] ?? (await readOpenOverride(db, row.chain, row.tx_id))!;
 }
 
 /** Marks the request used by `usedBy`; false when another transaction used it first. */
-export async function useOverride(db: Queryable, id: string, usedBy: string, at: Date): Promise<boolean> {
+export async function markOverrideUsed(db: Queryable, id: string, usedBy: string, at: Date): Promise<boolean> {
   const { rowCount } = await db.query('UPDATE screening_overrides SET used_by = $2, used_at = $3 WHERE id = $1 AND used_at IS NULL', [id, usedBy, at]);
   return rowCount === 1;
 }

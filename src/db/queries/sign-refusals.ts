@@ -2,7 +2,7 @@
 import type { Chain, FailureReason } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
-export async function recordSignRefusal(
+export async function insertSignRefusal(
   db: Queryable,
   refusal: { paymentIntentId: string; chain: Chain; reason: FailureReason; detail: string; at: Date },
 ): Promise<void> {

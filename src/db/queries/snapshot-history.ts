@@ -4,7 +4,7 @@ import type { Queryable } from '../pool.js';
 import type { SnapshotRow } from './snapshots.js';
 
 /** Each chain's newest `perChain` snapshots since `since`, oldest first. One index range scan per chain. */
-export async function snapshotHistory(db: Queryable, chains: readonly Chain[], since: Date, perChain: number): Promise<SnapshotRow[]> {
+export async function listSnapshotHistory(db: Queryable, chains: readonly Chain[], since: Date, perChain: number): Promise<SnapshotRow[]> {
   const { rows } = await db.query<SnapshotRow>(
     `SELECT s.* FROM unnest($1::text[]) AS c(chain) CROSS JOIN LATERAL (
        SELECT chain, health_status, estimated_fee_usd, avg_confirmation_seconds, rpc_error_rate,

@@ -38,7 +38,7 @@ export async function insertSnapshot(db: Queryable, s: SnapshotRow): Promise<voi
 }
 
 /** Whether the collector recorded a snapshot of the chain after `since`. */
-export async function hasCollectorSnapshotSince(db: Queryable, chain: Chain, since: Date): Promise<boolean> {
+export async function readAnyCollectorSnapshotSince(db: Queryable, chain: Chain, since: Date): Promise<boolean> {
   const { rowCount } = await db.query(
     `SELECT 1 FROM chain_health_snapshots WHERE chain = $1 AND source = 'collector' AND created_at > $2 LIMIT 1`,
     [chain, since],
@@ -48,7 +48,7 @@ export async function hasCollectorSnapshotSince(db: Queryable, chain: Chain, sin
 
 /** The latest snapshot of each chain; a chain without one gets its documented defaults. */
 /** The newest snapshot of each configured chain; the chain's defaults for one not measured yet. */
-export async function latestSnapshots(db: Queryable, chains: { chainNames: readonly Chain[]; chains: RoutingDefaults }): Promise<SnapshotRow[]> {
+export async function readLatestSnapshots(db: Queryable, chains: { chainNames: readonly Chain[]; chains: RoutingDefaults }): Promise<SnapshotRow[]> {
   const { rows } = await db.query<{
     chain: Chain;
     health_status: HealthStatus;

@@ -6,7 +6,7 @@ import type { Queryable } from '../pool.js';
 type Traced = 'payment_intents' | 'quotes';
 
 /** The traceparents of `ids` in `table` that have one. */
-export async function traceparentsOf(db: Queryable, table: Traced, ids: readonly string[]): Promise<Map<string, string>> {
+export async function readTraceparents(db: Queryable, table: Traced, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const { rows } = await db.query<{ id: string; traceparent: string }>(
     `SELECT id, traceparent FROM ${table} WHERE id = ANY($1::text[]) AND traceparent IS NOT NULL`,
@@ -16,7 +16,7 @@ export async function traceparentsOf(db: Queryable, table: Traced, ids: readonly
 }
 
 /** Stores each payment's traceparent, in one statement. */
-export async function setPaymentTraceparents(db: Queryable, traces: readonly { id: string; traceparent: string }[]): Promise<void> {
+export async function updatePaymentTraceparents(db: Queryable, traces: readonly { id: string; traceparent: string }[]): Promise<void> {
   if (traces.length === 0) return;
   await db.query(
     `UPDATE payment_intents p SET traceparent = t.traceparent

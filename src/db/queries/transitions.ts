@@ -94,7 +94,7 @@ export interface StatusChange {
  * rolls back). Distinct intents only. The core changes statuses through applyStatusChanges
  * (core/payments/outcomes/status-changes.ts), which also completes the payout batches a final payment finishes.
  */
-export async function changeStatuses(db: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
+export async function updateStatuses(db: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
   if (changes.length === 0) return;
   for (const change of changes) transition(change.intent.status, change.to);
   const events = changes.flatMap((c) => (c.event ? [c.event] : []));

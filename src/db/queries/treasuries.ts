@@ -15,7 +15,7 @@ export async function insertTreasury(
   return rowCount === 1;
 }
 
-export async function storedTreasuryAddress(db: Queryable, chain: Chain): Promise<string | null> {
+export async function readTreasuryAddress(db: Queryable, chain: Chain): Promise<string | null> {
   const { rows } = await db.query<{ address: string }>('SELECT address FROM treasuries WHERE chain = $1', [chain]);
   return rows[0]?.address ?? null;
 }
@@ -26,7 +26,7 @@ export async function lockTreasury(db: Queryable, chain: Chain): Promise<void> {
 }
 
 /** How many payments are still open on each of `chains` (not settled, failed or otherwise final). */
-export async function openPaymentCounts(db: Queryable, chains: readonly Chain[], openStatuses: readonly string[]): Promise<Map<Chain, number>> {
+export async function countOpenPayments(db: Queryable, chains: readonly Chain[], openStatuses: readonly string[]): Promise<Map<Chain, number>> {
   if (chains.length === 0) return new Map();
   const { rows } = await db.query<{ chain: Chain; open: number }>(
     `SELECT selected_chain AS chain, COUNT(*)::int AS open FROM payment_intents

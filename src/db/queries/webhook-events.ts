@@ -104,7 +104,7 @@ function assertOneRow(rowCount: number | null, eventId: string, to: string): voi
   if (rowCount !== 1) throw illegalMove(eventId, to);
 }
 
-export interface DeliveryAttempt {
+export interface DeliveryOutcome {
   eventId: string;
   attempt: number;
   url: string;
@@ -119,9 +119,9 @@ export interface DeliveryAttempt {
  * delivered (when), pending (the next try), or failed (held when the endpoint was disabled). Only 'pending' events move
  * (forward-only); an attempt row is written only with its move.
  */
-export async function recordAttempts(tx: Queryable, records: readonly { attempt: DeliveryAttempt; decision: DeliveryDecision }[]): Promise<void> {
+export async function insertDeliveries(tx: Queryable, records: readonly { attempt: DeliveryOutcome; decision: DeliveryDecision }[]): Promise<void> {
   if (records.length === 0) return;
-  const of = <V>(pick: (r: { attempt: DeliveryAttempt; decision: DeliveryDecision }) => V) => records.map(pick);
+  const of = <V>(pick: (r: { attempt: DeliveryOutcome; decision: DeliveryDecision }) => V) => records.map(pick);
   const result = await tx.query<{ id: string }>(
     `WITH d AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[],
@@ -171,7 +171,7 @@ export async function markHeld(tx: Queryable, eventId: string, at: Date): Promis
 }
 
 /** Queues again, with a fresh retry budget, every event held while the merchant's endpoint was disabled. */
-export async function requeueHeldEvents(tx: Queryable, merchantId: string, at: Date): Promise<number> {
+export async function markHeldEventsPending(tx: Queryable, merchantId: string, at: Date): Promise<number> {
   const { rows } = await tx.query<{ id: string }>(
     `WITH requeued AS (
        UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $2, last_error = NULL, held_at = NULL
@@ -206,7 +206,7 @@ export interface WebhookEventRow {
  * Puts a failed (or stored) event of a merchant that has an enabled webhook_url back in the queue with a fresh retry budget,
  * and wakes the workers. Null when the event is not in such a state.
  */
-export async function requeueEvent(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string } | null> {
+export async function markEventPending(db: Queryable, id: string, at: Date): Promise<{ id: string; status: string } | null> {
   const { rows } = await db.query<{ id: string; status: string }>(
     `WITH requeued AS (
        UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = $2, last_error = NULL, held_at = NULL
@@ -220,7 +220,7 @@ export async function requeueEvent(db: Queryable, id: string, at: Date): Promise
   return rows[0] ? { id: rows[0].id, status: rows[0].status } : null;
 }
 
-export async function findEventStatus(db: Queryable, id: string): Promise<WebhookEventStatus | null> {
+export async function readEventStatus(db: Queryable, id: string): Promise<WebhookEventStatus | null> {
   const { rows } = await db.query<{ status: WebhookEventStatus }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
   return rows[0]?.status ?? null;
 }

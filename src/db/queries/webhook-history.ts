@@ -35,13 +35,13 @@ export async function listEventsPage(
   return rows;
 }
 
-export async function findEvent(db: Queryable, id: string): Promise<WebhookEventRecord | null> {
+export async function readEvent(db: Queryable, id: string): Promise<WebhookEventRecord | null> {
   const { rows } = await db.query<WebhookEventRecord>(`SELECT ${EVENT_COLUMNS}, e.payload FROM webhook_events e WHERE e.id = $1`, [id]);
   return rows[0] ?? null;
 }
 
 /** Every event of a payment intent, oldest first. */
-export async function eventsOfIntent(db: Queryable, intentId: string): Promise<WebhookEventRecord[]> {
+export async function listEventsOfIntent(db: Queryable, intentId: string): Promise<WebhookEventRecord[]> {
   const { rows } = await db.query<WebhookEventRecord>(
     `SELECT ${EVENT_COLUMNS}, e.payload FROM webhook_events e WHERE e.payment_intent_id = $1 ORDER BY e.seq`,
     [intentId],
@@ -50,7 +50,7 @@ export async function eventsOfIntent(db: Queryable, intentId: string): Promise<W
 }
 
 /** The delivery attempts of each event, in attempt order. */
-export async function deliveriesOf(db: Queryable, eventIds: readonly string[]): Promise<Map<string, DeliveryRow[]>> {
+export async function readDeliveries(db: Queryable, eventIds: readonly string[]): Promise<Map<string, DeliveryRow[]>> {
   const byEvent = new Map<string, DeliveryRow[]>();
   if (eventIds.length === 0) return byEvent;
   const { rows } = await db.query<DeliveryRow & { event_id: string }>(

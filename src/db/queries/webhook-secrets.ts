@@ -26,7 +26,7 @@ export async function insertWebhookSecret(
  * The merchant's secrets still signed with at `at`, the current one first, then previous ones newest first; and
  * whether the merchant has any secret row at all (none: it signs with the configured secret).
  */
-export async function signingSecretRows(db: Queryable, merchantId: string, at: Date): Promise<{ active: WebhookSecretRow[]; any: boolean }> {
+export async function readSigningSecrets(db: Queryable, merchantId: string, at: Date): Promise<{ active: WebhookSecretRow[]; any: boolean }> {
   const { rows } = await db.query<WebhookSecretRow & { active: boolean }>(
     `SELECT id, sealed, created_at, retires_at, (retires_at IS NULL OR retires_at > $2) AS active
        FROM webhook_secrets WHERE merchant_id = $1
@@ -37,7 +37,7 @@ export async function signingSecretRows(db: Queryable, merchantId: string, at: D
 }
 
 /** Makes the current secret a previous one, signed with until `retiresAt`. Returns how many rows changed (0 or 1). */
-export async function retireCurrentSecret(tx: Queryable, merchantId: string, retiresAt: Date): Promise<number> {
+export async function markCurrentSecretRetiring(tx: Queryable, merchantId: string, retiresAt: Date): Promise<number> {
   const result = await tx.query('UPDATE webhook_secrets SET retires_at = $2 WHERE merchant_id = $1 AND retires_at IS NULL', [
     merchantId,
     retiresAt,
@@ -46,7 +46,7 @@ export async function retireCurrentSecret(tx: Queryable, merchantId: string, ret
 }
 
 /** Shortens every overlap still running to end at `at`, or at `retiresAt` when that is sooner. Returns how many. */
-export async function shortenOverlaps(tx: Queryable, merchantId: string, retiresAt: Date): Promise<number> {
+export async function updateOverlappingSecrets(tx: Queryable, merchantId: string, retiresAt: Date): Promise<number> {
   const result = await tx.query('UPDATE webhook_secrets SET retires_at = $2 WHERE merchant_id = $1 AND retires_at > $2', [
     merchantId,
     retiresAt,

@@ -1,6 +1,6 @@
 // Withdrawals are payment intents of kind 'withdrawal' (decision 121): the operator's list, newest first.
 import type { Queryable } from '../pool.js';
-import { findIntent, listIntentsOfKind, type PaymentIntentRow } from './intents.js';
+import { readIntent, listIntentsOfKind, type PaymentIntentRow } from './intents.js';
 
 /** The internal owner of every withdrawal (migration 067): no API key, no webhook URL. */
 export const OPERATOR_MERCHANT_ID = 'mer_operator';
@@ -10,7 +10,7 @@ export async function listWithdrawals(db: Queryable, page: { limit: number; befo
   return listIntentsOfKind(db, 'withdrawal', page);
 }
 
-export async function findWithdrawal(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
-  const intent = await findIntent(db, id);
+export async function readWithdrawal(db: Queryable, id: string): Promise<PaymentIntentRow | null> {
+  const intent = await readIntent(db, id);
   return intent?.kind === 'withdrawal' ? intent : null;
 }

@@ -1,5 +1,5 @@
 // Chain health over time for the console's charts: the collector's (and operators') snapshots, bounded per chain.
-import { snapshotHistory } from '../../../db/queries/snapshot-history.js';
+import { listSnapshotHistory } from '../../../db/queries/snapshot-history.js';
 import type { SnapshotRow } from '../../../db/queries/snapshots.js';
 import type { Chain } from '../../../domain/chain.js';
 import type { AppContext } from '../../context.js';
@@ -10,5 +10,5 @@ export async function chainHealthHistory(
   options: { chain?: Chain; since?: Date; points?: number },
 ): Promise<SnapshotRow[]> {
   const chains = options.chain ? [options.chain] : ctx.config.chainNames;
-  return snapshotHistory(ctx.pool, chains, options.since ?? new Date(0), options.points ?? ADMIN_HEALTH_HISTORY_POINTS_DEFAULT);
+  return listSnapshotHistory(ctx.pool, chains, options.since ?? new Date(0), options.points ?? ADMIN_HEALTH_HISTORY_POINTS_DEFAULT);
 }

@@ -2,11 +2,11 @@
 // everything that happened to it, and the actions its status allows. Reads only; actions go through
 // src/core/operators/transitions (resolve.ts, cancel.ts), exactly as the CLI's.
 import { adapterOf } from '../../../chains/port.js';
-import { findApproval, type ApprovalRow } from '../../../db/queries/approvals.js';
-import { attemptsOf, type AttemptRow } from '../../../db/queries/attempts.js';
-import { countByStatus, listIntents, transitionsOf, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../../db/queries/intent-list.js';
-import { findIntent, type PaymentIntentRow } from '../../../db/queries/intents.js';
-import { deliveriesOf, eventsOfIntent, type DeliveryRow, type WebhookEventRecord } from '../../../db/queries/webhook-history.js';
+import { readApproval, type ApprovalRow } from '../../../db/queries/approvals.js';
+import { readAttempts, type AttemptRow } from '../../../db/queries/attempts.js';
+import { countByStatus, listIntents, listTransitions, type IntentCursor, type IntentFilter, type IntentListRow, type TransitionRow } from '../../../db/queries/intent-list.js';
+import { readIntent, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { readDeliveries, listEventsOfIntent, type DeliveryRow, type WebhookEventRecord } from '../../../db/queries/webhook-history.js';
 import { AppError } from '../../../domain/errors.js';
 import { operatorActions, type LiveTransaction, type OperatorActions } from '../../../domain/operator-actions.js';
 import type { PaymentStatus } from '../../../domain/payment-intent.js';
@@ -63,18 +63,18 @@ export interface PaymentRecord {
 }
 
 export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> & { config: FourEyesConfig }, id: string): Promise<PaymentRecord> {
-  const intent = await findIntent(ctx.pool, id);
+  const intent = await readIntent(ctx.pool, id);
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${id} was not found`);
   const [transitions, attempts, ledger, events, approval] = await Promise.all([
-    transitionsOf(ctx.pool, id),
-    attemptsOf(ctx.pool, [id]),
+    listTransitions(ctx.pool, id),
+    readAttempts(ctx.pool, [id]),
     ledgerTransactionsOfIntent(ctx.pool, id),
-    eventsOfIntent(ctx.pool, id),
-    findApproval(ctx.pool, id),
+    listEventsOfIntent(ctx.pool, id),
+    readApproval(ctx.pool, id),
   ]);
   const required = approval ? approvalsRequired(approval, ctx.config, await namedOnly(ctx.pool, ctx.config)) : 0;
   const own = attempts.get(id) ?? [];
-  const deliveries = await deliveriesOf(
+  const deliveries = await readDeliveries(
     ctx.pool,
     events.map((e) => e.id),
   );
@@ -84,7 +84,7 @@ export async function paymentRecord(ctx: Pick<AppContext, 'pool' | 'adapters'> &
     attempts: own,
     ledger,
     events: events.map((e) => ({ ...e, deliveries: deliveries.get(e.id) ?? [] })),
-    // The newest live attempt, as liveAttempt finds it.
+    // The newest live attempt, as readLiveAttempt finds it.
     actions: actionsOf(ctx, intent, own.findLast((a) => a.status === 'signed' || a.status === 'broadcasted')?.purpose ?? null),
     approval: approval ? { row: approval, given: approvalsGiven(approval, required), required } : null,
   };

@@ -2,7 +2,7 @@
 // and the confirmation backlog in front of it. Ledger only, no chain call: the console shows it on every refresh.
 // The on-chain comparison is reconcile.ts (GET /admin/reconciliation), asked separately because it calls the chains.
 import { adapterOf } from '../../../chains/port.js';
-import { confirmationBacklog, type ChainBacklog } from '../../../db/queries/backlog.js';
+import { countConfirmationBacklog, type ChainBacklog } from '../../../db/queries/backlog.js';
 import { type Chain, type NativeCurrency } from '../../../domain/chain.js';
 import { treasuryNativeBalances } from '../../../ledger/native-balances.js';
 import { treasuryBalances } from '../../../ledger/store.js';
@@ -31,7 +31,7 @@ export async function treasuryStates(ctx: { pool: Queryable } & Pick<AppContext,
   const [balances, natives, backlogs] = await Promise.all([
     treasuryBalances(ctx.pool),
     treasuryNativeBalances(ctx.pool),
-    confirmationBacklog(ctx.pool, WATCHED),
+    countConfirmationBacklog(ctx.pool, WATCHED),
   ]);
   return Object.keys(ctx.adapters).flatMap((chain) => {
     const balance = balances.find((b) => b.chain === chain);

@@ -2,7 +2,7 @@
 // delivery attempt. Redelivery is core/webhooks/outbox.ts.
 import type { WebhookEventRow } from '../../../db/queries/webhook-events.js';
 import type { WebhookEventStatus } from '../../../domain/webhook-delivery.js';
-import { deliveriesOf, findEvent, listEventsPage, type DeliveryRow, type WebhookEventRecord } from '../../../db/queries/webhook-history.js';
+import { readDeliveries, readEvent, listEventsPage, type DeliveryRow, type WebhookEventRecord } from '../../../db/queries/webhook-history.js';
 import { AppError } from '../../../domain/errors.js';
 import type { AppContext } from '../../context.js';
 
@@ -16,8 +16,8 @@ export async function webhookEventsPage(
 }
 
 export async function webhookEventRecord(ctx: Pick<AppContext, 'pool'>, id: string): Promise<WebhookEventRecord & { deliveries: DeliveryRow[] }> {
-  const event = await findEvent(ctx.pool, id);
+  const event = await readEvent(ctx.pool, id);
   if (!event) throw new AppError('NOT_FOUND', `webhook event ${id} was not found`);
-  const deliveries = await deliveriesOf(ctx.pool, [id]);
+  const deliveries = await readDeliveries(ctx.pool, [id]);
   return { ...event, deliveries: deliveries.get(id) ?? [] };
 }

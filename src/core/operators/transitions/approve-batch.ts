@@ -6,9 +6,9 @@
 // so neither asks the chain: lock the payments (id order) and their approvals, check, persist, with the audit record.
 import type pg from 'pg';
 import { withTransaction } from '../../../db/pool.js';
-import { decideApprovals, pendingApprovalsOfBatch, recordFirstApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
+import { markApprovalsDecided, listPendingApprovalsOfBatch, markFirstApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
 import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
-import { findPayoutBatch } from '../../../db/queries/payout-batches.js';
+import { readPayoutBatch } from '../../../db/queries/payout-batches.js';
 import { AppError } from '../../../domain/errors.js';
 import { enqueueExecutions } from '../../../jobs/queue.js';
 import { appendAudit } from '../audit.js';
@@ -26,14 +26,14 @@ export interface BatchApprovalResult {
 
 /** Locks the batch's waiting payments and their approvals; refuses an unknown batch, or one with nothing waiting. */
 async function lockHeldBatch(tx: pg.PoolClient, batchId: string): Promise<{ intents: PaymentIntentRow[]; approvals: ApprovalRow[] }> {
-  if (!(await findPayoutBatch(tx, batchId))) throw new AppError('PAYOUT_BATCH_NOT_FOUND', `payout batch ${batchId} was not found`);
+  if (!(await readPayoutBatch(tx, batchId))) throw new AppError('PAYOUT_BATCH_NOT_FOUND', `payout batch ${batchId} was not found`);
   // Intents first, in id order, then their approvals, as approvePayment and cancelPayment lock them.
-  const seen = await pendingApprovalsOfBatch(tx, batchId);
+  const seen = await listPendingApprovalsOfBatch(tx, batchId);
   const locked = await lockIntents(
     tx,
     seen.map((a) => a.payment_intent_id),
   );
-  const approvals = (await pendingApprovalsOfBatch(tx, batchId, { forUpdate: true })).filter((a) => locked.get(a.payment_intent_id)?.status === 'route_selected');
+  const approvals = (await listPendingApprovalsOfBatch(tx, batchId, { forUpdate: true })).filter((a) => locked.get(a.payment_intent_id)?.status === 'route_selected');
   if (approvals.length === 0) throw new AppError('INVALID_STATE', `payout batch ${batchId} has no payment waiting for approval`);
   return { intents: approvals.map((a) => locked.get(a.payment_intent_id)!), approvals };
 }
@@ -52,11 +52,11 @@ export async function approvePayoutBatch(deps: ApprovalDeps, batchId: string, in
     const audit = { ...input.audit, targets: [...new Set([...input.audit.targets, ...ids])] };
     const result = { payout_batch_id: batchId, approvals_required: required, payments: ids.length };
     if (step === 'first') {
-      await recordFirstApprovals(tx, ids, actor, now);
+      await markFirstApprovals(tx, ids, actor, now);
       await appendAudit(deps.config, tx, { ...audit, details: { ...audit.details, approval: 'first of two' } }, 'ok', now);
       return { ...result, approval: 'pending', approvals: 1 };
     }
-    await decideApprovals(tx, ids, { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
+    await markApprovalsDecided(tx, ids, { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
     await enqueueExecutions(
       deps.boss,
       tx,
@@ -72,7 +72,7 @@ export async function rejectPayoutBatch(deps: ApprovalDeps, batchId: string, inp
     const { intents, approvals } = await lockHeldBatch(tx, batchId);
     const now = deps.clock.now();
     const ids = intents.map((i) => i.id);
-    await decideApprovals(tx, ids, { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
+    await markApprovalsDecided(tx, ids, { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
     for (const intent of intents) await failIntent(tx, intent, 'approval_rejected', now);
     await appendAudit(deps.config, tx, { ...input.audit, targets: [...new Set([...input.audit.targets, ...ids])] }, 'ok', now);
     const first = approvals[0]!;

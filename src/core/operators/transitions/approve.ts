@@ -9,10 +9,10 @@
 // decided with its batch (approve-batch.ts, decision 178).
 import { withTransaction, type Queryable } from '../../../db/pool.js';
 import {
-  decideApprovals,
-  findApproval,
-  pendingApprovals,
-  recordFirstApprovals,
+  markApprovalsDecided,
+  readApproval,
+  listPendingApprovalRows,
+  markFirstApprovals,
   type ApprovalRow,
   type PendingApproval,
 } from '../../../db/queries/approvals.js';
@@ -40,7 +40,7 @@ export { approvalsRequired, namedOnly, type ApprovalDeps, type ApprovalInput, ty
 async function lockWaiting(tx: Queryable, intentId: string): Promise<{ intent: PaymentIntentRow; approval: ApprovalRow }> {
   const intent = (await lockIntents(tx, [intentId])).get(intentId);
   if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
-  const approval = await findApproval(tx, intentId, { forUpdate: true });
+  const approval = await readApproval(tx, intentId, { forUpdate: true });
   if (!approval) throw new AppError('INVALID_STATE', `payment intent ${intentId} does not need an approval`);
   if (approval.status !== 'pending' || intent.status !== 'route_selected') {
     throw new AppError(
@@ -78,11 +78,11 @@ export async function approvePayment(deps: ApprovalDeps, intentId: string, input
     });
     const result = { payment_intent_id: intent.id, status: intent.status, approvals_required: required };
     if (step === 'first') {
-      await recordFirstApprovals(tx, [intent.id], actor, now);
+      await markFirstApprovals(tx, [intent.id], actor, now);
       await appendAudit(deps.config, tx, { ...input.audit, details: { ...input.audit.details, approval: 'first of two' } }, 'ok', now);
       return { ...result, approval: 'pending', approvals: 1 };
     }
-    await decideApprovals(tx, [intent.id], { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
+    await markApprovalsDecided(tx, [intent.id], { status: 'approved', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: actor });
     await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: 1 }]);
     await appendAudit(deps.config, tx, input.audit, 'ok', now);
     return { ...result, approval: 'approved', approvals: required };
@@ -95,7 +95,7 @@ export async function rejectPayment(deps: ApprovalDeps, intentId: string, input:
   return withTransaction(deps.pool, async (tx) => {
     const { intent, approval } = await lockWaiting(tx, intentId);
     const now = deps.clock.now();
-    await decideApprovals(tx, [intent.id], { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
+    await markApprovalsDecided(tx, [intent.id], { status: 'rejected', at: now, via: viaOf(input.audit), reason: input.reason ?? null, by: input.audit.actor.id });
     await failIntent(tx, intent, 'approval_rejected', now);
     await appendAudit(deps.config, tx, input.audit, 'ok', now);
     const given = approval.first_approved_by === null ? 0 : 1;
@@ -118,7 +118,7 @@ export interface WaitingApproval extends PendingApproval {
 /** What waits for an operator, oldest first, with the approvals given and needed ("1 of 2"). */
 export async function listPendingApprovals(deps: Pick<LifecycleDeps, 'pool'> & { config: FourEyesConfig }, limit = 100): Promise<WaitingApproval[]> {
   const onlyNamed = await namedOnly(deps.pool, deps.config);
-  return (await pendingApprovals(deps.pool, limit)).map((p) => {
+  return (await listPendingApprovalRows(deps.pool, limit)).map((p) => {
     const required = approvalsRequired(p, deps.config, onlyNamed);
     return { ...p, approvals: approvalsGiven({ status: 'pending', first_approved_by: p.first_approved_by }, required), approvals_required: required };
   });

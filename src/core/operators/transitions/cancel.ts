@@ -7,11 +7,11 @@ import { adapterOf } from '../../../chains/port.js';
 import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
-import { decideApprovals } from '../../../db/queries/approvals.js';
+import { markApprovalsDecided } from '../../../db/queries/approvals.js';
 import { signedOf } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
-import { liveAttempt, markFailed } from '../../../db/queries/attempts.js';
-import { findIntent, lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { readLiveAttempt, markFailed } from '../../../db/queries/attempts.js';
+import { readIntent, lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import { AppError } from '../../../domain/errors.js';
 import { CANCELLABLE_STATUSES } from '../../../domain/operator-actions.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
@@ -34,8 +34,8 @@ function cancellable(intentId: string, intent: PaymentIntentRow | null): Payment
 
 export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit: AuditEntry): Promise<ResolutionResult> {
   for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
-    const seen = cancellable(intentId, await findIntent(deps.pool, intentId));
-    const seenLive = await liveAttempt(deps.pool, seen.id);
+    const seen = cancellable(intentId, await readIntent(deps.pool, intentId));
+    const seenLive = await readLiveAttempt(deps.pool, seen.id);
     let verdict: TransferVerdict | null = null;
     if (seenLive) {
       const status = await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null);
@@ -47,7 +47,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
     const result = await auditedRound(deps, audit, async (tx) => {
       const now = deps.clock.now();
       const intent = cancellable(intentId, (await lockIntents(tx, [intentId])).get(intentId) ?? null);
-      const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+      const live = await readLiveAttempt(tx, intent.id, { forUpdate: true });
       if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
       if (live) {
         // Only 'cannot_land' reaches here. Mined and reverted (onChain): the chain's reason and the fee it charged, as
@@ -60,7 +60,7 @@ export async function cancelPayment(deps: LifecycleDeps, intentId: string, audit
       }
       await moveAndTell(tx, [{ intent, to: 'cancelled', reason: 'operator' }], now);
       // A payment that waited for approval no longer does (decision 10); a no-op for any other.
-      await decideApprovals(tx, [intent.id], { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
+      await markApprovalsDecided(tx, [intent.id], { status: 'cancelled', at: now, via: null, reason: 'payment cancelled' });
       await releaseReservation(tx, intent, now);
       return { payment_intent_id: intent.id, status: intent.status, tx_id: live?.tx_id ?? null };
     });

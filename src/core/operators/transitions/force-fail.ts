@@ -10,15 +10,15 @@ import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
 import { withTransaction, type Queryable } from '../../../db/pool.js';
 import { signedOf } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
-import { liveAttempt, replacedAttempts, type AttemptRow } from '../../../db/queries/attempts.js';
+import { readLiveAttempt, readReplacedAttempts, type AttemptRow } from '../../../db/queries/attempts.js';
 import {
-  decideForcedFailure,
+  markForcedFailureDecided,
   insertForcedFailure,
-  pendingForcedFailure,
-  recordForcedFailureFirstApproval,
+  readPendingForcedFailure,
+  markForcedFailureFirstApproval,
   type ForcedFailureRow,
 } from '../../../db/queries/forced-failures.js';
-import { findIntent, lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { readIntent, lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import { AppError } from '../../../domain/errors.js';
 import { transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
 import { newId } from '../../../ids.js';
@@ -34,14 +34,14 @@ import { namedOnly, stepOf, type ApprovalDeps, type ApprovalInput, type Approval
  * is void.
  */
 export async function requestForcedFailure(tx: Queryable, intent: PaymentIntentRow, attempt: AttemptRow | null, requestedBy: string, now: Date): Promise<ForcedFailureRow> {
-  const pending = await pendingForcedFailure(tx, intent.id, { forUpdate: true });
+  const pending = await readPendingForcedFailure(tx, intent.id, { forUpdate: true });
   if (pending && pending.attempt_id === (attempt?.id ?? null)) return pending;
-  if (pending) await decideForcedFailure(tx, pending.id, { status: 'void', by: null, at: now, reason: 'another transfer is live now' });
+  if (pending) await markForcedFailureDecided(tx, pending.id, { status: 'void', by: null, at: now, reason: 'another transfer is live now' });
   return insertForcedFailure(tx, { id: newId('ff'), payment_intent_id: intent.id, attempt_id: attempt?.id ?? null, requested_by: requestedBy, requested_at: now });
 }
 
 export async function hasPendingForcedFailure(db: Queryable, intentId: string): Promise<boolean> {
-  return (await pendingForcedFailure(db, intentId)) !== null;
+  return (await readPendingForcedFailure(db, intentId)) !== null;
 }
 
 async function verdictOf(deps: Pick<ApprovalDeps, 'adapters'>, attempt: AttemptRow): Promise<TransferVerdict> {
@@ -54,10 +54,10 @@ type Approved = ApprovalResult | { void: string };
 export async function approveForcedFailure(deps: ApprovalDeps, intentId: string, input: ApprovalInput): Promise<ApprovalResult> {
   for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     // 1. Load, without locks.
-    const seen = await findIntent(deps.pool, intentId);
+    const seen = await readIntent(deps.pool, intentId);
     if (!seen) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
-    const seenLive = await liveAttempt(deps.pool, intentId);
-    const seenReplaced = (await replacedAttempts(deps.pool, [intentId])).get(intentId)!;
+    const seenLive = await readLiveAttempt(deps.pool, intentId);
+    const seenReplaced = (await readReplacedAttempts(deps.pool, [intentId])).get(intentId)!;
 
     // 2. Ask the chain, no lock held: has the transfer landed meanwhile?
     const verdict = seenLive && seen.status === 'manual_review' ? await verdictOf(deps, seenLive) : null;
@@ -72,10 +72,10 @@ export async function approveForcedFailure(deps: ApprovalDeps, intentId: string,
     const outcome = await withTransaction(deps.pool, async (tx): Promise<Approved | typeof CHANGED> => {
       const now = deps.clock.now();
       const intent = (await lockIntents(tx, [intentId])).get(intentId)!;
-      const request = await pendingForcedFailure(tx, intentId, { forUpdate: true });
+      const request = await readPendingForcedFailure(tx, intentId, { forUpdate: true });
       if (!request) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no forced failure waiting for approval`);
-      const attempt = await liveAttempt(tx, intentId, { forUpdate: true });
-      const replaced = (await replacedAttempts(tx, [intentId])).get(intentId)!;
+      const attempt = await readLiveAttempt(tx, intentId, { forUpdate: true });
+      const replaced = (await readReplacedAttempts(tx, [intentId])).get(intentId)!;
       if (intent.status !== seen.status || (attempt?.id ?? null) !== (seenLive?.id ?? null) || replaced.map((a) => a.id).join() !== seenReplaced.map((a) => a.id).join()) {
         return CHANGED;
       }
@@ -89,7 +89,7 @@ export async function approveForcedFailure(deps: ApprovalDeps, intentId: string,
               ? `the chain reports its transfer ${landed.verdict.kind}; the confirmation worker settles it`
               : null;
       if (stale) {
-        await decideForcedFailure(tx, request.id, { status: 'void', by: null, at: now, reason: stale });
+        await markForcedFailureDecided(tx, request.id, { status: 'void', by: null, at: now, reason: stale });
         return { void: stale };
       }
       const onlyNamed = await namedOnly(tx, deps.config);
@@ -103,12 +103,12 @@ export async function approveForcedFailure(deps: ApprovalDeps, intentId: string,
       });
       const result = { payment_intent_id: intent.id, approvals_required: required, requested_action: 'force_fail' as const };
       if (step === 'first') {
-        await recordForcedFailureFirstApproval(tx, request.id, input.audit.actor.id, now);
+        await markForcedFailureFirstApproval(tx, request.id, input.audit.actor.id, now);
         await appendAudit(deps.config, tx, { ...input.audit, details: { ...input.audit.details, approval: 'first of two', requested_action: 'force_fail' } }, 'ok', now);
         return { ...result, status: intent.status, approval: 'pending', approvals: 1 };
       }
       await failFromManualReview(tx, deps.config.chains, intent, attempt, verdict, now);
-      await decideForcedFailure(tx, request.id, { status: 'approved', by: input.audit.actor.id, at: now, reason: input.reason ?? null });
+      await markForcedFailureDecided(tx, request.id, { status: 'approved', by: input.audit.actor.id, at: now, reason: input.reason ?? null });
       await appendAudit(deps.config, tx, { ...input.audit, details: { ...input.audit.details, requested_action: 'force_fail' } }, 'ok', now);
       return { ...result, status: intent.status, approval: 'approved', approvals: required };
     });
@@ -124,9 +124,9 @@ export async function rejectForcedFailure(deps: ApprovalDeps, intentId: string, 
     const now = deps.clock.now();
     const intent = (await lockIntents(tx, [intentId])).get(intentId);
     if (!intent) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
-    const request = await pendingForcedFailure(tx, intentId, { forUpdate: true });
+    const request = await readPendingForcedFailure(tx, intentId, { forUpdate: true });
     if (!request) throw new AppError('INVALID_STATE', `payment intent ${intentId} has no forced failure waiting for approval`);
-    await decideForcedFailure(tx, request.id, { status: 'rejected', by: input.audit.actor.id, at: now, reason: input.reason ?? null });
+    await markForcedFailureDecided(tx, request.id, { status: 'rejected', by: input.audit.actor.id, at: now, reason: input.reason ?? null });
     await appendAudit(deps.config, tx, { ...input.audit, details: { ...input.audit.details, requested_action: 'force_fail' } }, 'ok', now);
     const required = approvalsNeeded(request.requested_by, deps.config.approvalsRequireSecondOperator, await namedOnly(tx, deps.config));
     return {

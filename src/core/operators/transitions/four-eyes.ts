@@ -3,7 +3,7 @@
 import type { Config } from '../../../config.js';
 import type { Queryable } from '../../../db/pool.js';
 import type { ApprovalRow, DecidedVia } from '../../../db/queries/approvals.js';
-import { anyActiveOperator } from '../../../db/queries/operators.js';
+import { readAnyActiveOperator } from '../../../db/queries/operators.js';
 import { AppError } from '../../../domain/errors.js';
 import { approvalsNeeded, approvalStep, type ApprovalFacts } from '../../../domain/four-eyes.js';
 import type { PaymentStatus } from '../../../domain/payment-intent.js';
@@ -39,7 +39,7 @@ export const viaOf = (entry: AuditEntry): DecidedVia => (entry.actor.id.startsWi
  * in, unless APPROVALS_ALLOW_BREAK_GLASS is on.
  */
 export async function namedOnly(db: Queryable, config: FourEyesConfig): Promise<boolean> {
-  return config.production && !config.approvalsAllowBreakGlass && (await anyActiveOperator(db));
+  return config.production && !config.approvalsAllowBreakGlass && (await readAnyActiveOperator(db));
 }
 
 /** Approvals a held payment needs: a withdrawal's requester is the first pair of eyes; a merchant's payment has none. */

@@ -3,13 +3,13 @@
 // 184). A hit refuses it (409 REPLACEMENT_SCREENED; the CLI and the admin API record the refusal), unless two
 // different operators force it: the first one's force records a request bound to the stuck transaction (409
 // SCREENING_OVERRIDE_PENDING), and a different operator's force within SCREENING_OVERRIDE_SECONDS carries the
-// replacement out, using the request in the replacement's own transaction (useOverride) and naming it in its audit record.
+// replacement out, using the request in the replacement's own transaction (markOverrideUsed) and naming it in its audit record.
 import { SCREENING_OVERRIDE_SECONDS } from '../../../bounds.js';
 import { addSeconds } from '../../../clock.js';
 import { withTransaction } from '../../../db/pool.js';
 import type { AttemptRow } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
-import { requestOverride, type ScreeningOverrideRow } from '../../../db/queries/screening-overrides.js';
+import { upsertOverrideRequest, type ScreeningOverrideRow } from '../../../db/queries/screening-overrides.js';
 import { AppError } from '../../../domain/errors.js';
 import { isNamedOperator } from '../../../domain/four-eyes.js';
 import { newId } from '../../../ids.js';
@@ -59,7 +59,7 @@ export async function clearReplacement(
   const now = deps.clock.now();
   const id = newId('sov');
   const request = await withTransaction(deps.pool, (tx) =>
-    requestOverride(
+    upsertOverrideRequest(
       tx,
       { id, payment_intent_id: stuck.payment_intent_id, chain: stuck.chain, tx_id: stuck.tx_id, screened, requested_by: actor, requested_at: now },
       addSeconds(now, -SCREENING_OVERRIDE_SECONDS),

@@ -12,9 +12,9 @@ import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
 import { adapterOf, type PreparedTransfer, type SignedTransfer } from '../../../chains/port.js';
 import { signedOf } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
-import { liveAttempt, liveAttemptsOfTransaction, markBroadcasted, markConfirmed, markFailed, replacedAttempts, type AttemptRow } from '../../../db/queries/attempts.js';
-import { findIntent, lockIntents } from '../../../db/queries/intents.js';
-import { executionFacts } from '../../../db/queries/leases.js';
+import { readLiveAttempt, readLiveAttemptsOfTransaction, markBroadcasted, markConfirmed, markFailed, readReplacedAttempts, type AttemptRow } from '../../../db/queries/attempts.js';
+import { readIntent, lockIntents } from '../../../db/queries/intents.js';
+import { readExecutionFacts } from '../../../db/queries/leases.js';
 import { WATCHED } from '../../../domain/confirmation.js';
 import { AppError } from '../../../domain/errors.js';
 import { refusalOf, type Refusal, type Resolution } from '../../../domain/operator-actions.js';
@@ -27,7 +27,7 @@ import { settleIntent } from '../../payments/outcomes/outcomes.js';
 import { clearToSign, signAttempts, transferRequestOf } from '../../payments/outcomes/sign-attempts.js';
 import type { AuditEntry } from '../audit.js';
 import { auditedRound } from './audited-round.js';
-import { useOverride, type ScreeningOverrideRow } from '../../../db/queries/screening-overrides.js';
+import { markOverrideUsed, type ScreeningOverrideRow } from '../../../db/queries/screening-overrides.js';
 import type { FourEyesConfig } from './four-eyes.js';
 import { clearReplacement } from './replacement-screening.js';
 import { failFromManualReview } from './fail-review.js';
@@ -62,13 +62,13 @@ export async function resolveManualReview(
 ): Promise<ResolutionResult> {
   for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     // 1. Load, without locks.
-    const seen = await findIntent(deps.pool, intentId);
+    const seen = await readIntent(deps.pool, intentId);
     if (!seen) throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
     if (seen.status !== 'manual_review') {
       throw new AppError('INVALID_STATE', `payment intent ${intentId} is ${seen.status}, not manual_review`);
     }
-    const seenLive = await liveAttempt(deps.pool, seen.id);
-    const seenReplaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(deps.pool, [seen.id])).get(seen.id)! : [];
+    const seenLive = await readLiveAttempt(deps.pool, seen.id);
+    const seenReplaced = CHECKS_REPLACED.includes(resolution) ? (await readReplacedAttempts(deps.pool, [seen.id])).get(seen.id)! : [];
     const adapter = adapterOf(deps.adapters, seen.selected_chain);
 
     // 2. Ask the chain; decide whether it contradicts the operator; prepare a replacement or a cancel. No lock is held.
@@ -92,7 +92,7 @@ export async function resolveManualReview(
       );
     }
     // A replacement pays what the stuck transaction pays: every payment of an on-chain batch, all still waiting on it.
-    const seenMates = resolution === 'replace' ? await liveAttemptsOfTransaction(deps.pool, seenLive!.chain, seenLive!.tx_id) : [];
+    const seenMates = resolution === 'replace' ? await readLiveAttemptsOfTransaction(deps.pool, seenLive!.chain, seenLive!.tx_id) : [];
     if (resolution === 'replace' && seenMates.length !== seenLive!.tx_payments) {
       throw new AppError(
         'INVALID_STATE',
@@ -110,7 +110,7 @@ export async function resolveManualReview(
     let prepared: PreparedTransfer | null = null;
     let override: ScreeningOverrideRow | null = null;
     if (!refusal && resolution === 'replace') {
-      const paid = await Promise.all(seenMates.map(async (mate) => (await findIntent(deps.pool, mate.payment_intent_id))!));
+      const paid = await Promise.all(seenMates.map(async (mate) => (await readIntent(deps.pool, mate.payment_intent_id))!));
       override = await clearReplacement(deps, seenLive!, paid, { force: options.force ?? false, audit: options.audit });
       prepared = await adapter.prepareReplacement!(paid.map(transferRequestOf), signedOf(seenLive!));
     }
@@ -128,8 +128,8 @@ export async function resolveManualReview(
       const locked = await lockIntents(tx, [intentId, ...seenMates.map((mate) => mate.payment_intent_id)]);
       const intent = locked.get(intentId);
       if (!intent || intent.status !== 'manual_review') return CHANGED;
-      const attempt = await liveAttempt(tx, intent.id, { forUpdate: true });
-      const replaced = CHECKS_REPLACED.includes(resolution) ? (await replacedAttempts(tx, [intent.id])).get(intent.id)! : [];
+      const attempt = await readLiveAttempt(tx, intent.id, { forUpdate: true });
+      const replaced = CHECKS_REPLACED.includes(resolution) ? (await readReplacedAttempts(tx, [intent.id])).get(intent.id)! : [];
       if ((attempt?.id ?? null) !== (seenLive?.id ?? null) || replaced.map((a) => a.id).join() !== seenReplaced.map((a) => a.id).join()) {
         return CHANGED;
       }
@@ -150,7 +150,7 @@ export async function resolveManualReview(
         if (attempt) return CHANGED; // a transfer appeared meanwhile: the next round refuses
         await moveAndTell(tx, [{ intent, to: 'retrying', reason: 'operator_retry' }], now);
         // The attempt number follows the intent's history (src/domain/execution.ts): this run is the next one, and the last.
-        const next = 1 + (await executionFacts(tx, [intent.id])).get(intent.id)!.retries;
+        const next = 1 + (await readExecutionFacts(tx, [intent.id])).get(intent.id)!.retries;
         await enqueueExecutions(deps.boss, tx, [{ payment_intent_id: intent.id, attempt: next }]);
         return { payment_intent_id: intent.id, status: intent.status, tx_id: null };
       }
@@ -170,12 +170,12 @@ export async function resolveManualReview(
       // one it supersedes is kept as 'replaced' for the record; the confirmation worker watches the new one. A
       // replacement pays every payment the stuck transaction pays (one, or an on-chain batch's): each gets its attempt.
       const cancel = resolution === 'cancel_on_chain';
-      const mates = cancel ? [attempt!] : await liveAttemptsOfTransaction(tx, attempt!.chain, attempt!.tx_id, { forUpdate: true });
+      const mates = cancel ? [attempt!] : await readLiveAttemptsOfTransaction(tx, attempt!.chain, attempt!.tx_id, { forUpdate: true });
       if (mates.map((m) => m.id).join() !== (cancel ? [seenLive!] : seenMates).map((m) => m.id).join()) return CHANGED;
       const paid = mates.map((mate) => locked.get(mate.payment_intent_id)!);
       if (!paid.every((p) => WATCHED.includes(p.status))) return CHANGED;
       // A second operator's force: the first one's request is used here, once, with the replacement it allows.
-      if (override && !(await useOverride(tx, override.id, options.audit.actor.id, now))) return CHANGED;
+      if (override && !(await markOverrideUsed(tx, override.id, options.audit.actor.id, now))) return CHANGED;
       // Nothing is signed on a chain whose books are being checked against it after a database failover (decision 199).
       const clearance = await clearToSign(tx, adapter.chain);
       if (clearance === null) {

@@ -2,7 +2,7 @@
 // adapters split further where their node needs it). For an attempt that can never land, the transfers a fee bump or
 // a cancel replaced on its nonce are asked about too, one call per chain for the page: one of them may be the payout.
 import type { ItemOutcome } from '../../../db/group-commit.js';
-import { replacedAttempts, type AttemptRow, type OpenAttempt } from '../../../db/queries/attempts.js';
+import { readReplacedAttempts, type AttemptRow, type OpenAttempt } from '../../../db/queries/attempts.js';
 import { signedOf, type TxStatus } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
 import { transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
@@ -36,7 +36,7 @@ export async function askAboutAttempts(deps: ConfirmationDeps, page: readonly Op
 export async function askAboutSiblings(deps: ConfirmationDeps, attempts: readonly AttemptRow[]): Promise<ItemOutcome<Sibling>[]> {
   const answers: ItemOutcome<Sibling>[] = attempts.map(() => ({ ok: true, value: null }));
   if (attempts.length === 0) return answers;
-  const replaced = await replacedAttempts(deps.pool, attempts.map((a) => a.payment_intent_id));
+  const replaced = await readReplacedAttempts(deps.pool, attempts.map((a) => a.payment_intent_id));
   await Promise.all(
     Object.entries(deps.adapters).map(async ([chain, adapter]) => {
       const asking = attempts.flatMap((a, k) => (a.chain === chain && replaced.get(a.payment_intent_id)!.length > 0 ? [k] : []));

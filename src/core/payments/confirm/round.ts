@@ -6,7 +6,7 @@
 import { adapterOf } from '../../../chains/port.js';
 import { CONFIRMATION_PAGE_ATTEMPTS, CONFIRMATION_WRITE_BATCH_MAX, CONFIRMATION_WRITE_LANES } from '../../../bounds.js';
 import { withSessionLockIfFree } from '../../../db/pool.js';
-import { openAttempts, type OpenAttempt } from '../../../db/queries/attempts.js';
+import { listOpenAttempts, type OpenAttempt } from '../../../db/queries/attempts.js';
 import { signedOf, type Chain } from '../../../domain/chain.js';
 import { WATCHED } from '../../../domain/confirmation.js';
 import type { Metrics } from '../../../metrics/registry.js';
@@ -40,7 +40,7 @@ export async function confirmRound(deps: ConfirmationDeps): Promise<Confirmation
   const summary: ConfirmationSummary = { checked: 0, settled: 0, failed: 0, manualReview: 0, seen: 0 };
   const ran = await withSessionLockIfFree(deps.pool, ROUND_LOCK, async () => {
     for (let afterId = ''; ; ) {
-      const page = await openAttempts(deps.pool, WATCHED, afterId, CONFIRMATION_PAGE_ATTEMPTS);
+      const page = await listOpenAttempts(deps.pool, WATCHED, afterId, CONFIRMATION_PAGE_ATTEMPTS);
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       summary.seen += page.length;

@@ -15,9 +15,9 @@ import { RECHECK_ROUNDS_MAX } from '../../../bounds.js';
 import { withTransaction } from '../../../db/pool.js';
 import { signedOf } from '../../../domain/chain.js';
 import { shareOf } from '../../../domain/fee-share.js';
-import { liveAttempt, markBroadcasted, markFailed } from '../../../db/queries/attempts.js';
-import { findIntent, lockIntents } from '../../../db/queries/intents.js';
-import { executionFacts } from '../../../db/queries/leases.js';
+import { readLiveAttempt, markBroadcasted, markFailed } from '../../../db/queries/attempts.js';
+import { readIntent, lockIntents } from '../../../db/queries/intents.js';
+import { readExecutionFacts } from '../../../db/queries/leases.js';
 import type { PaymentStatus } from '../../../domain/payment-intent.js';
 import { mayStillLand, transferVerdict, type TransferVerdict } from '../../../domain/transfer-verdict.js';
 import type { ExecutionJob } from '../../../jobs/queue.js';
@@ -35,9 +35,9 @@ export const ABANDONED_REASON = 'execution_abandoned';
 export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob, options: { runId?: string } = {}): Promise<void> {
   for (let round = 1; round <= RECHECK_ROUNDS_MAX; round++) {
     // 1. Load, without locks.
-    const seen = await findIntent(deps.pool, job.payment_intent_id);
+    const seen = await readIntent(deps.pool, job.payment_intent_id);
     if (!seen || !UNFINISHED.includes(seen.status)) return;
-    const seenLive = await liveAttempt(deps.pool, seen.id);
+    const seenLive = await readLiveAttempt(deps.pool, seen.id);
     // 2. Ask the chain about the live transfer, if any. A node that cannot be asked leaves it possible.
     const verdict: TransferVerdict | null = seenLive
       ? transferVerdict(await adapterOf(deps.adapters, seen.selected_chain).getStatuses([signedOf(seenLive)]).then(([status]) => status!, () => null), {
@@ -51,7 +51,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
       const intent = (await lockIntents(tx, [job.payment_intent_id])).get(job.payment_intent_id);
       if (!intent || !UNFINISHED.includes(intent.status)) return 'done';
       // A job of an earlier attempt (its run crashed after the outcome was recorded): the current attempt is alive.
-      const facts = (await executionFacts(tx, [intent.id])).get(intent.id)!;
+      const facts = (await readExecutionFacts(tx, [intent.id])).get(intent.id)!;
       if (1 + facts.retries !== job.attempt) return 'done';
       // A live run of this attempt (another worker resumed it) finishes the work; if it dies, the sweeper comes back.
       const lease = facts.lease;
@@ -59,7 +59,7 @@ export async function handleDeadExecution(deps: LifecycleDeps, job: ExecutionJob
         deps.log.warn({ payment_intent_id: intent.id }, 'abandoned execution is running again elsewhere; left to that run');
         return 'done';
       }
-      const live = await liveAttempt(tx, intent.id, { forUpdate: true });
+      const live = await readLiveAttempt(tx, intent.id, { forUpdate: true });
       if ((live?.id ?? null) !== (seenLive?.id ?? null)) return CHANGED;
       if (live && verdict && mayStillLand(verdict)) {
         // It may land: never release funds that could be paid out. An operator decides, or the chain does.

@@ -6,11 +6,11 @@
 // its job comes back later; the signature transaction checks again (sign.ts), this only spares the chain's reads.
 import { BOOKS_HOLD_RECHECK_SECONDS } from '../../../bounds.js';
 import { withBatchTransaction, type Queryable } from '../../../db/pool.js';
-import { heldChains } from '../../../db/queries/books.js';
+import { readHeldChains } from '../../../db/queries/books.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
 import type { AttemptRow } from '../../../db/queries/attempts.js';
 import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
-import { executionFacts, grantLeases } from '../../../db/queries/leases.js';
+import { readExecutionFacts, upsertLeases } from '../../../db/queries/leases.js';
 import { decideClaim, factsAfterClaim, type ClaimDecision, type ClaimFacts } from '../../../domain/execution.js';
 import { enqueueRetry } from '../../../jobs/queue.js';
 import { moveAndTell } from '../outcomes/events.js';
@@ -38,8 +38,8 @@ export async function claimRuns(deps: ExecutionDeps, runs: readonly ExecutionRun
       const ids = batch.map(intentIdOf);
       // 1. Prefetch: the intents under their locks, then (a statement of its own, after the locks) what a claim reads.
       const intents = await lockIntents(tx, ids);
-      const rows = await executionFacts(tx, ids);
-      const held = await heldChains(tx, [...new Set([...intents.values()].map((i) => i.selected_chain))]);
+      const rows = await readExecutionFacts(tx, ids);
+      const held = await readHeldChains(tx, [...new Set([...intents.values()].map((i) => i.selected_chain))]);
       // 2. Decide, run after run.
       const facts = new Map<string, ClaimFacts>();
       const deferred = new Map<string, ExecutionRun>();
@@ -90,14 +90,14 @@ async function writeClaims(
   runs: readonly ExecutionRun[],
   decisions: readonly ClaimDecision[],
   intents: Map<string, PaymentIntentRow>,
-  rows: Awaited<ReturnType<typeof executionFacts>>,
+  rows: Awaited<ReturnType<typeof readExecutionFacts>>,
   now: Date,
 ): Promise<void> {
   const claims = runs.flatMap((run, i) => {
     const decision = decisions[i]!;
     return decision.kind === 'claim' ? [{ run, decision, intent: intents.get(intentIdOf(run))! }] : [];
   });
-  await grantLeases(
+  await upsertLeases(
     tx,
     claims.map(({ run, decision }) => ({
       intentId: intentIdOf(run),

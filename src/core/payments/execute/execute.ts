@@ -17,7 +17,7 @@ import type { ItemOutcome } from '../../../db/group-commit.js';
 import { signedOf } from '../../../domain/chain.js';
 import type { AttemptRow } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
-import { releaseLeases } from '../../../db/queries/leases.js';
+import { deleteLeases } from '../../../db/queries/leases.js';
 import { liveTransferAction } from '../../../domain/execution.js';
 import { CHANGED } from '../outcomes/changed.js';
 import { askAboutLiveTransfers, prepareTransfers, sendTransfers, type Send } from './chain-calls.js';
@@ -100,7 +100,7 @@ async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], s
   } finally {
     stopHeartbeat();
     const unreleased = runs.filter((run) => !released.has(run));
-    await releaseLeases(deps.pool, unreleased.map((run) => ({ intentId: intentIdOf(run), owner: run.runId }))).catch((error: unknown) =>
+    await deleteLeases(deps.pool, unreleased.map((run) => ({ intentId: intentIdOf(run), owner: run.runId }))).catch((error: unknown) =>
       deps.log.warn({ err: error, payment_intent_ids: unreleased.map(intentIdOf) }, 'execution lease release failed; it runs out instead'),
     );
   }

@@ -5,7 +5,7 @@
 // completes, fails, is retried or set aside as before, and a run of it that finds the payment handled does nothing.
 import type PgBoss from 'pg-boss';
 import { withTransaction } from '../../../db/pool.js';
-import { leaseFetched } from '../../../db/queries/leases.js';
+import { insertFetchedLeases } from '../../../db/queries/leases.js';
 import { fetchExecutions, type ExecutionJob } from '../../../jobs/queue.js';
 import { intentIdOf, runOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
@@ -18,7 +18,7 @@ export interface FetchedRun {
 export async function fetchRuns(deps: Pick<ExecutionDeps, 'pool' | 'boss' | 'config'>, batchSize: number): Promise<FetchedRun[]> {
   return withTransaction(deps.pool, async (tx) => {
     const fetched = (await fetchExecutions(deps.boss, tx, batchSize)).map((job) => ({ job, run: runOf(job.data) }));
-    await leaseFetched(
+    await insertFetchedLeases(
       tx,
       fetched.map(({ run }) => ({ intentId: intentIdOf(run), owner: run.runId, attempt: run.job.attempt })),
       deps.config.executionLeaseSeconds,

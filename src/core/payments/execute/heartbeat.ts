@@ -2,7 +2,7 @@
 // a lease's length, one statement pushes all of them out, so a live run never loses its lease to the sweeper. A
 // renewal that fails (the database is away) is only logged: the leases then run out and, if the runs are alive, their
 // next locked step finds they were taken over and stops there.
-import { renewLeases } from '../../../db/queries/leases.js';
+import { updateLeaseExpiries } from '../../../db/queries/leases.js';
 import { intentIdOf, type ExecutionDeps, type ExecutionRun } from './run.js';
 
 /** Starts renewing the runs' leases; the answer stops it. */
@@ -10,7 +10,7 @@ export function startHeartbeat(deps: ExecutionDeps, runs: readonly ExecutionRun[
   const seconds = deps.config.executionLeaseSeconds;
   const leases = runs.map((run) => ({ intentId: intentIdOf(run), owner: run.runId }));
   const timer = setInterval(() => {
-    renewLeases(deps.pool, leases, seconds).catch((error: unknown) =>
+    updateLeaseExpiries(deps.pool, leases, seconds).catch((error: unknown) =>
       deps.log.warn({ err: error, payment_intent_ids: leases.map((l) => l.intentId) }, 'execution lease renewal failed'),
     );
   }, (seconds * 1000) / 3);

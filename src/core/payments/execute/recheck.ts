@@ -5,7 +5,7 @@
 import type { Queryable } from '../../../db/pool.js';
 import type { AttemptRow } from '../../../db/queries/attempts.js';
 import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
-import { leasesAndLive } from '../../../db/queries/leases.js';
+import { readLeasesAndLive } from '../../../db/queries/leases.js';
 import type { RecheckFacts } from '../../../domain/execution.js';
 import { intentIdOf, type ExecutionRun } from './run.js';
 
@@ -27,7 +27,7 @@ export async function lockForRecheck(
 ): Promise<Rechecked[]> {
   const ids = runs.map(intentIdOf);
   const intents = await lockIntents(tx, ids);
-  const leases = await leasesAndLive(tx, runs.map((run, i) => ({ intentId: ids[i]!, runId: run.runId })), { lockAttempts: options.lockAttempts });
+  const leases = await readLeasesAndLive(tx, runs.map((run, i) => ({ intentId: ids[i]!, runId: run.runId })), { lockAttempts: options.lockAttempts });
   const seen = new Set<string>();
   return ids.map((id, i) => {
     const intent = seen.has(id) ? null : (intents.get(id) ?? null);

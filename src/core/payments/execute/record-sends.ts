@@ -6,10 +6,10 @@ import type { ChainError } from '../../../chains/port.js';
 import { EXECUTION_ATTEMPTS_MAX } from '../../../bounds.js';
 import type { ItemOutcome } from '../../../db/group-commit.js';
 import { withBatchTransaction } from '../../../db/pool.js';
-import { markBroadcasted, markFailed, recordSendError } from '../../../db/queries/attempts.js';
+import { markBroadcasted, markFailed, markSendError } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
-import { releaseLeases } from '../../../db/queries/leases.js';
-import { recordSignRefusal } from '../../../db/queries/sign-refusals.js';
+import { deleteLeases } from '../../../db/queries/leases.js';
+import { insertSignRefusal } from '../../../db/queries/sign-refusals.js';
 import { recordOfSend } from '../../../domain/execution.js';
 import { enqueueRetry, setAside } from '../../../jobs/queue.js';
 import { moveAndTell, type Move } from '../outcomes/events.js';
@@ -46,9 +46,9 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         const error = outcome.error!;
         const detail = error.details ?? error.shortMessage;
         if (record.write === 'sign_refusal') {
-          await recordSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });
+          await insertSignRefusal(tx, { paymentIntentId: intent.id, chain: intent.selected_chain, reason: error.reason, detail, at: now });
         } else if (record.write === 'attempt_failed') await markFailed(tx, outcome.attemptId!, error.reason, detail);
-        else await recordSendError(tx, outcome.attemptId!, error.reason, error.shortMessage);
+        else await markSendError(tx, outcome.attemptId!, error.reason, error.shortMessage);
         if (record.then === 'watch') {
           // Out of attempts, but the last bytes may still be on their way: never release funds that might be paid out.
           // The confirmation worker watches the attempt, re-sends it, and escalates to manual review when stuck.
@@ -75,7 +75,7 @@ export async function recordSends(deps: ExecutionDeps, outcomes: readonly SendOu
         }
       }
       // Every run ends here: its lease goes back with its outcome.
-      await releaseLeases(tx, batch.map((o) => ({ intentId: intentIdOf(o.run), owner: o.run.runId })));
+      await deleteLeases(tx, batch.map((o) => ({ intentId: intentIdOf(o.run), owner: o.run.runId })));
       return batch.map(() => undefined);
     },
     (error, batch) => deps.log.warn({ err: error, size: batch.length }, 'outcome batch failed; recording its runs one by one'),

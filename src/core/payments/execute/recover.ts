@@ -9,7 +9,7 @@
 // forever. A resumption that fails (an outage) releases its lease, and the dead run's pg-boss job (retried when it
 // expires) takes it from there.
 import { LEASE_SWEEP_LEASES_MAX, LEASE_TAKEOVERS_MAX } from '../../../bounds.js';
-import { dropStaleLeases, releaseLeases, takeExpiredLeases, type TakenLease } from '../../../db/queries/leases.js';
+import { deleteStaleLeases, deleteLeases, claimExpiredLeases, type TakenLease } from '../../../db/queries/leases.js';
 import { newId } from '../../../ids.js';
 import { handleDeadExecution } from './abandon.js';
 import { executeBatch } from './execute.js';
@@ -23,8 +23,8 @@ export interface RecoveryCounts {
 const jobOf = (lease: TakenLease) => ({ payment_intent_id: lease.intentId, attempt: lease.attempt });
 
 export async function resumeExpiredExecutions(deps: ExecutionDeps, limit = LEASE_SWEEP_LEASES_MAX): Promise<RecoveryCounts> {
-  await dropStaleLeases(deps.pool);
-  const taken = await takeExpiredLeases(deps.pool, `${newId('run')}_`, deps.config.executionLeaseSeconds, limit);
+  await deleteStaleLeases(deps.pool);
+  const taken = await claimExpiredLeases(deps.pool, `${newId('run')}_`, deps.config.executionLeaseSeconds, limit);
   const counts: RecoveryCounts = { resumed: 0, abandoned: 0 };
   const dying = taken.filter((lease) => lease.takeovers >= LEASE_TAKEOVERS_MAX);
   const resumed: ExecutionRun[] = taken.filter((lease) => lease.takeovers < LEASE_TAKEOVERS_MAX).map((lease) => ({ job: jobOf(lease), runId: lease.owner }));
@@ -38,7 +38,7 @@ export async function resumeExpiredExecutions(deps: ExecutionDeps, limit = LEASE
         try {
           await handleDeadExecution(deps, run.job, { runId: lease.owner });
         } finally {
-          await releaseLeases(deps.pool, [{ intentId: lease.intentId, owner: lease.owner }]);
+          await deleteLeases(deps.pool, [{ intentId: lease.intentId, owner: lease.owner }]);
         }
         counts.abandoned++;
       } catch (error) {

@@ -5,8 +5,8 @@ import type { ChainAdapter, PreparedTransfer } from '../../../chains/port.js';
 import type { Queryable } from '../../../db/pool.js';
 import { insertAttempts, type AttemptPurpose, type NewAttempt } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
-import { heldChains } from '../../../db/queries/books.js';
-import { allocateNonce } from '../../../db/queries/nonces.js';
+import { readHeldChains } from '../../../db/queries/books.js';
+import { claimNonce } from '../../../db/queries/nonces.js';
 import type { Chain, SignedTransfer } from '../../../domain/chain.js';
 import { newId } from '../../../ids.js';
 
@@ -18,7 +18,7 @@ export async function signPrepared(tx: Queryable, adapter: ChainAdapter, prepare
   const nonce =
     prepared.pendingNonce === undefined
       ? null
-      : await allocateNonce(tx, adapter.chain, adapter.treasuryAddress(), prepared.pendingNonce, intentId);
+      : await claimNonce(tx, adapter.chain, adapter.treasuryAddress(), prepared.pendingNonce, intentId);
   return prepared.sign(tx, nonce);
 }
 
@@ -34,7 +34,7 @@ export type SigningClearance = { readonly chain: Chain; readonly [cleared]: true
  * checked against the chain after the database history changed, or a check found them behind).
  */
 export async function clearToSign(tx: Queryable, chain: Chain): Promise<SigningClearance | null> {
-  return (await heldChains(tx, [chain])).has(chain) ? null : ({ chain } as SigningClearance);
+  return (await readHeldChains(tx, [chain])).has(chain) ? null : ({ chain } as SigningClearance);
 }
 
 /**

@@ -3,17 +3,17 @@
 // event, in the same transaction, so that no path to a final status can miss it.
 import type { Queryable } from '../../../db/pool.js';
 import { insertEvents } from '../../../db/queries/outbox.js';
-import { batchStatusTotals, lockOpenBatches, markBatchesCompleted } from '../../../db/queries/payout-batches.js';
-import { changeStatuses, type StatusChange } from '../../../db/queries/transitions.js';
+import { countBatchStatuses, lockOpenBatches, markBatchesCompleted } from '../../../db/queries/payout-batches.js';
+import { updateStatuses, type StatusChange } from '../../../db/queries/transitions.js';
 import { isTerminal } from '../../../domain/payment-intent.js';
 import { batchProgress, batchSummary } from '../../../domain/payout-batch.js';
 
 /**
- * Moves each intent to its `to` (checked, with its history row and its event: changeStatuses), and completes the
+ * Moves each intent to its `to` (checked, with its history row and its event: updateStatuses), and completes the
  * payout batches whose last payment this made final. Distinct intents only; throws unless every change applied.
  */
 export async function applyStatusChanges(tx: Queryable, changes: readonly StatusChange[], at: Date): Promise<void> {
-  await changeStatuses(tx, changes, at);
+  await updateStatuses(tx, changes, at);
   const finals = changes.filter((c) => isTerminal(c.to)).map((c) => c.intent.id);
   if (finals.length > 0) await completeBatchesOf(tx, [], finals, at);
 }
@@ -25,7 +25,7 @@ export async function applyStatusChanges(tx: Queryable, changes: readonly Status
 export async function completeBatchesOf(db: Queryable, batchIds: readonly string[], paymentIntentIds: readonly string[], at: Date): Promise<void> {
   const open = await lockOpenBatches(db, batchIds, paymentIntentIds);
   if (open.length === 0) return;
-  const totals = await batchStatusTotals(
+  const totals = await countBatchStatuses(
     db,
     open.map((b) => b.id),
   );

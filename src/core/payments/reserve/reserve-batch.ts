@@ -4,10 +4,10 @@
 // history, their payment.created events, their execution jobs and their reserve postings, and one commit. A request
 // that cannot be served gets its refusal; the others commit.
 import { advisoryXactLocksText, withTransaction, type Queryable } from '../../../db/pool.js';
-import { findIntentsByKeys, type PaymentIntentRow } from '../../../db/queries/intents.js';
+import { readIntentsByKeys, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import { insertCreatedIntents } from '../../../db/queries/transitions.js';
-import { findApproval, insertApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
-import { findQuoteTerms, type QuoteTerms } from '../../../db/queries/quotes.js';
+import { readApproval, insertApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
+import { readQuoteTerms, type QuoteTerms } from '../../../db/queries/quotes.js';
 import type { Chain } from '../../../domain/chain.js';
 import { AppError } from '../../../domain/errors.js';
 import { paymentEventOf } from '../outcomes/events.js';
@@ -90,8 +90,8 @@ export async function reserveInTransaction(
   options: { payoutBatchId?: string } = {},
 ): Promise<ReservationOutcome[]> {
   // 1. Load, under the caller's creation locks: same (merchant, key) requests of other batches and processes wait.
-  const stored = await findIntentsByKeys(tx, requests);
-  const quotes = await findQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
+  const stored = await readIntentsByKeys(tx, requests);
+  const quotes = await readQuoteTerms(tx, [...new Set(requests.map((r) => r.quoteId))]);
   const facts = new Map(quotes.map((q) => [q.id, quoteFacts(q)]));
   const now = deps.clock.now();
   // The spending policies of the merchants whose requests may be reserved (their rows locked when a daily limit
@@ -190,7 +190,7 @@ export async function reserveInTransaction(
       case 'replay': {
         const request = requests[index]!;
         const intent = existing.get(keyOf(request.merchantId, request.idempotencyKey))!;
-        outcomes.push({ ok: true, result: { intent, replayed: true, approval: await findApproval(tx, intent.id) } });
+        outcomes.push({ ok: true, result: { intent, replayed: true, approval: await readApproval(tx, intent.id) } });
         break;
       }
       case 'same_as': {

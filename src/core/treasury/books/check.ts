@@ -10,7 +10,7 @@ import type { ChainAdapters, TreasuryActivity } from '../../../chains/port.js';
 import type { Clock } from '../../../clock.js';
 import type { Config } from '../../../config.js';
 import { withTransaction, type Pool } from '../../../db/pool.js';
-import { knownNonces, knownTxIds, landedTxIds, liftHold, openHoldsOf, recordCheck, type HoldRow, type StoredFindings } from '../../../db/queries/books.js';
+import { readKnownNonces, readKnownTxIds, listLandedTxIds, markHoldLifted, listOpenHolds, markHoldChecked, type HoldRow, type StoredFindings } from '../../../db/queries/books.js';
 import { behindMessage, matchTreasury, type BooksVerdict } from '../../../domain/books-check.js';
 import { raiseAlert, resolveAlert } from '../../operators/alerts.js';
 import { observeHistory } from './history.js';
@@ -31,7 +31,7 @@ export interface CheckOutcome {
 /** One pass: the history observed, then every open hold of this process's chains checked, each on its own. */
 export async function checkBooks(deps: BooksDeps): Promise<CheckOutcome[]> {
   await observeHistory(deps);
-  const holds = await openHoldsOf(deps.pool, Object.keys(deps.adapters));
+  const holds = await listOpenHolds(deps.pool, Object.keys(deps.adapters));
   return Promise.all(
     holds.map(async (hold): Promise<CheckOutcome> => {
       try {
@@ -47,27 +47,27 @@ export async function checkBooks(deps: BooksDeps): Promise<CheckOutcome[]> {
 async function checkHold(deps: BooksDeps, hold: HoldRow): Promise<BooksVerdict['kind'] | 'error'> {
   const adapter = deps.adapters[hold.chain]!;
   // 1. The chain, asked with no lock held.
-  const landed = await landedTxIds(deps.pool, hold.chain, BOOKS_CHECK_LANDED_TXS);
+  const landed = await listLandedTxIds(deps.pool, hold.chain, BOOKS_CHECK_LANDED_TXS);
   const activity = await adapter.treasuryTransactions({ landed, mark: hold.mark });
   // 2. Under the hold's lock, against the books as they are now (an operator may have attached meanwhile).
   return withTransaction(deps.pool, async (tx) => {
     const now = deps.clock.now();
-    const current = (await openHoldsOf(tx, [hold.chain], { forUpdate: true }))[0];
+    const current = (await listOpenHolds(tx, [hold.chain], { forUpdate: true }))[0];
     if (current?.id !== hold.id) return 'wait';
-    const known = await knownTxIds(tx, hold.chain, activity.transactions.map((t) => t.txId));
-    const nonces = activity.nonces === null ? { highest: null, foreign: new Set<number>() } : await knownNonces(tx, hold.chain);
+    const known = await readKnownTxIds(tx, hold.chain, activity.transactions.map((t) => t.txId));
+    const nonces = activity.nonces === null ? { highest: null, foreign: new Set<number>() } : await readKnownNonces(tx, hold.chain);
     const verdict = matchTreasury(
       { ...activity, known, highestKnownNonce: nonces.highest, foreignNonces: nonces.foreign },
       BOOKS_CHECK_NONCES_MAX,
     );
     log(deps.log, hold, verdict);
     if (verdict.kind === 'matched') {
-      await liftHold(tx, hold.id, 'check', now);
+      await markHoldLifted(tx, hold.id, 'check', now);
       await resolveAlert(tx, deps, 'books_behind_chain', hold.chain, now);
     } else if (verdict.kind === 'wait') {
-      await recordCheck(tx, hold.id, { state: 'checking', mark: activity.mark, findings: null, at: now });
+      await markHoldChecked(tx, hold.id, { state: 'checking', mark: activity.mark, findings: null, at: now });
     } else {
-      await recordCheck(tx, hold.id, { state: 'behind', mark: activity.mark, findings: findingsOf(verdict, activity), at: now });
+      await markHoldChecked(tx, hold.id, { state: 'behind', mark: activity.mark, findings: findingsOf(verdict, activity), at: now });
       await raiseAlert(tx, deps, { kind: 'books_behind_chain', chain: hold.chain, message: behindMessage(hold.chain, verdict) }, now);
     }
     return verdict.kind;

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../clock.js';
 import type { Config } from '../../../config.js';
 import { withTransaction, type Pool } from '../../../db/pool.js';
-import { chainsToHold, lockHistory, openHolds, storeHistory } from '../../../db/queries/books.js';
+import { listChainsToHold, lockHistory, insertHolds, upsertHistory } from '../../../db/queries/books.js';
 import { historyChanged, historyText } from '../../../domain/books-check.js';
 import type { Chain } from '../../../domain/chain.js';
 import { newId } from '../../../ids.js';
@@ -28,9 +28,9 @@ export async function observeHistory(deps: HistoryDeps): Promise<{ changed: bool
     if (!historyChanged(stored, current)) return { changed: false, held: [], from: '', to: '' };
     const from = historyText(stored);
     const to = historyText(current);
-    const chains = await chainsToHold(tx, deps.config.chainNames);
-    const held = await openHolds(tx, chains.map((chain) => ({ id: newId('hld'), chain })), { from, to }, at);
-    await storeHistory(tx, current, at);
+    const chains = await listChainsToHold(tx, deps.config.chainNames);
+    const held = await insertHolds(tx, chains.map((chain) => ({ id: newId('hld'), chain })), { from, to }, at);
+    await upsertHistory(tx, current, at);
     return { changed: true, held, from, to };
   });
   if (result.changed) {

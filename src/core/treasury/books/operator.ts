@@ -12,12 +12,12 @@ import { audited, type AuditEntry } from '../../operators/audit.js';
 import { withTransaction, type Queryable } from '../../../db/pool.js';
 import { insertAttempts, markBroadcasted } from '../../../db/queries/attempts.js';
 import {
-  approveForeign,
-  attachCandidates,
+  markForeignApproved,
+  listAttachCandidates,
   insertForeign,
   lockForeign,
-  openHoldsOf,
-  recentHolds,
+  listOpenHolds,
+  listRecentHolds,
   type HoldRow,
   type StoredFindings,
 } from '../../../db/queries/books.js';
@@ -57,12 +57,12 @@ export function holdView(hold: HoldRow) {
 }
 
 export async function listHolds(db: Queryable): Promise<ReturnType<typeof holdView>[]> {
-  return (await recentHolds(db, HOLDS_LISTED_MAX)).map(holdView);
+  return (await listRecentHolds(db, HOLDS_LISTED_MAX)).map(holdView);
 }
 
 /** The chain's open hold, locked, with what its last check found; refused when there is nothing to account for. */
 async function heldFindings(tx: Queryable, chain: Chain): Promise<StoredFindings> {
-  const hold = (await openHoldsOf(tx, [chain], { forUpdate: true }))[0];
+  const hold = (await listOpenHolds(tx, [chain], { forUpdate: true }))[0];
   if (!hold?.findings) throw new AppError('INVALID_STATE', `${chain} has no transaction to account for: its books are not behind the chain (GET /admin/books)`);
   return hold.findings;
 }
@@ -99,7 +99,7 @@ export async function attachUnknownTransaction(
     const recipients = found.transfers.map((t) => t.to);
     const foldCase = familyOf(chain) === 'evm';
     const decide = async () => {
-      const candidates = (await attachCandidates(tx, chain, recipients, foldCase)).map((c) => ({ id: c.id, to: c.to, amountMicros: BigInt(c.amount_micros) }));
+      const candidates = (await listAttachCandidates(tx, chain, recipients, foldCase)).map((c) => ({ id: c.id, to: c.to, amountMicros: BigInt(c.amount_micros) }));
       return paymentsPaidBy(found, candidates, input.payments, same);
     };
     const chosen = await decide();
@@ -181,7 +181,7 @@ export async function declareForeign(
   return audited(deps, input.audit, deps.clock.now(), async (tx) => {
     const { nonce, declaration } = await check(tx);
     if (declaration === null) throw new AppError('INVALID_STATE', `${key}: the declaration went away meanwhile; try again`);
-    if (declaration.approved_at === null) await approveForeign(tx, chain, key, actor, deps.clock.now());
+    if (declaration.approved_at === null) await markForeignApproved(tx, chain, key, actor, deps.clock.now());
     return { chain, tx_id: input.txId, nonce, declared_by: declaration.declared_by, approved_by: declaration.approved_by ?? actor };
   });
 }

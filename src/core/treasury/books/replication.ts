@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../clock.js';
 import type { Config } from '../../../config.js';
 import { withTransaction, type Pool } from '../../../db/pool.js';
-import { replicationFacts } from '../../../db/queries/books.js';
+import { readReplicationFacts } from '../../../db/queries/books.js';
 import { notSynchronousReason } from '../../../domain/books-check.js';
 import { raiseAlert, resolveAlert } from '../../operators/alerts.js';
 
@@ -19,7 +19,7 @@ export interface ReplicationDeps {
 
 /** Raises or resolves `database_not_synchronous`; returns why the database is not synchronous, or null. */
 export async function checkReplication(deps: ReplicationDeps): Promise<string | null> {
-  const reason = notSynchronousReason(await replicationFacts(deps.pool));
+  const reason = notSynchronousReason(await readReplicationFacts(deps.pool));
   await withTransaction(deps.pool, async (tx) => {
     const now = deps.clock.now();
     if (reason === null) await resolveAlert(tx, deps, 'database_not_synchronous', null, now);

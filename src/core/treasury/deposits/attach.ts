@@ -4,7 +4,7 @@
 // with balanced postings (the refund, and the funding taken back), in the transaction that holds the intent's row
 // lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
 import { audited, type AuditEntry } from '../../operators/audit.js';
-import { findInboundByTx, findInboundOfIntent, markAttached } from '../../../db/queries/deposits.js';
+import { readInboundByTx, readInboundOfIntent, markAttached } from '../../../db/queries/deposits.js';
 import { lockIntents } from '../../../db/queries/intents.js';
 import { AppError } from '../../../domain/errors.js';
 import { attachRefusal } from '../../../domain/inbound-match.js';
@@ -27,7 +27,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock' | 'con
     const intent = (await lockIntents(tx, [intentId])).get(intentId) ?? null;
     // A withdrawal is the operator's own transfer, not a merchant's payout: nothing to refund (decision 121).
     if (!intent || intent.kind !== 'payout') throw new AppError('PAYMENT_INTENT_NOT_FOUND', `payment intent ${intentId} was not found`);
-    const seen = await findInboundByTx(tx, intent.selected_chain, txId, { forUpdate: true });
+    const seen = await readInboundByTx(tx, intent.selected_chain, txId, { forUpdate: true });
     if (seen.length === 0) {
       throw new AppError(
         'NOT_FOUND',
@@ -35,7 +35,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock' | 'con
           'they are final (within DEPOSIT_POLL_SECONDS); try again then',
       );
     }
-    const refunded = await findInboundOfIntent(tx, intent.id);
+    const refunded = await readInboundOfIntent(tx, intent.id);
     const verdicts = seen.map((transfer) => ({
       transfer,
       refusal: attachRefusal({

@@ -5,7 +5,7 @@
 // refuses a second booking of the same transfer.
 import type { InboundTransfer } from '../../../chains/port.js';
 import type { Queryable } from '../../../db/pool.js';
-import { bookedInbound, findInboundOfIntent, insertInbound, paidAddresses, refundCandidates, type NewInboundTransfer } from '../../../db/queries/deposits.js';
+import { readBookedInbound, readInboundOfIntent, insertInbound, readPaidAddresses, listRefundCandidates, type NewInboundTransfer } from '../../../db/queries/deposits.js';
 import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { Chain, NativeCurrency } from '../../../domain/chain.js';
 import { classifyInbound, type InboundBooking } from '../../../domain/inbound-match.js';
@@ -26,11 +26,11 @@ export async function bookInbound(
 ): Promise<BookedAs[]> {
   // 1. Load: which are booked already, and for USDC the payouts each could return.
   const key = (t: { txId: string; index: number }) => `${t.txId}:${t.index}`;
-  const seen = await bookedInbound(tx, chain, transfers);
+  const seen = await readBookedInbound(tx, chain, transfers);
   const usdc = transfers.filter((t) => t.currency === 'USDC');
   const asks = new Map(usdc.map((t) => [`${t.from}:${t.amountUnits}`, { address: t.from, amountMicros: t.amountUnits }]));
-  const candidates = await refundCandidates(tx, chain, [...asks.values()]);
-  const paid = await paidAddresses(tx, chain, [...new Set(usdc.map((t) => t.from))]);
+  const candidates = await listRefundCandidates(tx, chain, [...asks.values()]);
+  const paid = await readPaidAddresses(tx, chain, [...new Set(usdc.map((t) => t.from))]);
 
   // 2. Decide, in order: a payment an earlier transfer of the page returns is no longer a candidate.
   const refunded = new Set<string>();
@@ -57,7 +57,7 @@ export async function bookInbound(
       continue;
     }
     const intent = (await lockIntents(tx, [booking.paymentIntentId])).get(booking.paymentIntentId) ?? null;
-    if (!intent || intent.status !== 'settled' || (await findInboundOfIntent(tx, intent.id)) !== null) {
+    if (!intent || intent.status !== 'settled' || (await readInboundOfIntent(tx, intent.id)) !== null) {
       decided[i] = { kind: 'funding', status: 'unmatched' };
       fundings.push({ transfer, status: 'unmatched' });
       continue;

@@ -4,7 +4,7 @@
 // second booking a no-op, so nothing depends on the two committing together.
 import { adapterOf } from '../../../chains/port.js';
 import { advisoryXactLockText, withSessionLockIfFree, withTransaction } from '../../../db/pool.js';
-import { depositPosition, moveDepositPosition, startDepositPosition } from '../../../db/queries/deposits.js';
+import { readDepositPosition, updateDepositPosition, insertDepositPosition } from '../../../db/queries/deposits.js';
 import { type Chain } from '../../../domain/chain.js';
 import type { AppContext } from '../../context.js';
 import { bookInbound } from './book.js';
@@ -46,7 +46,7 @@ export async function scanDeposits(ctx: Pick<AppContext, 'pool' | 'adapters' | '
 export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'>, chain: Chain, hooks: ScanHooks): Promise<ScanResult> {
   const adapter = adapterOf(ctx.adapters, chain);
   // A treasury created before deposits were scanned starts from where its chain stands now (decision 122).
-  const position = (await depositPosition(ctx.pool, chain)) ?? (await startDepositPosition(ctx.pool, chain, await adapter.inboundPosition(), ctx.clock.now()));
+  const position = (await readDepositPosition(ctx.pool, chain)) ?? (await insertDepositPosition(ctx.pool, chain, await adapter.inboundPosition(), ctx.clock.now()));
   // Asked with no transaction open: the node may take up to RPC_TIMEOUT_SECONDS.
   const scan = await adapter.listInboundTransfers(position);
   let booked = 0;
@@ -66,6 +66,6 @@ export async function scanChain(ctx: Pick<AppContext, 'pool' | 'adapters' | 'clo
     });
   }
   await hooks.afterBooking?.(chain);
-  if (scan.position !== position) await moveDepositPosition(ctx.pool, chain, position, scan.position, ctx.clock.now());
+  if (scan.position !== position) await updateDepositPosition(ctx.pool, chain, position, scan.position, ctx.clock.now());
   return { booked, more: scan.more };
 }
