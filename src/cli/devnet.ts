@@ -1,9 +1,9 @@
 // `stableroute devnet`: local chains for trying real-chain mode on a laptop. An anvil node (real binary from npm)
-// with a 6-decimal USDC token and a funded treasury, and a Solana JSON-RPC endpoint backed by LiteSVM with a USDC
-// mint and a funded treasury. Runs until SIGINT, SIGTERM or SIGHUP, or until its parent process goes away.
+// with 6-decimal USDC, USDT and PYUSD tokens and a funded treasury, and a Solana JSON-RPC endpoint backed by LiteSVM
+// with USDC and USDT mints (SPL Token), a PYUSD mint (Token-2022, its mainnet extensions) and a funded treasury. Runs until SIGINT, SIGTERM or SIGHUP, or until its parent process goes away.
 // With --signer pkcs11 both treasuries are keys generated inside a fresh SoftHSM2 token instead (src/devnet/softhsm.ts):
 // it prints the signer settings, never a key. `--chains base,arbitrum` adds one anvil per named EVM chain (issue 27),
-// each with its own chain id, USDC and treasury, and prints CHAINS and each chain's NAME_* settings with the rest.
+// each with its own chain id, tokens and treasury, and prints CHAINS and each chain's NAME_* settings with the rest.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -28,7 +28,8 @@ const USAGE =
 // signature binds to its chain id (EIP-155): one made on the devnet must never be valid on a real chain.
 const FIRST_EXTRA_CHAIN_ID = 31_338;
 // What the devnet gives a treasury held in the SoftHSM token, as it gives its own treasuries.
-const HSM_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
+const HSM_TREASURY_MICROS = 1_000_000n * 1_000_000n;
+const HSM_TREASURY_TOKENS = { usdcMicros: HSM_TREASURY_MICROS, usdtMicros: HSM_TREASURY_MICROS, pyusdMicros: HSM_TREASURY_MICROS };
 const HSM_TREASURY_WEI = 100n * 10n ** 18n;
 const HSM_TREASURY_LAMPORTS = 100n * 1_000_000_000n;
 
@@ -89,10 +90,10 @@ export async function devnetCommand(args: string[]): Promise<number> {
       const { createSoftHsmToken } = await import('../devnet/softhsm.js');
       await mkdir(runDir, { recursive: true }); // default mode: the embedded PostgreSQL user must traverse it to DATA_DIR
       const token = await createSoftHsmToken(join(runDir, 'softhsm'));
-      await ethereum.fund(token.ethereumAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, wei: HSM_TREASURY_WEI });
-      await solana.fund(token.solanaAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, lamports: HSM_TREASURY_LAMPORTS });
+      await ethereum.fund(token.ethereumAddress, { ...HSM_TREASURY_TOKENS, wei: HSM_TREASURY_WEI });
+      await solana.fund(token.solanaAddress, { ...HSM_TREASURY_TOKENS, lamports: HSM_TREASURY_LAMPORTS });
       // One EVM key pays on every EVM chain, as ETHEREUM_TREASURY_KEY does without a token.
-      for (const extra of extras.values()) await extra.fund(token.ethereumAddress, { usdcMicros: HSM_TREASURY_USDC_MICROS, wei: HSM_TREASURY_WEI });
+      for (const extra of extras.values()) await extra.fund(token.ethereumAddress, { ...HSM_TREASURY_TOKENS, wei: HSM_TREASURY_WEI });
       stop.signal.throwIfAborted();
       treasuries = { ethereum: token.ethereumAddress, solana: token.solanaAddress };
       custody = {
@@ -111,10 +112,10 @@ export async function devnetCommand(args: string[]): Promise<number> {
     const batching: Record<string, string> = {};
     if (!pkcs11) {
       const { approveBatchContract } = await import('../devnet/ethereum-approve.js');
-      for (const [name, node] of [['ethereum', ethereum] as const, ...[...extras].map(([n, d]) => [n, d] as const)]) {
-        await approveBatchContract(node, node.treasuryKey);
-        batching[`${envName(name)}_BATCH_CONTRACT`] = node.batchContractAddress;
-      }
+      const nodes = [['ethereum', ethereum] as const, ...[...extras].map(([n, d]) => [n, d] as const)];
+      // Each chain mines its own blocks: their approvals wait on one another for nothing.
+      await Promise.all(nodes.map(([, node]) => approveBatchContract(node, node.treasuryKey)));
+      for (const [name, node] of nodes) batching[`${envName(name)}_BATCH_CONTRACT`] = node.batchContractAddress;
     }
     const evmKey = ethereum.treasuryKey;
     const evmCustody = (name: string): Record<string, string> =>
@@ -126,12 +127,16 @@ export async function devnetCommand(args: string[]): Promise<number> {
       ETHEREUM_ADAPTER: 'rpc',
       ETHEREUM_RPC_URL: ethereum.rpcUrl,
       ETHEREUM_USDC_ADDRESS: ethereum.usdcAddress,
+      ETHEREUM_USDT_ADDRESS: ethereum.usdtAddress,
+      ETHEREUM_PYUSD_ADDRESS: ethereum.pyusdAddress,
       // Its own chain id, which a service in production checks instead of mainnet's 1.
       ETHEREUM_CHAIN_ID: String(ethereum.chainId),
       ETHEREUM_CONFIRMATIONS: String(confirmations),
       SOLANA_ADAPTER: 'rpc',
       SOLANA_RPC_URL: solana.rpcUrl,
       SOLANA_USDC_MINT: solana.usdcMint,
+      SOLANA_USDT_MINT: solana.usdtMint,
+      SOLANA_PYUSD_MINT: solana.pyusdMint,
       ...custody,
       ...Object.assign({}, ...extraNames.map((name) => extraChainEnv(name, extras.get(name)!, evmCustody(name)))),
       ...batching,
@@ -181,6 +186,8 @@ function extraChainEnv(name: string, devnet: EthereumDevnet, custody: Record<str
     [`${prefix}_ADAPTER`]: 'rpc',
     [`${prefix}_RPC_URL`]: devnet.rpcUrl,
     [`${prefix}_USDC_ADDRESS`]: devnet.usdcAddress,
+    [`${prefix}_USDT_ADDRESS`]: devnet.usdtAddress,
+    [`${prefix}_PYUSD_ADDRESS`]: devnet.pyusdAddress,
     [`${prefix}_CHAIN_ID`]: String(devnet.chainId),
     ...(CHAIN_PRESETS[name] === undefined ? { [`${prefix}_NATIVE_CURRENCY`]: 'ETH', [`${prefix}_FINALITY`]: 'finalized' } : {}),
     ...custody,

@@ -99,9 +99,9 @@ const USAGE = `usage: stableroute <command>
   devnet --chains NAME,... [--json]
                              also one anvil per named EVM chain (base, arbitrum, ...), each with a local chain id;
                              prints CHAINS and each chain's NAME_* settings
-  devnet fund --chain C --to ADDRESS [--usdc N] [--native N] [--from ADDRESS] [--json]
-                             against the running devnet (NAME_RPC_URL, NAME_USDC_ADDRESS, SOLANA_RPC_URL):
-                             mint test USDC and send native currency to ADDRESS; with --from, send as that address
+  devnet fund --chain C --to ADDRESS [--usdc N] [--usdt N] [--pyusd N] [--native N] [--from ADDRESS] [--json]
+                             against the running devnet (NAME_RPC_URL, NAME_<TOKEN>_ADDRESS, SOLANA_RPC_URL):
+                             mint test tokens and send native currency to ADDRESS; with --from, send as that address
                              (anvil impersonation; Solana: processed without signature verification)
   devnet --signer pkcs11 [--json]
                              the devnet, with both treasury keys generated inside a new SoftHSM2 token;

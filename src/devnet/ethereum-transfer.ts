@@ -1,11 +1,12 @@
 // `stableroute devnet fund --chain ethereum`: real transactions on the anvil devnet, so that the service's deposit
-// scanner sees them as it would on a network. Without `from`: test USDC minted by the token's owner (the devnet's
-// deployer) and ETH sent from the deployer's account. With `from`: the transfer is sent AS that address (anvil
+// scanner sees them as it would on a network. Without `from`: test tokens minted by their owner (the devnet's
+// deployer; USDT issued to it and then sent, as Tether mints) and ETH sent from the deployer's account. With `from`: the transfer is sent AS that address (anvil
 // impersonation, its gas topped up with anvil_setBalance), e.g. a payout's recipient sending it back.
 import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  erc20Abi,
   http,
   parseAbi,
   type Address,
@@ -13,39 +14,51 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DEPLOYER_KEY } from './ethereum.js';
-import { TEST_USDC_ABI } from './usdc-token.js';
+import { sendMint, type DevnetTokenAddresses } from './ethereum-tokens.js';
+import { DEVNET_TOKENS, type DevnetToken } from './tokens.js';
 
 const RPC_TIMEOUT_MS = 10_000;
 const RECEIPT_TIMEOUT_MS = 60_000;
 /** ETH an impersonated sender gets on top of what it sends, for gas. */
 const GAS_ALLOWANCE_WEI = 10n ** 16n;
-const ERC20_TRANSFER = parseAbi(['function transfer(address to, uint256 value) returns (bool)']);
+// Without outputs: USDT's returns nothing, and a sent transaction never reads what the others return.
+const ERC20_TRANSFER = parseAbi(['function transfer(address to, uint256 value)']);
 
 export interface DevnetEthereumTransfer {
   to: Address;
-  /** Sends as this address (impersonated); default: mints USDC and sends ETH from the devnet's deployer. */
+  /** Sends as this address (impersonated); default: mints the tokens and sends ETH from the devnet's deployer. */
   from?: Address;
   usdcMicros: bigint;
   wei: bigint;
+  /** USDT and PYUSD too (default none); the chain must then name their addresses. */
+  usdtMicros?: bigint;
+  pyusdMicros?: bigint;
 }
 
+/** The chain: its node and the tokens it names (USDT and PYUSD only when a transfer moves them). */
+export type DevnetEthereumChain = { rpcUrl: string } & Pick<DevnetTokenAddresses, 'usdcAddress'> & Partial<DevnetTokenAddresses>;
+
 /**
- * Sends the transfers (USDC first, then ETH) and, unless `wait` is false, returns once each is mined and succeeded.
+ * Sends the transfers (USDC, USDT, PYUSD, then ETH) and, unless `wait` is false, returns once each is mined and succeeded.
  * Returns their tx hashes. Throws with the reason when the node refuses or a transfer reverts.
  */
 export async function sendDevnetEthereumTransfer(
-  chain: { rpcUrl: string; usdcAddress: Address },
+  chain: DevnetEthereumChain,
   request: DevnetEthereumTransfer,
   options: { wait?: boolean } = {},
 ): Promise<Hex[]> {
+  const amounts: Record<DevnetToken, bigint> = { usdc: request.usdcMicros, usdt: request.usdtMicros ?? 0n, pyusd: request.pyusdMicros ?? 0n };
+  const moves = DEVNET_TOKENS.filter((token) => amounts[token] > 0n).map((token) => {
+    const address = chain[`${token}Address`];
+    if (address === undefined) throw new RangeError(`no ${token.toUpperCase()} address for this chain: the devnet prints it`);
+    return { token, address, amount: amounts[token] };
+  });
   const transport = http(chain.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 });
   const publicClient = createPublicClient({ transport, cacheTime: 0 });
   const hashes: Hex[] = [];
   if (request.from === undefined) {
     const wallet = createWalletClient({ account: privateKeyToAccount(DEPLOYER_KEY), transport });
-    if (request.usdcMicros > 0n) {
-      hashes.push(await wallet.writeContract({ address: chain.usdcAddress, abi: TEST_USDC_ABI, functionName: 'mint', args: [request.to, request.usdcMicros], chain: null }));
-    }
+    for (const move of moves) hashes.push(...(await sendMint(wallet, move.token, move.address, request.to, move.amount)));
     if (request.wei > 0n) hashes.push(await wallet.sendTransaction({ to: request.to, value: request.wei, chain: null }));
   } else {
     const from = request.from;
@@ -56,10 +69,10 @@ export async function sendDevnetEthereumTransfer(
     await test.impersonateAccount({ address: from });
     try {
       const wallet = createWalletClient({ account: from, transport });
-      if (request.usdcMicros > 0n) {
-        const held = await publicClient.readContract({ address: chain.usdcAddress, abi: TEST_USDC_ABI, functionName: 'balanceOf', args: [from] });
-        if (held < request.usdcMicros) throw new Error(`${from} holds ${held} USDC micro-units, less than the ${request.usdcMicros} to send`);
-        hashes.push(await wallet.writeContract({ address: chain.usdcAddress, abi: ERC20_TRANSFER, functionName: 'transfer', args: [request.to, request.usdcMicros], chain: null }));
+      for (const move of moves) {
+        const held = await publicClient.readContract({ address: move.address, abi: erc20Abi, functionName: 'balanceOf', args: [from] });
+        if (held < move.amount) throw new Error(`${from} holds ${held} ${move.token.toUpperCase()} micro-units, less than the ${move.amount} to send`);
+        hashes.push(await wallet.writeContract({ address: move.address, abi: ERC20_TRANSFER, functionName: 'transfer', args: [request.to, move.amount], chain: null }));
       }
       if (request.wei > 0n) hashes.push(await wallet.sendTransaction({ to: request.to, value: request.wei, chain: null }));
     } finally {

@@ -1,6 +1,6 @@
-// The Ethereum half of `stableroute devnet`: a real anvil node (the binary shipped through npm), the 6-decimal USDC
-// stand-in deployed by one account and minted to another, which becomes the treasury, and the batch-transfer contract
-// (issue 28). Tests use it too, so it has to start fast, fail with a clear message, and never outlive its caller.
+// The Ethereum half of `stableroute devnet`: a real anvil node (the binary shipped through npm), the 6-decimal USDC,
+// USDT and PYUSD stand-ins (issue 40: each with its issuer's quirks, src/devnet/Test*.sol) deployed by one account and
+// minted to another, which becomes the treasury, and the batch-transfer contract (issue 28). Tests use it too, so it has to start fast, fail with a clear message, and never outlive its caller.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +23,11 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { BATCH_CONTRACT_ABI } from '../chains/ethereum/batch-contract.js';
 import { BATCH_CONTRACT_BYTECODE } from './batch-contract-bytecode.js';
 import { fundEthereumAddress, type EthereumFunding } from './ethereum-fund.js';
+import { mintTransactions, sendMint, tokenAddress, type DevnetTokenAddresses } from './ethereum-tokens.js';
+import { DEVNET_TOKENS, type DevnetToken } from './tokens.js';
+import { TEST_PYUSD_ABI, TEST_PYUSD_BYTECODE } from './pyusd-token.js';
 import { TEST_USDC_ABI, TEST_USDC_BYTECODE } from './usdc-token.js';
+import { TEST_USDT_ABI, TEST_USDT_BYTECODE } from './usdt-token.js';
 
 /** The chain id of the devnet's Ethereum node (anvil's own default); other devnet chains take their own (src/cli/devnet.ts). */
 export const DEVNET_CHAIN_ID = 31337;
@@ -33,7 +37,7 @@ export const DEVNET_MNEMONIC = 'test test test test test test test test test tes
 export const DEPLOYER_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const TREASURY_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 
-const DEFAULT_TREASURY_USDC_MICROS = 1_000_000n * 1_000_000n;
+const DEFAULT_TREASURY_MICROS = 1_000_000n * 1_000_000n;
 const READY_TIMEOUT_MS = 15_000;
 const READY_POLL_MS = 50;
 const STOP_TIMEOUT_MS = 5_000;
@@ -46,6 +50,10 @@ export interface EthereumDevnetOptions {
   port?: number;
   /** USDC minted to the treasury, in micro-units; default 1,000,000 USDC. */
   treasuryUsdc?: bigint;
+  /** USDT minted to the treasury, in micro-units; default 1,000,000 USDT. */
+  treasuryUsdt?: bigint;
+  /** PYUSD minted to the treasury, in micro-units; default 1,000,000 PYUSD. */
+  treasuryPyusd?: bigint;
   /** Mine a block every so many seconds instead of one per transaction (automine). */
   blockTimeSeconds?: number;
   /** The chain id the node reports (eth_chainId) and signatures bind to; default DEVNET_CHAIN_ID. */
@@ -61,16 +69,15 @@ export interface EthereumDevnetOptions {
   logger?: Logger;
 }
 
-export interface EthereumDevnet {
+export interface EthereumDevnet extends DevnetTokenAddresses {
   rpcUrl: string;
-  usdcAddress: Address;
   /** The batch-transfer contract (src/devnet/BatchTransfer.sol): many payouts in one transaction. */
   batchContractAddress: Address;
   /** Hex private key of the funded treasury (a public anvil test key). */
   treasuryKey: Hex;
   treasuryAddress: Address;
   chainId: number;
-  /** Gives an address ETH and mints it test USDC (a treasury whose key is elsewhere, e.g. in a PKCS#11 token). */
+  /** Gives an address ETH and mints it test tokens (a treasury whose key is elsewhere, e.g. in a PKCS#11 token). */
   fund(address: Address, funding: EthereumFunding): Promise<void>;
   stop(): Promise<void>;
 }
@@ -112,18 +119,26 @@ export async function startEthereumDevnet(options: EthereumDevnetOptions = {}): 
     signal?.addEventListener('abort', abort, { once: true });
     try {
       await waitUntilReady(rpcUrl, node, chainId);
-      const deployed = await deployContracts(rpcUrl, options.treasuryUsdc ?? DEFAULT_TREASURY_USDC_MICROS, signal);
+      const treasuryMicros = {
+        usdc: options.treasuryUsdc ?? DEFAULT_TREASURY_MICROS,
+        usdt: options.treasuryUsdt ?? DEFAULT_TREASURY_MICROS,
+        pyusd: options.treasuryPyusd ?? DEFAULT_TREASURY_MICROS,
+      };
+      const deployed = await deployContracts(rpcUrl, treasuryMicros, signal);
       signal?.throwIfAborted();
       signal?.removeEventListener('abort', abort);
-      log?.info({ rpcUrl, chainId, usdcAddress: deployed.usdcAddress, batchContractAddress: deployed.batchContractAddress }, 'ethereum devnet ready');
+      const { usdcAddress, usdtAddress, pyusdAddress, batchContractAddress } = deployed;
+      log?.info({ rpcUrl, chainId, usdcAddress, usdtAddress, pyusdAddress, batchContractAddress }, 'ethereum devnet ready');
       return {
         rpcUrl,
-        usdcAddress: deployed.usdcAddress,
-        batchContractAddress: deployed.batchContractAddress,
+        usdcAddress,
+        usdtAddress,
+        pyusdAddress,
+        batchContractAddress,
         treasuryKey: TREASURY_KEY,
         treasuryAddress: deployed.treasuryAddress,
         chainId,
-        fund: (address, funding) => fundEthereumAddress({ rpcUrl, usdcAddress: deployed.usdcAddress, ownerKey: DEPLOYER_KEY }, address, funding),
+        fund: (address, funding) => fundEthereumAddress({ rpcUrl, usdcAddress, usdtAddress, pyusdAddress, ownerKey: DEPLOYER_KEY }, address, funding),
         stop: () => node.stop(),
       };
     } catch (error) {
@@ -227,13 +242,12 @@ async function waitUntilReady(rpcUrl: string, node: AnvilProcess, chainId: numbe
   throw new DevnetError(`anvil did not answer eth_chainId at ${rpcUrl} within ${READY_TIMEOUT_MS} ms: ${lastError}`);
 }
 
-interface DeployedContracts {
-  usdcAddress: Address;
+interface DeployedContracts extends DevnetTokenAddresses {
   batchContractAddress: Address;
   treasuryAddress: Address;
 }
 
-async function deployContracts(rpcUrl: string, treasuryUsdc: bigint, signal: AbortSignal | undefined): Promise<DeployedContracts> {
+async function deployContracts(rpcUrl: string, treasuryMicros: Record<DevnetToken, bigint>, signal: AbortSignal | undefined): Promise<DeployedContracts> {
   const transport = http(rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 1 });
   const publicClient = createPublicClient({ transport });
   const deployer = privateKeyToAccount(DEPLOYER_KEY);
@@ -254,25 +268,33 @@ async function deployContracts(rpcUrl: string, treasuryUsdc: bigint, signal: Abo
     }
   };
 
-  // Both deployments are sent before either is awaited, so that with a block time they share a block instead of
-  // adding one to the start-up; explicit nonces, so the second never reuses the first's.
+  // Every deployment, then every mint, is sent before any is awaited, so that with a block time they share a block
+  // or two instead of adding one each to the start-up; explicit nonces, so none reuses another's. USDC and the batch
+  // contract come first, so their addresses stay those of the devnets before issue 40.
   const nonce = await publicClient.getTransactionCount({ address: deployer.address, blockTag: 'pending' });
   const usdcHash = await wallet.deployContract({ abi: TEST_USDC_ABI, bytecode: TEST_USDC_BYTECODE, nonce, chain: null });
   const batchHash = await wallet.deployContract({ abi: BATCH_CONTRACT_ABI, bytecode: BATCH_CONTRACT_BYTECODE, nonce: nonce + 1, chain: null });
-  const usdcAddress = deployedAddress(await receiptOf(usdcHash), 'USDC');
+  const usdtHash = await wallet.deployContract({ abi: TEST_USDT_ABI, bytecode: TEST_USDT_BYTECODE, nonce: nonce + 2, chain: null });
+  const pyusdHash = await wallet.deployContract({ abi: TEST_PYUSD_ABI, bytecode: TEST_PYUSD_BYTECODE, nonce: nonce + 3, chain: null });
+  const addresses: DevnetTokenAddresses = {
+    usdcAddress: deployedAddress(await receiptOf(usdcHash), 'USDC'),
+    usdtAddress: deployedAddress(await receiptOf(usdtHash), 'USDT'),
+    pyusdAddress: deployedAddress(await receiptOf(pyusdHash), 'PYUSD'),
+  };
   const batchContractAddress = deployedAddress(await receiptOf(batchHash), 'batch-transfer contract');
-  if (treasuryUsdc > 0n) {
-    const mintHash = await wallet.writeContract({
-      address: usdcAddress,
-      abi: TEST_USDC_ABI,
-      functionName: 'mint',
-      args: [treasury.address, treasuryUsdc],
-      chain: null,
-    });
-    const minted = await receiptOf(mintHash);
-    if (minted.status !== 'success') throw new DevnetError(`USDC mint failed in tx ${mintHash}`);
+  const mints: { token: DevnetToken; hashes: Hex[] }[] = [];
+  let next = nonce + 4;
+  for (const token of DEVNET_TOKENS) {
+    if (treasuryMicros[token] === 0n) continue;
+    mints.push({ token, hashes: await sendMint(wallet, token, tokenAddress(addresses, token), treasury.address, treasuryMicros[token], { nonce: next }) });
+    next += mintTransactions(token);
   }
-  return { usdcAddress, batchContractAddress, treasuryAddress: treasury.address };
+  for (const { token, hashes } of mints) {
+    for (const hash of hashes) {
+      if ((await receiptOf(hash)).status !== 'success') throw new DevnetError(`${token.toUpperCase()} mint failed in tx ${hash}`);
+    }
+  }
+  return { ...addresses, batchContractAddress, treasuryAddress: treasury.address };
 }
 
 function deployedAddress(receipt: TransactionReceipt, what: string): Address {

@@ -8,6 +8,9 @@ export interface DevnetSolanaTransfer {
   from?: string;
   usdcMicros: bigint;
   lamports: bigint;
+  /** USDT (SPL Token) and PYUSD (Token-2022) too; default none. */
+  usdtMicros?: bigint;
+  pyusdMicros?: bigint;
   /** Sends it this many times (1 to 1000, default 1), each a transaction of its own. */
   repeat?: number;
 }
@@ -27,6 +30,8 @@ export async function sendDevnetSolanaTransfers(rpcUrl: string, transfers: reado
             to: t.to,
             ...(t.from ? { from: t.from } : {}),
             usdc_micros: t.usdcMicros.toString(),
+            ...(t.usdtMicros === undefined ? {} : { usdt_micros: t.usdtMicros.toString() }),
+            ...(t.pyusdMicros === undefined ? {} : { pyusd_micros: t.pyusdMicros.toString() }),
             lamports: t.lamports.toString(),
             ...(t.repeat === undefined ? {} : { repeat: t.repeat }),
           })),

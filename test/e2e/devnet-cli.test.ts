@@ -316,6 +316,28 @@ describe('stableroute devnet --chains', () => {
     expect(await baseNode.getBalance({ address: recipient })).toBe(5n * 10n ** 17n);
     expect(await ethNode.getBalance({ address: recipient })).toBe(0n);
 
+    // USDT and PYUSD (issue 40): each chain prints its own, and devnet fund mints them, on an EVM chain and on Solana.
+    const tokenOf = (token: string, owner: Address) =>
+      baseNode.readContract({ address: env[`BASE_${token}_ADDRESS`] as Address, abi: ERC20, functionName: 'balanceOf', args: [owner] });
+    for (const name of ['ETHEREUM_USDT_ADDRESS', 'ETHEREUM_PYUSD_ADDRESS', 'BASE_USDT_ADDRESS', 'BASE_PYUSD_ADDRESS']) expect(env[name], name).toMatch(/^0x[0-9a-fA-F]{40}$/);
+    for (const name of ['SOLANA_USDT_MINT', 'SOLANA_PYUSD_MINT']) expect(env[name], name).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+    expect(await tokenOf('USDT', treasury)).toBe(1_000_000_000_000n);
+    const tokens = await runCommand(['devnet', 'fund', '--chain', 'base', '--to', recipient, '--usdt', '1.25', '--pyusd', '0.5', '--json'], env);
+    expect(tokens.code, tokens.stderr).toBe(0);
+    expect(JSON.parse(tokens.stdout).tx_ids).toHaveLength(3); // USDT issued then sent, PYUSD minted
+    expect([await tokenOf('USDT', recipient), await tokenOf('PYUSD', recipient)]).toEqual([1_250_000n, 500_000n]);
+    const unset = await runCommand(['devnet', 'fund', '--chain', 'base', '--to', recipient, '--usdt', '1'], { ...env, BASE_USDT_ADDRESS: '' });
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('BASE_USDT_ADDRESS');
+    const solanaRecipient = getBase58Decoder().decode(randomBytes(32)) as SolanaAddress;
+    const solanaTokens = await runCommand(['devnet', 'fund', '--chain', 'solana', '--to', solanaRecipient, '--usdt', '2', '--pyusd', '3.000001', '--json'], env);
+    expect(solanaTokens.code, solanaTokens.stderr).toBe(0);
+    const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb' as SolanaAddress;
+    const [usdtAta] = await findAssociatedTokenPda({ owner: solanaRecipient, mint: env.SOLANA_USDT_MINT as SolanaAddress, tokenProgram: TOKEN_PROGRAM_ADDRESS });
+    const [pyusdAta] = await findAssociatedTokenPda({ owner: solanaRecipient, mint: env.SOLANA_PYUSD_MINT as SolanaAddress, tokenProgram: TOKEN_2022 });
+    const amountOf = async (ata: string) => (await jsonRpc<WithContext<TokenAmount>>(env.SOLANA_RPC_URL!, 'getTokenAccountBalance', [ata])).value.amount;
+    expect([await amountOf(usdtAta), await amountOf(pyusdAta)]).toEqual(['2000000', '3000001']);
+
     run.child.kill('SIGTERM');
     expect(await withDeadline(run.exited, EXIT_MS, 'devnet exit after SIGTERM'), run.stderr().slice(-2000)).toBe(0);
     await expect(baseNode.getChainId()).rejects.toThrow();

@@ -1,10 +1,12 @@
 // Account RPC methods. Reads see the latest state whatever the commitment (LiteSVM keeps no history); the context
-// slot still follows the commitment asked for.
-import { getBase58Decoder, type Address } from '@solana/kit';
+// slot still follows the commitment asked for. Token accounts of both programs (SPL Token and Token-2022) answer alike.
+import { getBase58Decoder, isAddress, type Address } from '@solana/kit';
 import { getMintDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import { associatedTokenAddress } from './associated.js';
 import type { SolanaDevnetChain } from './chain.js';
 import { isTokenProgram, readTokenAccount, uiTokenAmount } from './balances.js';
 import { addressParam, commitmentOf, withContext, type Methods } from './common.js';
+import type { DevnetMints } from './mints.js';
 import { configParam, integerParam, invalidParams, optionalString, stringArrayParam, type Config } from './json.js';
 
 const RENT_EPOCH_EXEMPT = 2n ** 64n - 1n; // what the RPC reports for every rent-exempt account
@@ -12,7 +14,7 @@ const BASE58_DATA_MAX_BYTES = 128;
 const MULTIPLE_ACCOUNTS_MAX = 100;
 const MINT_BYTES = 82;
 
-export function accountMethods(chain: SolanaDevnetChain): Methods {
+export function accountMethods(chain: SolanaDevnetChain, mints: DevnetMints): Methods {
   const accountJson = (address: Address, config: Config) => {
     const account = chain.svm.getAccount(address);
     if (!account.exists) return null;
@@ -51,9 +53,41 @@ export function accountMethods(chain: SolanaDevnetChain): Methods {
       }
       return withContext(chain, commitment, uiTokenAmount(token.amount, token.decimals));
     },
+    // The owner's token accounts of one mint, or of the devnet's mints of one program. The devnet has no index of
+    // accounts by owner (LiteSVM keeps none): it answers with the owner's ASSOCIATED token accounts, the only kind it
+    // creates; an account made by hand at another address is not listed.
+    getTokenAccountsByOwner: (params) => {
+      const owner = addressParam(params, 0, 'owner');
+      const filter = configParam(params, 1);
+      const config = configParam(params, 2);
+      const candidates = tokenAccountsFilter(chain, mints, filter).map(({ mint, program }) => associatedTokenAddress(owner, mint, program));
+      const value = candidates.flatMap((pubkey) => {
+        const token = readTokenAccount(chain.svm, pubkey);
+        if (!token || token.owner !== owner) return [];
+        return [{ pubkey, account: accountJson(pubkey, config) }];
+      });
+      return withContext(chain, commitmentOf(config), value);
+    },
     getMinimumBalanceForRentExemption: (params) =>
       chain.svm.minimumBalanceForRentExemption(integerParam(params, 0, 'data length')),
   };
+}
+
+/** The (mint, program) pairs a getTokenAccountsByOwner filter names: { mint } or { programId }, as the RPC takes. */
+function tokenAccountsFilter(chain: SolanaDevnetChain, mints: DevnetMints, filter: Config): { mint: Address; program: Address }[] {
+  const mint = optionalString(filter, 'mint');
+  const programId = optionalString(filter, 'programId');
+  if ((mint === undefined) === (programId === undefined)) throw invalidParams('Invalid param: the filter names a mint or a programId');
+  if (mint !== undefined) {
+    if (!isAddress(mint)) throw invalidParams('Invalid param: not a mint address');
+    const account = chain.svm.getAccount(mint);
+    if (!account.exists || !isTokenProgram(account.programAddress)) throw invalidParams('Invalid param: could not find mint');
+    return [{ mint, program: account.programAddress }];
+  }
+  if (!isTokenProgram(programId!)) throw invalidParams(`Invalid param: unrecognized Token program id`);
+  return Object.values(mints)
+    .filter((m) => m.programAddress === programId)
+    .map((m) => ({ mint: m.address, program: m.programAddress }));
 }
 
 function encodeData(chain: SolanaDevnetChain, address: Address, owner: string, data: Uint8Array, config: Config) {

@@ -4,11 +4,14 @@ import type { Address } from '@solana/kit';
 import { getMintDecoder, getTokenDecoder, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { LiteSVM } from 'litesvm';
 import { formatUnits } from '../../money.js';
+import { TOKEN_2022_PROGRAM_ADDRESS } from './token-2022.js';
 
-export const TOKEN_2022_PROGRAM_ADDRESS = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
 const TOKEN_ACCOUNT_BYTES = 165;
 const MINT_BYTES = 82;
 const ACCOUNT_STATE_OFFSET = 108; // 0 = uninitialized
+// Token-2022: an account longer than the classic 165 bytes says what it is in the byte after them.
+const ACCOUNT_TYPE_OFFSET = 165;
+const ACCOUNT_TYPE_ACCOUNT = 2;
 
 export interface UiTokenAmount {
   amount: string;
@@ -47,12 +50,21 @@ export function isTokenProgram(program: string): boolean {
   return program === TOKEN_PROGRAM_ADDRESS || program === TOKEN_2022_PROGRAM_ADDRESS;
 }
 
+/**
+ * Whether the data of an account of a token program is an initialised token account: 165 bytes (SPL Token), or more
+ * with the account type "account" (Token-2022 with extensions; a mint with extensions is longer than 165 bytes too).
+ */
+export function isTokenAccountData(data: Uint8Array): boolean {
+  if (data.length < TOKEN_ACCOUNT_BYTES || data[ACCOUNT_STATE_OFFSET] === 0) return false;
+  return data.length === TOKEN_ACCOUNT_BYTES || data[ACCOUNT_TYPE_OFFSET] === ACCOUNT_TYPE_ACCOUNT;
+}
+
 /** The SPL token account at this address, or null when there is none (missing, or another kind of account). */
 export function readTokenAccount(svm: LiteSVM, address: Address): TokenAccountState | null {
   const account = svm.getAccount(address);
   if (!account.exists || !isTokenProgram(account.programAddress)) return null;
   const data = account.data;
-  if (data.length < TOKEN_ACCOUNT_BYTES || data[ACCOUNT_STATE_OFFSET] === 0) return null;
+  if (!isTokenAccountData(data)) return null;
   const token = getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_BYTES));
   const decimals = mintDecimals(svm, token.mint);
   if (decimals === null) return null;
@@ -93,7 +105,7 @@ export function snapshotBalances(
     lamports.push(account.exists ? account.lamports : 0n);
     if (!account.exists || !isTokenProgram(account.programAddress)) return;
     const data = account.data;
-    if (data.length < TOKEN_ACCOUNT_BYTES || data[ACCOUNT_STATE_OFFSET] === 0) return;
+    if (!isTokenAccountData(data)) return;
     const token = getTokenDecoder().decode(data.subarray(0, TOKEN_ACCOUNT_BYTES));
     const known = earlier.get(accountIndex);
     const decimals = known?.mint === token.mint ? known.uiTokenAmount.decimals : mintDecimals(svm, token.mint);
