@@ -45,7 +45,7 @@ export function retryDelaySeconds(failedAttempts: number, firstDelaySeconds: num
   return firstDelaySeconds * RETRY_SCHEDULE_UNITS[step]!;
 }
 
-export function decideAfterAttempt(input: {
+export function decideAfterDelivery(input: {
   attemptsBefore: number;
   outcome: PostOutcome;
   attemptedAt: Date;

@@ -493,7 +493,7 @@ describe('deliverDueEvents', () => {
     await db.pool.query("UPDATE webhook_events SET status = 'delivered', attempts = 1, delivered_at = now() WHERE id = $1", [deliveredId]);
     const at = clock.now();
     const record = (eventId: string) => ({
-      attempt: { eventId, attempt: 1, url: 'http://127.0.0.1:9/hooks', statusCode: 200, latencyMs: 1, error: null, at },
+      delivery: { eventId, attempt: 1, url: 'http://127.0.0.1:9/hooks', statusCode: 200, latencyMs: 1, error: null, at },
       decision: { status: 'delivered' as const, attempts: 1, deliveredAt: at },
     });
     const client = await db.pool.connect();

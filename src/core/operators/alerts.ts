@@ -18,7 +18,7 @@ import {
 } from '../../db/queries/alerts.js';
 import type { AlertKind, AlertStatus } from '../../domain/alert.js';
 import type { Chain } from '../../domain/chain.js';
-import { decideAfterAttempt } from '../../domain/webhook-delivery.js';
+import { decideAfterDelivery } from '../../domain/webhook-delivery.js';
 import { newId } from '../../ids.js';
 import { parseAllowList, type DestinationPolicy, type Resolver } from '../../webhook-client/destination-guard.js';
 import { buildWebhookHeaders, postWebhook } from '../../webhook-client/request.js';
@@ -115,7 +115,7 @@ export async function deliverAlertNotifications(deps: AlertDeliveryDeps): Promis
       if (!due) return false;
       const headers = buildWebhookHeaders(deps.config.operatorWebhookSecret, due.id, Math.floor(now.getTime() / 1000), due.body);
       const outcome = await postWebhook(url, due.body, headers, deps.config.webhookTimeoutSeconds * 1000, OPERATOR_DESTINATION, deps.resolver);
-      const decision = decideAfterAttempt({
+      const decision = decideAfterDelivery({
         attemptsBefore: due.attempts,
         outcome,
         attemptedAt: now,

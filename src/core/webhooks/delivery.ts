@@ -1,7 +1,7 @@
 /*
  * Webhook delivery: load -> decide -> persist, a claim of a few events per transaction (decision 75).
  *
- * Request (one per attempt): POST <merchant's current webhook_url>
+ * Request (one per delivery): POST <merchant's current webhook_url>
  *   content-type: application/json
  *   user-agent: stableroute-webhooks/0.1
  *   X-Stableroute-Signature: <lowercase hex HMAC-SHA256(secret, body bytes)>   (spec, Authentication 6; keyed by the
@@ -10,7 +10,7 @@
  *     rotation's overlap this is the new secret's signature.
  *   X-Webhook-Signature, X-Signature: the same value, for receivers that look for those names
  *   webhook-id: <event id, e.g. evt_...>; the same on every retry of an event, so receivers can deduplicate
- *   webhook-timestamp: <unix seconds of this attempt>
+ *   webhook-timestamp: <unix seconds of this delivery>
  *   webhook-signature: v1,<base64 HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{body}")>  (Standard Webhooks)
  *     A "whsec_..." secret: key = its base64 part decoded, so a Standard Webhooks library takes the same string;
  *     a second "v1," entry keyed by the whole string's UTF-8 bytes follows, for receivers set up under the former
@@ -19,7 +19,7 @@
  * Body: {"event_type":...,"payment_intent_id":...,"merchant_id":...,"payload":{...}} in exactly that key order;
  *   both signatures cover these exact bytes, which are identical on every retry.
  *
- * Outcome of an attempt:
+ * Outcome of a delivery:
  *   - success: any 2xx status received within WEBHOOK_TIMEOUT_SECONDS (the response body is ignored).
  *   - redirects are not followed: a 3xx is a failure like any other non-2xx.
  *   - 410 Gone: the event fails at once (status 'failed', held) and the merchant's endpoint is disabled: later events
@@ -50,7 +50,7 @@ import {
   markStored,
   type ClaimedEvent,
 } from '../../db/queries/webhook-events.js';
-import { decideAfterAttempt, type DeliveryDecision, type PostOutcome } from '../../domain/webhook-delivery.js';
+import { decideAfterDelivery, type DeliveryDecision, type PostOutcome } from '../../domain/webhook-delivery.js';
 import { redactWebhookUrl } from '../../domain/webhook-url.js';
 import { destinationPolicy, type Resolver } from '../../webhook-client/destination-guard.js';
 import { SealedSecretError } from '../../webhook-client/secret-box.js';
@@ -100,9 +100,9 @@ export interface DeliveryCounts {
   stored: number;
 }
 
-export type AttemptResult =
+export type DeliveryResult =
   | { kind: 'stored'; event: ClaimedEvent }
-  | { kind: 'attempted'; event: ClaimedEvent; url: string; outcome: PostOutcome; decision: DeliveryDecision };
+  | { kind: 'posted'; event: ClaimedEvent; url: string; outcome: PostOutcome; decision: DeliveryDecision };
 
 export function totalHandled(counts: DeliveryCounts): number {
   return counts.delivered + counts.failed + counts.retried + counts.stored;
@@ -123,19 +123,19 @@ export async function inDeliveryTransaction<T>(
 
 type SigningSecrets = Awaited<ReturnType<typeof signingSecretsOf>> | SealedSecretError;
 
-type Attempted = Extract<AttemptResult, { kind: 'attempted' }> & { at: Date };
+type Posted = Extract<DeliveryResult, { kind: 'posted' }> & { at: Date };
 
 /**
  * One event of a claim, nothing recorded yet: an event whose merchant has no URL is stored, one whose endpoint is
  * disabled is held (both written here, no POST); any other is signed, POSTed and decided. `secrets` keeps each
  * merchant's signing secrets for the rest of the claim.
  */
-async function attemptOne(
+async function deliverOne(
   tx: Queryable,
   deps: WebhookDeps,
   event: ClaimedEvent,
   secrets: Map<string, SigningSecrets>,
-): Promise<Extract<AttemptResult, { kind: 'stored' }> | Attempted> {
+): Promise<Extract<DeliveryResult, { kind: 'stored' }> | Posted> {
   if (event.webhookUrl === null) {
     await markStored(tx, event.id);
     deps.log?.info({ event_id: event.id, event_type: event.eventType }, 'webhook url removed; event stored, not sent');
@@ -169,18 +169,18 @@ async function attemptOne(
           destinationPolicy(deps.config),
           deps.resolver,
         );
-  const decision = decideAfterAttempt({ attemptsBefore: event.attempts, outcome, attemptedAt: at, firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds });
+  const decision = decideAfterDelivery({ attemptsBefore: event.attempts, outcome, attemptedAt: at, firstRetryDelaySeconds: deps.config.webhookRetryDelaySeconds });
   // A URL stored before credentials were refused must not copy its password into delivery records or answers.
-  return { kind: 'attempted', event, url: redactWebhookUrl(url), outcome, decision, at };
+  return { kind: 'posted', event, url: redactWebhookUrl(url), outcome, decision, at };
 }
 
-/** After the POSTs: every attempt and its decision recorded on `tx` in one statement, a 410 disabling the endpoint. */
-async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: readonly Attempted[]): Promise<void> {
-  if (attempted.length === 0) return;
+/** After the POSTs: every delivery and its decision recorded on `tx` in one statement, a 410 disabling the endpoint. */
+async function recordOutcomes(tx: Queryable, deps: WebhookDeps, posted: readonly Posted[]): Promise<void> {
+  if (posted.length === 0) return;
   await insertDeliveries(
     tx,
-    attempted.map(({ event, url, outcome, decision, at }) => ({
-      attempt: {
+    posted.map(({ event, url, outcome, decision, at }) => ({
+      delivery: {
         eventId: event.id,
         attempt: decision.attempts,
         url,
@@ -192,7 +192,7 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
       decision,
     })),
   );
-  for (const { event, outcome, decision, at } of attempted) {
+  for (const { event, outcome, decision, at } of posted) {
     if (decision.status === 'failed' && decision.disableEndpoint) {
       const reason = `HTTP ${outcome.statusCode} Gone at ${at.toISOString()}`;
       if (await markWebhookEndpointDisabled(tx, event.merchantId, at, reason)) {
@@ -215,7 +215,7 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
 }
 
 /**
- * One attempt for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), then
+ * One delivery for each event whose row lock `tx` holds, in order, one POST at a time (as the lanes always sent), then
  * every answer recorded on `tx` in one statement (decision 140). Once an endpoint answers 410 Gone, the claim's later
  * events of that merchant are held, not sent. Once a POST to it fails otherwise (a timeout, a refusal, an error
  * answer), the claim's later events of that merchant are not sent: they stay pending and due, untouched, so a slow
@@ -223,17 +223,17 @@ async function recordOutcomes(tx: Queryable, deps: WebhookDeps, attempted: reado
  * a stopping worker leaves the rest pending. The caller commits, in a transaction whose idle limit covers
  * `events.length` POSTs.
  */
-export async function attemptDeliveries(
+export async function deliverClaimed(
   tx: Queryable,
   deps: WebhookDeps,
   events: readonly ClaimedEvent[],
   shouldContinue: () => boolean = () => true,
-): Promise<AttemptResult[]> {
+): Promise<DeliveryResult[]> {
   const secrets = new Map<string, SigningSecrets>();
   const disabled = new Set<string>();
   const failing = new Set<string>();
-  const results: AttemptResult[] = [];
-  const attempted: Attempted[] = [];
+  const results: DeliveryResult[] = [];
+  const posted: Posted[] = [];
   // While traces are on, a payment's event is delivered in the payment's trace, linked to the claim's (decision 212).
   const traces = tracer().enabled ? await readTraceparents(tx, 'payment_intents', events.flatMap((e) => (e.paymentIntentId === null ? [] : [e.paymentIntentId]))) : null;
   const claim = tracer().current();
@@ -242,20 +242,20 @@ export async function attemptDeliveries(
     if (failing.has(event.merchantId)) continue; // left pending and due: a later claim tries again
     const parent = event.paymentIntentId === null ? undefined : traces?.get(event.paymentIntentId);
     const result = await tracer().inSpan('webhook.deliver', { kind: 'client', parent, links: [claim], attributes: deliveryAttributes(event) }, async (span) => {
-      const outcome = await attemptOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
-      if (outcome.kind === 'attempted') {
+      const outcome = await deliverOne(tx, deps, disabled.has(event.merchantId) ? { ...event, endpointDisabled: true } : event, secrets);
+      if (outcome.kind === 'posted') {
         span.setAttributes({ 'http.response.status_code': outcome.outcome.statusCode ?? undefined, 'webhook.status': outcome.decision.status, 'webhook.attempt': outcome.decision.attempts });
         if (outcome.decision.status !== 'delivered') span.fail({ name: 'WebhookAttemptFailed', code: outcome.outcome.statusCode === null ? 'no_answer' : `HTTP ${outcome.outcome.statusCode}` });
       } else span.setAttributes({ 'webhook.status': 'stored' });
       return outcome;
     });
     results.push(result);
-    if (result.kind !== 'attempted') continue;
-    attempted.push(result);
+    if (result.kind !== 'posted') continue;
+    posted.push(result);
     if (result.decision.status === 'failed' && result.decision.disableEndpoint) disabled.add(event.merchantId);
     else if (result.decision.status !== 'delivered') failing.add(event.merchantId);
   }
-  await recordOutcomes(tx, deps, attempted);
+  await recordOutcomes(tx, deps, posted);
   return results;
 }
 
@@ -269,15 +269,15 @@ function deliveryAttributes(event: ClaimedEvent): SpanAttributes {
   };
 }
 
-function count(counts: DeliveryCounts, result: AttemptResult): void {
+function count(counts: DeliveryCounts, result: DeliveryResult): void {
   if (result.kind === 'stored') counts.stored++;
   else if (result.decision.status === 'delivered') counts.delivered++;
   else if (result.decision.status === 'failed') counts.failed++;
   else counts.retried++;
 }
 
-/** Metrics of a committed attempt: its outcome, and for a delivery the time since the event was written. */
-export function observeAttempt(deps: WebhookDeps, result: AttemptResult): void {
+/** Metrics of a committed delivery: its outcome, and for a delivered one the time since the event was written. */
+export function observeDelivery(deps: WebhookDeps, result: DeliveryResult): void {
   if (!deps.metrics) return;
   if (result.kind === 'stored') {
     deps.metrics.webhookDeliveries.inc({ outcome: 'stored' });
@@ -325,13 +325,13 @@ export async function deliverDueEvents(deps: WebhookDeps, options: DeliverOption
           const events = await claimDueEvents(tx, now, handled, take);
           handled.push(...events.map((e) => e.id));
           if (events.length > 0) openLane();
-          return attemptDeliveries(tx, deps, events, shouldContinue);
+          return deliverClaimed(tx, deps, events, shouldContinue);
         },
         take,
       );
       for (const result of results) {
         count(counts, result);
-        observeAttempt(deps, result);
+        observeDelivery(deps, result);
       }
       return results.length >= take; // fewer: nothing more is due, or the worker is stopping
     },

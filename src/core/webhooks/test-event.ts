@@ -3,7 +3,7 @@ import { readMerchant } from '../../db/queries/merchants.js';
 import { insertEvents } from '../../db/queries/outbox.js';
 import { lockPendingEvent } from '../../db/queries/webhook-events.js';
 import { AppError } from '../../domain/errors.js';
-import { attemptDeliveries, inDeliveryTransaction, type WebhookDeps } from './delivery.js';
+import { deliverClaimed, inDeliveryTransaction, type WebhookDeps } from './delivery.js';
 
 export interface TestWebhookResult {
   event_id: string;
@@ -43,7 +43,7 @@ export async function sendTestWebhook(deps: WebhookDeps, merchantId: string): Pr
     // 3. Attempt it through the shared delivery path. A null here means the URL was removed in between.
     const event = await lockPendingEvent(tx, eventId);
     if (event === null) throw new AppError('WEBHOOK_URL_NOT_CONFIGURED', NO_URL_MESSAGE);
-    const result = (await attemptDeliveries(tx, deps, [event]))[0]!;
+    const result = (await deliverClaimed(tx, deps, [event]))[0]!;
     if (result.kind === 'stored') {
       throw event.endpointDisabled ? new AppError('WEBHOOK_ENDPOINT_DISABLED', DISABLED_MESSAGE) : new AppError('WEBHOOK_URL_NOT_CONFIGURED', NO_URL_MESSAGE);
     }

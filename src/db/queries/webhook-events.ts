@@ -119,9 +119,9 @@ export interface DeliveryOutcome {
  * delivered (when), pending (the next try), or failed (held when the endpoint was disabled). Only 'pending' events move
  * (forward-only); an attempt row is written only with its move.
  */
-export async function insertDeliveries(tx: Queryable, records: readonly { attempt: DeliveryOutcome; decision: DeliveryDecision }[]): Promise<void> {
+export async function insertDeliveries(tx: Queryable, records: readonly { delivery: DeliveryOutcome; decision: DeliveryDecision }[]): Promise<void> {
   if (records.length === 0) return;
-  const of = <V>(pick: (r: { attempt: DeliveryOutcome; decision: DeliveryDecision }) => V) => records.map(pick);
+  const of = <V>(pick: (r: { delivery: DeliveryOutcome; decision: DeliveryDecision }) => V) => records.map(pick);
   const result = await tx.query<{ id: string }>(
     `WITH d AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::timestamptz[],
@@ -142,23 +142,23 @@ export async function insertDeliveries(tx: Queryable, records: readonly { attemp
      )
      SELECT id FROM moved`,
     [
-      of((r) => r.attempt.eventId),
+      of((r) => r.delivery.eventId),
       of((r) => r.decision.status),
       of((r) => r.decision.attempts),
       of((r) => (r.decision.status === 'delivered' ? r.decision.deliveredAt : null)),
       of((r) => (r.decision.status === 'pending' ? r.decision.nextAttemptAt : null)),
       of((r) => (r.decision.status === 'delivered' ? null : r.decision.lastError)),
-      of((r) => (r.decision.status === 'failed' && r.decision.disableEndpoint ? r.attempt.at : null)),
-      of((r) => r.attempt.url),
-      of((r) => r.attempt.statusCode),
-      of((r) => r.attempt.latencyMs),
-      of((r) => r.attempt.error),
-      of((r) => r.attempt.at),
+      of((r) => (r.decision.status === 'failed' && r.decision.disableEndpoint ? r.delivery.at : null)),
+      of((r) => r.delivery.url),
+      of((r) => r.delivery.statusCode),
+      of((r) => r.delivery.latencyMs),
+      of((r) => r.delivery.error),
+      of((r) => r.delivery.at),
     ],
   );
   const moved = new Set(result.rows.map((r) => r.id));
-  const stray = records.find((r) => !moved.has(r.attempt.eventId));
-  if (stray) throw illegalMove(stray.attempt.eventId, stray.decision.status);
+  const stray = records.find((r) => !moved.has(r.delivery.eventId));
+  if (stray) throw illegalMove(stray.delivery.eventId, stray.decision.status);
 }
 
 /** The merchant's endpoint is disabled: the event is kept, and queued again when the endpoint is enabled. */
