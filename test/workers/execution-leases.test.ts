@@ -117,6 +117,40 @@ describe('execution leases', () => {
     expect((await verifyLedger(t.db.pool)).problems).toEqual([]);
   });
 
+  it('a resumption that fails keeps its lease to run out: the next sweep resumes the payment, even after the run it took over ended', async () => {
+    // Found by the simulator (seed 1, 20,000 operations, embedded PostgreSQL 18): a run presumed dead woke, found the
+    // sweeper's run holding the lease and ended (its job completed); the sweeper's run then met an outage and gave its
+    // lease back, and with no job and no lease left nothing ever took the payment up again.
+    const id = await createPayment(t.app, 6.5);
+    const stuck = gated();
+    const presumedDead = executeAlone(deps(stuck.adapters), { payment_intent_id: id, attempt: 1 });
+    await stuck.entered;
+    await expireLease(id);
+
+    const down: ChainAdapter = {
+      ...t.ctx.adapters.solana!,
+      async getStatuses() {
+        throw new Error('the node is down');
+      },
+    };
+    expect(await resumeExpiredExecutions(deps({ ...t.ctx.adapters, solana: down }))).toEqual({ resumed: 0, abandoned: 0 });
+    const kept = await lease(id);
+    expect(kept).toMatchObject({ attempt: 1, takeovers: 1 });
+
+    // The paused run wakes: it sends its bytes, but the lease is not its own, so it records nothing and its job ends.
+    stuck.open();
+    await presumedDead;
+    expect((await read(id)).status).toBe('broadcasting');
+
+    await expireLease(id);
+    expect(await resumeExpiredExecutions(deps())).toEqual({ resumed: 1, abandoned: 0 });
+    const intent = await read(id);
+    expect(intent.status).toBe('broadcasted');
+    expect(intent.attempts).toHaveLength(1);
+    expect(await onChain(id)).toBe(1);
+    expect(await lease(id)).toBeNull();
+  });
+
   it('the heartbeat keeps a long run\'s lease alive, so the sweeper leaves it be', async () => {
     const id = await createPayment(t.app, 7);
     const stuck = gated();

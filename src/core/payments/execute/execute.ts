@@ -44,17 +44,24 @@ type Step =
   | typeof CHANGED;
 
 /**
+ * What becomes of the lease of a run that did not finish (it failed, or an exception left the batch): `release`, for
+ * a run of a pg-boss job, whose retry takes the payment up again; `run_out`, for a run with no job of its own (the
+ * sweeper's), whose expired lease is all that brings the payment back to a sweep (decision 240).
+ */
+export type UnfinishedLease = 'release' | 'run_out';
+
+/**
  * Runs each execution to its end; the answer of each run says whether its job completed. Every run holds its payment's
  * execution lease from its claim to its end (decision 57): a second run of the same attempt stops at its claim while
  * the lease is alive, and every write of a run checks, under the payment's lock, that the lease is still its own.
  */
-export async function executeBatch(deps: ExecutionDeps, runs: readonly ExecutionRun[]): Promise<ItemOutcome<void>[]> {
+export async function executeBatch(deps: ExecutionDeps, runs: readonly ExecutionRun[], unfinished: UnfinishedLease = 'release'): Promise<ItemOutcome<void>[]> {
   if (runs.length > EXECUTION_BATCH_MAX) throw new Error(`an execution batch holds at most ${EXECUTION_BATCH_MAX} runs, not ${runs.length}`);
   // A trace of its own, linked to each payment's; each payment gets a span in its own trace (payment-traces.ts).
   return tracer().inSpan('execution batch', { parent: null, attributes: { 'batch.size': runs.length } }, async (batch) => {
     const spans = await paymentSpans(deps.pool, batch, 'payment.execute', runs.map(intentIdOf));
     try {
-      return await executeRuns(deps, runs, spans);
+      return await executeRuns(deps, runs, spans, unfinished);
     } finally {
       spans.end();
     }
@@ -68,7 +75,7 @@ interface RunState {
   released: boolean;
 }
 
-async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], spans: PaymentSpans): Promise<ItemOutcome<void>[]> {
+async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], spans: PaymentSpans, unfinished: UnfinishedLease): Promise<ItemOutcome<void>[]> {
   const states: RunState[] = runs.map((run) => ({ run, step: CHANGED, released: false }));
   const stopHeartbeat = startHeartbeat(deps, runs);
   try {
@@ -100,7 +107,10 @@ async function executeRuns(deps: ExecutionDeps, runs: readonly ExecutionRun[], s
     });
   } finally {
     stopHeartbeat();
-    const unreleased = states.flatMap((state) => (state.released ? [] : [state.run]));
+    // A run that found nothing to do gives its lease back; one that did not finish keeps it to run out when no job of
+    // its own will come back for the payment.
+    const finished = (state: RunState) => unfinished === 'release' || (state.step !== CHANGED && state.step.kind === 'done');
+    const unreleased = states.flatMap((state) => (state.released || !finished(state) ? [] : [state.run]));
     await deleteLeases(deps.pool, unreleased.map((run) => ({ intentId: intentIdOf(run), owner: run.runId }))).catch((error: unknown) =>
       deps.log.warn({ err: error, payment_intent_ids: unreleased.map(intentIdOf) }, 'execution lease release failed; it runs out instead'),
     );

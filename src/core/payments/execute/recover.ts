@@ -6,8 +6,9 @@
 // job's run would, asks the chain about anything its predecessor signed and re-sends the same bytes, or signs if
 // nothing was signed. The pg-boss job of a dead run expires later and finds the payment handled. After LEASE_TAKEOVERS_MAX dead runs of one attempt the
 // execution is abandoned instead (abandon.ts), so a payment that crashes its worker every time cannot crash them
-// forever. A resumption that fails (an outage) releases its lease, and the dead run's pg-boss job (retried when it
-// expires) takes it from there.
+// forever. A resumption that fails (an outage) keeps its lease to run out, so a later sweep takes the payment up again
+// (one more takeover): the run it took over may not have been dead, only paused, and then its job ended when it woke
+// and found the lease another's (decision 240).
 import { LEASE_SWEEP_LEASES_MAX, LEASE_TAKEOVERS_MAX } from '../../../bounds.js';
 import { deleteStaleLeases, deleteLeases, claimExpiredLeases, type TakenLease } from '../../../db/queries/leases.js';
 import { newId } from '../../../ids.js';
@@ -48,7 +49,7 @@ export async function resumeExpiredExecutions(deps: ExecutionDeps, limit = LEASE
     (async () => {
       if (resumed.length === 0) return;
       for (const run of resumed) runLog(deps, run).child({ takeovers: takeovers.get(run.runId) }).warn('execution lease expired (its worker died): resumed here');
-      const outcomes = await executeBatch(deps, resumed).catch((error: unknown) => resumed.map(() => ({ ok: false as const, error })));
+      const outcomes = await executeBatch(deps, resumed, 'run_out').catch((error: unknown) => resumed.map(() => ({ ok: false as const, error })));
       outcomes.forEach((outcome, i) => {
         if (outcome.ok) counts.resumed++;
         else runLog(deps, resumed[i]!).error({ err: outcome.error }, 'resuming an execution failed');
