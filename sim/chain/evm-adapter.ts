@@ -5,6 +5,7 @@
 import { SIMULATED_BATCH_TRANSFERS_MAX, SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../src/bounds.js';
 import {
   ChainError,
+  onlyUsdc,
   type ChainAdapter,
   type FeeEstimate,
   type PreparedTransfer,
@@ -105,7 +106,7 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
     },
     head: async () => world.head(),
     probe: async () => ({ ok: true, latencyMs: 1, fee: estimate(world.marketFee), finalitySeconds: (profile.finalityBlocks * profile.blockMs) / 1000, congestion: 0 }),
-    treasuryUsdcBalance: async () => (world.tick(), world.balances.usdcOf(treasury)),
+    treasuryTokenBalance: async (token) => (onlyUsdc(token), world.tick(), world.balances.usdcOf(treasury)),
     treasuryNativeBalance: async () => (world.tick(), world.balances.nativeOf(treasury)),
     inboundPosition: async () => world.inboundPosition(),
     listInboundTransfers: async (position) => world.inboundAfter(position, SIMULATED_INBOUND_PAGE_TRANSFERS),

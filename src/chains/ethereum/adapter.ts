@@ -11,6 +11,7 @@ import { isWellFormedEthereumAddress } from '../../domain/addresses.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
+  onlyUsdc,
   preparedEach,
   type ChainAdapter,
   type FeeEstimate,
@@ -40,6 +41,7 @@ import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
+import type { Token } from '../../domain/token.js';
 import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './transaction.js';
 
 export interface EthereumAdapterOptions {
@@ -382,7 +384,8 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async treasuryUsdcBalance(): Promise<bigint> {
+    async treasuryTokenBalance(wanted: Token): Promise<bigint> {
+      onlyUsdc(wanted);
       try {
         return await within(() => readBalance(rpc, token, from));
       } catch (error) {

@@ -47,7 +47,7 @@ export async function readTreasuryTransactions(input: TreasuryHistoryInput, book
     for (const log of logs) {
       if (log.removed || log.args.to === undefined || log.args.value === undefined) continue;
       const transfers = byTx.get(log.transactionHash) ?? [];
-      transfers.push({ to: log.args.to, amountMicros: log.args.value });
+      transfers.push({ to: log.args.to, amountMicros: log.args.value, token: 'usdc' });
       byTx.set(log.transactionHash, transfers);
     }
   }

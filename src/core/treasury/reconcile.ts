@@ -67,7 +67,7 @@ export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<Ch
 
 async function walletOf(adapter: ChainAdapter): Promise<Wallet> {
   try {
-    return { balance: await adapter.treasuryUsdcBalance() };
+    return { balance: await adapter.treasuryTokenBalance('usdc') };
   } catch (error) {
     return { error: String(error) };
   }

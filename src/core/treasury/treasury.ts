@@ -115,7 +115,7 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
 async function openingSnapshot(adapter: ChainAdapter): Promise<{ position: string; opening: bigint; openingNative: bigint }> {
   for (let attempt = 1; ; attempt++) {
     const position = await adapter.inboundPosition();
-    const opening = await adapter.treasuryUsdcBalance();
+    const opening = await adapter.treasuryTokenBalance('usdc');
     const openingNative = await adapter.treasuryNativeBalance();
     if (attempt >= TREASURY_SNAPSHOT_TRIES_MAX || (await adapter.inboundPosition()) === position) return { position, opening, openingNative };
   }

@@ -25,6 +25,7 @@ import { lockAvailable, postMany } from '../../ledger/store.js';
 import { AmountError, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../../money.js';
 import { appendAudit, type AuditEntry } from '../operators/audit.js';
 import type { AppContext } from '../context.js';
+import { currencyOf } from '../../domain/token.js';
 
 export { OPERATOR_MERCHANT_ID };
 
@@ -139,10 +140,11 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       created_at: now,
       updated_at: now,
       kind: 'withdrawal',
+      token: 'usdc',
     };
     await insertQuotes(tx, [quote]);
     await insertCreatedIntents(tx, [intent], now);
-    await postMany(tx, [{ movement: movements.reserve(chain, amountMicros), context: { paymentIntentId: intent.id, at: now } }]);
+    await postMany(tx, [{ movement: movements.reserve(chain, amountMicros, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at: now } }]);
     // Above the four-eyes threshold (with what left without approval in the window) the withdrawal waits, reserved,
     // for an approver other than its requester; the approval queues its execution (core/operators/transitions/approve.ts).
     const held = withdrawalNeedsApproval(threshold, amountMicros, leftWithoutApproval);

@@ -20,6 +20,7 @@ import type { AppContext } from '../../context.js';
 import { loadSpending } from '../../merchants/policies.js';
 import { tracer } from '../../../tracing/tracer.js';
 import { traceCreatedPayments } from '../payment-traces.js';
+import { currencyOf } from '../../../domain/token.js';
 
 export type { ReservationRequest };
 
@@ -144,6 +145,7 @@ export async function reserveInTransaction(
       created_at: now,
       updated_at: now,
       kind: 'payout',
+      token: 'usdc',
     });
   }
   // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
@@ -174,7 +176,7 @@ export async function reserveInTransaction(
   );
   await postMany(
     tx,
-    created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
+    created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at: now } })),
   );
   if (tracer().enabled) await traceCreatedPayments(tx, created.map((intent, i) => ({ intent, traceparent: createdFrom[i]!.traceparent ?? null })));
 
