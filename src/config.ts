@@ -524,6 +524,11 @@ function withHiddenPin(settings: Omit<Pkcs11Settings, 'pin'>, pin: string): Pkcs
   return Object.defineProperty(settings, 'pin', { value: pin, enumerable: false }) as Pkcs11Settings;
 }
 
+/** Each configured chain's NAME_TOKENS, as the treasury's books and reconciliation take it. */
+export function tokensOfConfig(config: Pick<Config, 'chains'>): (chain: Chain) => Token[] {
+  return (chain) => config.chains[chain]?.tokens.map((t) => t.token) ?? [];
+}
+
 /** NAME in variable names: `base` -> `BASE`. */
 export function envName(chain: Chain): string {
   return chain.toUpperCase();

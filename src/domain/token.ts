@@ -71,3 +71,22 @@ export function parseTokenList(raw: string): Token[] | { problem: string } {
   if (repeated !== undefined) return { problem: `names ${repeated} twice` };
   return names as Token[];
 }
+
+/** A treasury's funds in one token on one chain: what a reservation draws from and locks. */
+export function potOf(chain: string, token: Token): string {
+  return `${chain}\u0000${token}`;
+}
+
+/**
+ * What a transfer of `token` costs against a USDC one on a chain of `family`: on EVM chains the ratio of their mainnet
+ * transfer gas (the health snapshot prices a USDC transfer), on Solana 1 (a fee per signature, whatever the mint).
+ */
+export function tokenFeeFactor(family: ChainFamily, token: Token): number {
+  if (family !== 'evm') return 1;
+  return Number(TOKEN_PRESETS[token].evmTransferGas) / Number(TOKEN_PRESETS.usdc.evmTransferGas);
+}
+
+/** A payment's `token` field, only when it is not USDC: a USDC payment shows exactly the spec's fields (decision 237). */
+export function tokenField(intent: { token?: Token }): { token?: Token } {
+  return intent.token === undefined || intent.token === DEFAULT_TOKEN ? {} : { token: intent.token };
+}
