@@ -73,6 +73,14 @@ describe('POST /quotes with tokens', () => {
       ['debit', 12.5, 'USDT'],
     ]);
     expect(entries.find((e) => e.type === 'fee')?.currency).toBe('ETH');
+    // Its webhooks name the token; the settled one's payload keeps every field the spec lists.
+    const events = await t.db.pool.query<{ event_type: string; payload: Record<string, unknown> }>(
+      'SELECT event_type, payload FROM webhook_events WHERE payment_intent_id = $1 ORDER BY seq',
+      [id],
+    );
+    expect(events.rows.map((e) => e.event_type)).toContain('payment.settled');
+    for (const event of events.rows) expect(event.payload.token, event.event_type).toBe('usdt');
+    expect(events.rows.find((e) => e.event_type === 'payment.settled')!.payload).toMatchObject({ amount_usd: 12.5, selected_chain: 'ethereum', status: 'settled' });
     // The treasury's USDC is untouched; its USDT paid the payout.
     expect(await t.ctx.adapters.ethereum!.treasuryTokenBalance('usdt')).toBe(1000_000_000n - 12_500_000n);
     expect(await t.ctx.adapters.ethereum!.treasuryTokenBalance('usdc')).toBe(1000_000_000n);
