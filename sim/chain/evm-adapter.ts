@@ -73,6 +73,8 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
     estimateFee: async () => estimate(world.marketFee),
 
     async prepareTransfers(requests) {
+      // The simulator's world holds USDC only.
+      for (const request of requests) onlyUsdc(request.token ?? 'usdc');
       const refusals = requests.map((r) => refusalOf(chain, treasury, world.frozen, r));
       const answers: (PreparedTransfer | ChainError)[] = refusals.map((refusal) => refusal ?? REFUSED_PLACEHOLDER);
       const valid = requests.flatMap((_, k) => (refusals[k] === null ? [k] : []));

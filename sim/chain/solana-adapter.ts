@@ -49,6 +49,8 @@ export function createSolanaAdapter(world: SolanaWorld): ChainAdapter {
     estimateFee: async () => estimate(profile.feeNative),
 
     async prepareTransfers(requests) {
+      // The simulator's world holds USDC only.
+      for (const request of requests) onlyUsdc(request.token ?? 'usdc');
       const refusals = requests.map((r) => refusalOf(chain, treasury, world.frozen, r));
       const answers: (PreparedTransfer | ChainError)[] = refusals.map((refusal) => refusal ?? NOT_PREPARED);
       const valid = requests.flatMap((_, k) => (refusals[k] === null ? [k] : []));

@@ -24,9 +24,18 @@ import { TREASURY_SNAPSHOT_TRIES_MAX } from '../../bounds.js';
 export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<{ chain: Chain; nativeUnits: bigint }[]> {
   const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
   const open = await countOpenPayments(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
+  // The other tokens' holdings count too (issue 40): a chain still holding USDT cannot leave either.
+  const others = await Promise.all((['USDT', 'PYUSD'] as const).map(async (currency) => ({ currency, balances: await treasuryBalances(pool, currency) })));
   for (const balance of removed) {
     const usdc = holdingsOf(balance);
     const payments = open.get(balance.chain) ?? 0;
+    const held = others.flatMap(({ currency, balances }) => {
+      const row = balances.find((b) => b.chain === balance.chain);
+      return row && holdingsOf(row) !== 0n ? [`${formatUsdc(holdingsOf(row))} ${currency}`] : [];
+    });
+    if (held.length > 0) {
+      throw new ConfigError('CHAINS', `${balance.chain} is not listed (CHAINS=${configured.join(',')}), but this database still holds ${held.join(', ')} on it: list it again, or withdraw them first (treasury withdraw --token).`);
+    }
     if (usdc === 0n && payments === 0) continue;
     throw new ConfigError(
       'CHAINS',
