@@ -2,6 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createAdapters } from '../../src/chains/factory.js';
+import { ManualClock } from '../../src/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { refusal } from '../helpers/config.js';
 
@@ -231,4 +234,19 @@ describe('CHAINS and the per-chain settings', () => {
     const base = { CHAINS: 'ethereum,solana,base', BASE_ADAPTER: 'rpc', BASE_RPC_URL: 'http://127.0.0.1:8545', BASE_USDC_ADDRESS: usdt, BASE_TREASURY_KEY: `0x${'11'.repeat(32)}`, BASE_TOKENS: 'usdc,pyusd' };
     expect(() => loadConfig({ ...production, ...base })).toThrow(/^BASE_PYUSD_ADDRESS: is required with BASE_ADAPTER=rpc and pyusd in BASE_TOKENS \(no preset for pyusd on base\)/);
   });
+
+  it('a chain with a node listing another token than usdc stops start-up, naming NAME_TOKENS, before any node is asked', async () => {
+    const config = loadConfig({
+      CHAINS: 'ethereum',
+      ETHEREUM_ADAPTER: 'rpc',
+      ETHEREUM_RPC_URL: 'http://127.0.0.1:1',
+      ETHEREUM_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+      ETHEREUM_TREASURY_KEY: `0x${'11'.repeat(32)}`,
+      ETHEREUM_TOKENS: 'usdc,usdt',
+      ETHEREUM_USDT_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+    });
+    const creating = createAdapters(config, undefined as never, new ManualClock('2026-03-01T12:00:00.000Z'), pino({ level: 'silent' }));
+    await expect(creating).rejects.toThrow(/^ETHEREUM_TOKENS: usdt: a chain with a node \(ADAPTER=rpc\) pays only usdc so far/);
+  });
 });
+
