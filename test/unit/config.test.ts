@@ -235,18 +235,17 @@ describe('CHAINS and the per-chain settings', () => {
     expect(() => loadConfig({ ...production, ...base })).toThrow(/^BASE_PYUSD_ADDRESS: is required with BASE_ADAPTER=rpc and pyusd in BASE_TOKENS \(no preset for pyusd on base\)/);
   });
 
-  it('a chain with a node listing another token than usdc stops start-up, naming NAME_TOKENS, before any node is asked', async () => {
+  it('Solana with a node listing another token than usdc stops start-up, naming SOLANA_TOKENS, before any node is asked', async () => {
     const config = loadConfig({
-      CHAINS: 'ethereum',
-      ETHEREUM_ADAPTER: 'rpc',
-      ETHEREUM_RPC_URL: 'http://127.0.0.1:1',
-      ETHEREUM_USDC_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
-      ETHEREUM_TREASURY_KEY: `0x${'11'.repeat(32)}`,
-      ETHEREUM_TOKENS: 'usdc,usdt',
-      ETHEREUM_USDT_ADDRESS: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+      CHAINS: 'solana',
+      SOLANA_ADAPTER: 'rpc',
+      SOLANA_RPC_URL: 'http://127.0.0.1:1',
+      SOLANA_USDC_MINT: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      SOLANA_TREASURY_KEY: '4wBqpZM9xaSheZzJSMawUKKwhdpChKbZ5eu5ky4Vigw',
+      SOLANA_TOKENS: 'usdc,pyusd',
+      SOLANA_PYUSD_MINT: '2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo',
     });
     const creating = createAdapters(config, undefined as never, new ManualClock('2026-03-01T12:00:00.000Z'), pino({ level: 'silent' }));
-    await expect(creating).rejects.toThrow(/^ETHEREUM_TOKENS: usdt: a chain with a node \(ADAPTER=rpc\) pays only usdc so far/);
+    await expect(creating).rejects.toThrow(/^SOLANA_TOKENS: pyusd: Solana with a node \(ADAPTER=rpc\) pays only usdc so far/);
   });
 });
-
