@@ -2,8 +2,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { CHAIN_PRESETS, DEFAULT_CHAINS, DEFAULT_NATIVE_USD_PRICES, FEE_MODELS, FINALITY_RULES, NATIVE_DECIMALS, type FeeModel, type FinalityRule } from './domain/chain-presets.js';
 import { familyOf, parseChainList, type Chain, type ChainFamily, type NativeCurrency } from './domain/chain.js';
+import { currencyOf, DEFAULT_TOKEN, parseTokenList, TOKEN_PRESETS, tokenAddressVariable, type SolanaTokenProgram, type Token, type TokenCurrency } from './domain/token.js';
 import type { SpendingPolicy } from './domain/spending-policy.js';
-import { isWellFormedEthereumAddress } from './domain/addresses.js';
+import { isWellFormedEthereumAddress, isWellFormedSolanaAddress } from './domain/addresses.js';
 import { isLoopbackAddress, isWildcardAddress, sameBindAddress } from './domain/network-address.js';
 import { weakSecretProblem } from './domain/secret-strength.js';
 import { parseWebhookUrl } from './domain/webhook-url.js';
@@ -164,6 +165,8 @@ export interface ChainSettings {
   rpcUrl: string | null;
   /** The USDC token contract (EVM, NAME_USDC_ADDRESS) or mint (SOLANA_USDC_MINT). */
   usdcAddress: string | null;
+  /** NAME_TOKENS (default `usdc`), in the order listed: the tokens this chain pays out and holds (issue 40). */
+  tokens: readonly TokenSettings[];
   /** NAME_BATCH_CONTRACT (EVM, rpc): the batch-transfer contract the treasury approved (decision 175); null: none. */
   batchContract: string | null;
   /** NAME_CHAIN_ID: what the node must report at start-up (EVM); null: not checked. */
@@ -192,6 +195,22 @@ export interface ChainSettings {
   /** Routing's fee (USD) and seconds to finality until a health sample measures them. */
   typicalFeeUsd: number;
   typicalConfirmationSeconds: number;
+}
+
+/** One token on one chain: its preset (src/domain/token.ts) under the chain's overrides. */
+export interface TokenSettings {
+  token: Token;
+  /** Its ledger currency code: `USDC`, `USDT`, `PYUSD`. */
+  currency: TokenCurrency;
+  /** The contract (EVM) or mint (Solana); null on a simulated chain that was given none. */
+  address: string | null;
+  /** The variable that sets `address` (NAME_<TOKEN>_ADDRESS, SOLANA_<TOKEN>_MINT), for messages. */
+  addressVariable: string;
+  decimals: number;
+  /** Solana: the program that owns the mint (PYUSD: Token-2022). */
+  solanaProgram: SolanaTokenProgram;
+  /** EVM: gas of one transfer to a new holder, which routing prices the token's route by. */
+  transferGas: bigint;
 }
 
 export interface Pkcs11Settings {
@@ -505,6 +524,11 @@ function withHiddenPin(settings: Omit<Pkcs11Settings, 'pin'>, pin: string): Pkcs
   return Object.defineProperty(settings, 'pin', { value: pin, enumerable: false }) as Pkcs11Settings;
 }
 
+/** Each configured chain's NAME_TOKENS, as the treasury's books and reconciliation take it. */
+export function tokensOfConfig(config: Pick<Config, 'chains'>): (chain: Chain) => Token[] {
+  return (chain) => config.chains[chain]?.tokens.map((t) => t.token) ?? [];
+}
+
 /** NAME in variable names: `base` -> `BASE`. */
 export function envName(chain: Chain): string {
   return chain.toUpperCase();
@@ -534,7 +558,7 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
   const signer = signerKind(env, setting('SIGNER'));
   const rpc = adapterKind === 'rpc';
   const pkcs11 = rpc && signer === 'pkcs11';
-  const usdcVariable = family === 'solana' ? 'SOLANA_USDC_MINT' : setting('USDC_ADDRESS');
+  const usdcVariable = tokenAddressVariable(prefix, family, 'usdc');
   const nativeCurrency = present(env, setting('NATIVE_CURRENCY'))?.toUpperCase() ?? preset?.nativeCurrency ?? withoutPreset('NATIVE_CURRENCY');
   if (!/^[A-Z][A-Z0-9]{1,9}$/.test(nativeCurrency) || nativeCurrency === 'USDC') {
     throw new ConfigError(setting('NATIVE_CURRENCY'), `expected a currency symbol such as ETH or POL, got "${nativeCurrency}"`);
@@ -564,6 +588,7 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
       adapter: adapterKind,
       rpcUrl: rpc ? required(env, setting('RPC_URL'), `with ${setting('ADAPTER')}=rpc`) : url(env, setting('RPC_URL')),
       usdcAddress: rpc ? required(env, usdcVariable, `with ${setting('ADAPTER')}=rpc`) : (present(env, usdcVariable) ?? null),
+      tokens: tokenSettings(env, name, family, rpc),
       batchContract: batchContract(env, setting('BATCH_CONTRACT'), family, rpc),
       chainId,
       finality: finality as FinalityRule,
@@ -583,6 +608,34 @@ function chainSettings(env: Env, name: Chain): ChainSettings {
     },
     signer === 'pkcs11' ? refuseTreasuryKey(env, setting('TREASURY_KEY'), setting('SIGNER')) : requiredSecret(env, setting('TREASURY_KEY'), rpc, `with ${setting('ADAPTER')}=rpc`),
   );
+}
+
+/**
+ * NAME_TOKENS (default `usdc`) and each listed token's contract or mint. With a node, a token's address is its
+ * variable, else in production its mainnet preset (decision 235); USDC's variable stays required with a node, as before.
+ */
+function tokenSettings(env: Env, name: Chain, family: ChainFamily, rpc: boolean): TokenSettings[] {
+  const prefix = envName(name);
+  const variable = `${prefix}_TOKENS`;
+  const raw = present(env, variable);
+  const tokens = raw === undefined ? [DEFAULT_TOKEN] : parseTokenList(raw);
+  if ('problem' in tokens) throw new ConfigError(variable, tokens.problem);
+  return tokens.map((token) => {
+    const preset = TOKEN_PRESETS[token];
+    const addressVariable = tokenAddressVariable(prefix, family, token);
+    const given = present(env, addressVariable);
+    const mainnet = env.NODE_ENV === 'production' && token !== 'usdc' ? CHAIN_PRESETS[name]?.tokens[token] : undefined;
+    const address = given ?? mainnet ?? null;
+    if (rpc && address === null) {
+      throw new ConfigError(addressVariable, `is required with ${prefix}_ADAPTER=rpc and ${token} in ${variable}${CHAIN_PRESETS[name]?.tokens[token] ? ' (outside production: its mainnet preset is used only with NODE_ENV=production)' : ` (no preset for ${token} on ${name})`}`);
+    }
+    // USDC's variable keeps its checks where they were (the adapter's, at start-up).
+    if (address !== null && token !== 'usdc' && !(family === 'evm' ? isWellFormedEthereumAddress(address) : isWellFormedSolanaAddress(address))) {
+      const expected = family === 'evm' ? 'a token contract address (0x and 40 hex digits, EIP-55 when mixed case)' : 'a mint address (base58, 32 bytes)';
+      throw new ConfigError(addressVariable, `expected ${expected}, got "${address}"`);
+    }
+    return { token, currency: currencyOf(token), address, addressVariable, decimals: preset.decimals, solanaProgram: preset.solanaProgram, transferGas: preset.evmTransferGas };
+  });
 }
 
 /** NAME_BATCH_CONTRACT: an EVM address (EIP-55 checksum when mixed case), on an EVM chain that talks to a node. */

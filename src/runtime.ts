@@ -201,7 +201,7 @@ export async function startRuntime(config: Config, roles: Roles, options: { cloc
     });
     const groupCommits = createGroupCommits({ pool, clock, boss, log, config });
     const ctx: AppContext = { config, pool, clock, log, adapters, boss, metrics, groupCommits, screener, ...(reads && { reads }) };
-    await ensureTreasuries(pool, adapters, clock.now());
+    await ensureTreasuries(pool, adapters, clock.now(), (chain) => config.chains[chain]?.tokens.map((t) => t.token) ?? []);
     // Before anything signs: a database on another history than the books (a failover, a restore) holds every chain's
     // signing until its treasury is checked against the books (decisions 198, 199).
     await observeHistory({ pool, clock, log, config });

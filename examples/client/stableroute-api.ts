@@ -679,7 +679,7 @@ export interface paths {
         /** Withdrawals, newest first */
         get: operations["getAdminWithdrawals"];
         put?: never;
-        /** Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. The same idempotency_key answers the first withdrawal (200) */
+        /** Withdraw treasury USDC (or `token`: one of the chain's NAME_TOKENS) to an address: reserved from available funds now, then signed once and confirmed like a payout. The same idempotency_key answers the first withdrawal (200) */
         post: operations["postAdminWithdrawals"];
         delete?: never;
         options?: never;
@@ -798,7 +798,7 @@ export interface components {
             error: string;
             message: string;
             /** @enum {string} */
-            code: "INVALID_AMOUNT" | "MISSING_DESTINATION" | "INVALID_PRIORITY" | "MISSING_QUOTE_ID" | "MISSING_IDEMPOTENCY_KEY" | "QUOTE_EXPIRED" | "INSUFFICIENT_BALANCE" | "UNAUTHORIZED" | "INVALID_DESTINATION" | "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CHAIN" | "INVALID_HEALTH_STATUS" | "INVALID_CHAIN_HEALTH" | "INVALID_QUOTE_ID" | "INVALID_IDEMPOTENCY_KEY" | "MALFORMED_REQUEST" | "TOO_MANY_ITEMS" | "PAYOUT_BATCH_NOT_FOUND" | "HOST_NOT_ALLOWED" | "CROSS_SITE_REQUEST" | "ADMIN_NOT_EXPOSED" | "FORBIDDEN" | "SELF_APPROVAL" | "NAMED_OPERATOR_REQUIRED" | "INVALID_RESOLUTION" | "INVALID_FILTER" | "INVALID_CURSOR" | "QUOTE_NOT_FOUND" | "PAYMENT_INTENT_NOT_FOUND" | "WITHDRAWAL_NOT_FOUND" | "NOT_FOUND" | "MERCHANT_NOT_FOUND" | "ADDRESS_NOT_FOUND" | "API_KEY_NOT_FOUND" | "OPERATOR_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_STATE" | "TRANSFER_MAY_STILL_LAND" | "REPLACEMENT_SCREENED" | "SCREENING_OVERRIDE_PENDING" | "CHAIN_HELD" | "FOREIGN_DECLARATION_PENDING" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "NO_ROUTE_AVAILABLE" | "WEBHOOK_URL_NOT_CONFIGURED" | "POLICY_MAX_PAYMENT_EXCEEDED" | "POLICY_DAILY_LIMIT_EXCEEDED" | "RECIPIENT_NOT_ALLOWED" | "RECIPIENT_COOLING_OFF" | "RECIPIENT_SCREENED" | "WEBHOOK_ENDPOINT_DISABLED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "CHAIN_ERROR" | "SERVICE_UNAVAILABLE";
+            code: "INVALID_AMOUNT" | "MISSING_DESTINATION" | "INVALID_PRIORITY" | "MISSING_QUOTE_ID" | "MISSING_IDEMPOTENCY_KEY" | "QUOTE_EXPIRED" | "INSUFFICIENT_BALANCE" | "UNAUTHORIZED" | "INVALID_DESTINATION" | "INVALID_REQUEST" | "INVALID_JSON" | "INVALID_CHAIN" | "INVALID_TOKEN" | "INVALID_HEALTH_STATUS" | "INVALID_CHAIN_HEALTH" | "INVALID_QUOTE_ID" | "INVALID_IDEMPOTENCY_KEY" | "MALFORMED_REQUEST" | "TOO_MANY_ITEMS" | "PAYOUT_BATCH_NOT_FOUND" | "HOST_NOT_ALLOWED" | "CROSS_SITE_REQUEST" | "ADMIN_NOT_EXPOSED" | "FORBIDDEN" | "SELF_APPROVAL" | "NAMED_OPERATOR_REQUIRED" | "INVALID_RESOLUTION" | "INVALID_FILTER" | "INVALID_CURSOR" | "QUOTE_NOT_FOUND" | "PAYMENT_INTENT_NOT_FOUND" | "WITHDRAWAL_NOT_FOUND" | "NOT_FOUND" | "MERCHANT_NOT_FOUND" | "ADDRESS_NOT_FOUND" | "API_KEY_NOT_FOUND" | "OPERATOR_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_STATE" | "TRANSFER_MAY_STILL_LAND" | "REPLACEMENT_SCREENED" | "SCREENING_OVERRIDE_PENDING" | "CHAIN_HELD" | "FOREIGN_DECLARATION_PENDING" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_MEDIA_TYPE" | "NO_ROUTE_AVAILABLE" | "WEBHOOK_URL_NOT_CONFIGURED" | "POLICY_MAX_PAYMENT_EXCEEDED" | "POLICY_DAILY_LIMIT_EXCEEDED" | "RECIPIENT_NOT_ALLOWED" | "RECIPIENT_COOLING_OFF" | "RECIPIENT_SCREENED" | "WEBHOOK_ENDPOINT_DISABLED" | "RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL_ERROR" | "CHAIN_ERROR" | "SERVICE_UNAVAILABLE";
         };
         /**
          * @description A chain this service pays out on (CHAINS)
@@ -908,6 +908,7 @@ export interface operations {
                     };
                     /** @enum {string} */
                     priority: "low_fee" | "fast" | "reliable";
+                    tokens?: string[];
                 };
             };
         };
@@ -931,12 +932,16 @@ export interface operations {
                         amount_usd?: number;
                         candidate_routes?: {
                             chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            token?: "usdc" | "usdt" | "pyusd";
                             estimated_fee_usd?: number;
                             estimated_settlement_seconds?: number;
                             reliability_score?: number;
                             final_score?: number;
                         }[];
                         recommended_route?: string;
+                        /** @enum {string} */
+                        recommended_token?: "usdc" | "usdt" | "pyusd";
                         /** Format: date-time */
                         expires_at?: string;
                     };
@@ -1096,6 +1101,8 @@ export interface operations {
                         status?: string;
                         amount_usd?: number;
                         selected_chain?: components["schemas"]["Chain"];
+                        /** @enum {string} */
+                        token?: "usdc" | "usdt" | "pyusd";
                         destination_address?: string;
                         /** Format: date-time */
                         created_at?: string;
@@ -1293,6 +1300,8 @@ export interface operations {
                         amount_usd?: number;
                         status?: string;
                         selected_chain?: components["schemas"]["Chain"];
+                        /** @enum {string} */
+                        token?: "usdc" | "usdt" | "pyusd";
                         destination_address?: string;
                         quote_id?: string;
                         idempotency_key?: string;
@@ -1425,6 +1434,7 @@ export interface operations {
                         };
                         /** @enum {string} */
                         priority: "low_fee" | "fast" | "reliable";
+                        tokens?: string[];
                         idempotency_key: string;
                     }[];
                 };
@@ -1471,6 +1481,8 @@ export interface operations {
                                 status?: string;
                                 amount_usd?: number;
                                 selected_chain?: components["schemas"]["Chain"];
+                                /** @enum {string} */
+                                token?: "usdc" | "usdt" | "pyusd";
                                 destination_address?: string;
                                 /** Format: date-time */
                                 created_at?: string;
@@ -1764,13 +1776,19 @@ export interface operations {
                             };
                             candidate_routes?: {
                                 chain?: components["schemas"]["Chain"];
+                                /** @enum {string} */
+                                token?: "usdc" | "usdt" | "pyusd";
                                 estimated_fee_usd?: number;
                                 estimated_settlement_seconds?: number;
                                 reliability_score?: number;
                                 final_score?: number;
                             }[];
                             recommended_route?: string;
+                            /** @enum {string} */
+                            recommended_token?: "usdc" | "usdt" | "pyusd";
                             scoring_details?: {
+                                /** @enum {string} */
+                                token?: "usdc" | "usdt" | "pyusd";
                                 chain?: components["schemas"]["Chain"];
                                 fee_score?: number;
                                 latency_score?: number;
@@ -1803,6 +1821,8 @@ export interface operations {
                             reserved_balance?: number;
                         }[];
                         scoring_details?: {
+                            /** @enum {string} */
+                            token?: "usdc" | "usdt" | "pyusd";
                             chain?: components["schemas"]["Chain"];
                             fee_score?: number;
                             latency_score?: number;
@@ -2036,6 +2056,8 @@ export interface operations {
                             amount_usd?: number;
                             status?: string;
                             selected_chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            token?: "usdc" | "usdt" | "pyusd";
                             destination_address?: string;
                             quote_id?: string;
                             idempotency_key?: string;
@@ -4236,6 +4258,8 @@ export interface operations {
                             amount_usd?: number;
                             status?: string;
                             selected_chain?: components["schemas"]["Chain"];
+                            /** @enum {string} */
+                            token?: "usdc" | "usdt" | "pyusd";
                             destination_address?: string;
                             tx_id?: string | null;
                             actions?: {
@@ -4462,6 +4486,8 @@ export interface operations {
                         amount_usd?: number;
                         status?: string;
                         selected_chain?: components["schemas"]["Chain"];
+                        /** @enum {string} */
+                        token?: "usdc" | "usdt" | "pyusd";
                         destination_address?: string;
                         quote_id?: string;
                         idempotency_key?: string;
@@ -6432,6 +6458,7 @@ export interface operations {
                             chain?: components["schemas"]["Chain"];
                             to?: string;
                             amount_usdc?: string;
+                            token?: string;
                             status?: string;
                             idempotency_key?: string;
                             tx_id?: string | null;
@@ -6556,6 +6583,7 @@ export interface operations {
                     chain: string;
                     to: string;
                     amount_usdc: string;
+                    token?: string;
                     idempotency_key?: string;
                 };
             };
@@ -6580,6 +6608,7 @@ export interface operations {
                         chain?: components["schemas"]["Chain"];
                         to?: string;
                         amount_usdc?: string;
+                        token?: string;
                         status?: string;
                         idempotency_key?: string;
                         tx_id?: string | null;
@@ -6625,6 +6654,7 @@ export interface operations {
                         chain?: components["schemas"]["Chain"];
                         to?: string;
                         amount_usdc?: string;
+                        token?: string;
                         status?: string;
                         idempotency_key?: string;
                         tx_id?: string | null;
@@ -6798,6 +6828,7 @@ export interface operations {
                         chain?: components["schemas"]["Chain"];
                         to?: string;
                         amount_usdc?: string;
+                        token?: string;
                         status?: string;
                         idempotency_key?: string;
                         tx_id?: string | null;

@@ -5,6 +5,7 @@
 import { SIMULATED_BATCH_TRANSFERS_MAX, SIMULATED_INBOUND_PAGE_TRANSFERS } from '../../src/bounds.js';
 import {
   ChainError,
+  onlyUsdc,
   type ChainAdapter,
   type FeeEstimate,
   type PreparedTransfer,
@@ -72,6 +73,8 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
     estimateFee: async () => estimate(world.marketFee),
 
     async prepareTransfers(requests) {
+      // The simulator's world holds USDC only.
+      for (const request of requests) onlyUsdc(request.token ?? 'usdc');
       const refusals = requests.map((r) => refusalOf(chain, treasury, world.frozen, r));
       const answers: (PreparedTransfer | ChainError)[] = refusals.map((refusal) => refusal ?? REFUSED_PLACEHOLDER);
       const valid = requests.flatMap((_, k) => (refusals[k] === null ? [k] : []));
@@ -105,7 +108,7 @@ export function createEvmAdapter(world: EvmWorld): ChainAdapter {
     },
     head: async () => world.head(),
     probe: async () => ({ ok: true, latencyMs: 1, fee: estimate(world.marketFee), finalitySeconds: (profile.finalityBlocks * profile.blockMs) / 1000, congestion: 0 }),
-    treasuryUsdcBalance: async () => (world.tick(), world.balances.usdcOf(treasury)),
+    treasuryTokenBalance: async (token) => (onlyUsdc(token), world.tick(), world.balances.usdcOf(treasury)),
     treasuryNativeBalance: async () => (world.tick(), world.balances.nativeOf(treasury)),
     inboundPosition: async () => world.inboundPosition(),
     listInboundTransfers: async (position) => world.inboundAfter(position, SIMULATED_INBOUND_PAGE_TRANSFERS),

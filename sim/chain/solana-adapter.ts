@@ -3,7 +3,7 @@
 // valid height in the signed meta, 'expired' only past that height), over the in-memory SolanaWorld.
 import { createHash } from 'node:crypto';
 import { SIMULATED_INBOUND_PAGE_TRANSFERS, SOLANA_BATCH_TRANSFERS_MAX } from '../../src/bounds.js';
-import { ChainError, type ChainAdapter, type FeeEstimate, type PreparedTransfer, type TransferRequest } from '../../src/chains/port.js';
+import { ChainError, onlyUsdc, type ChainAdapter, type FeeEstimate, type PreparedTransfer, type TransferRequest } from '../../src/chains/port.js';
 import { nativeToUsd } from '../../src/money.js';
 import { batchFee, isRecipient, refusalOf } from './common.js';
 import type { SolanaWorld } from './solana.js';
@@ -49,6 +49,8 @@ export function createSolanaAdapter(world: SolanaWorld): ChainAdapter {
     estimateFee: async () => estimate(profile.feeNative),
 
     async prepareTransfers(requests) {
+      // The simulator's world holds USDC only.
+      for (const request of requests) onlyUsdc(request.token ?? 'usdc');
       const refusals = requests.map((r) => refusalOf(chain, treasury, world.frozen, r));
       const answers: (PreparedTransfer | ChainError)[] = refusals.map((refusal) => refusal ?? NOT_PREPARED);
       const valid = requests.flatMap((_, k) => (refusals[k] === null ? [k] : []));
@@ -70,7 +72,7 @@ export function createSolanaAdapter(world: SolanaWorld): ChainAdapter {
     },
     head: async () => world.head(),
     probe: async () => ({ ok: true, latencyMs: 1, fee: estimate(profile.feeNative), finalitySeconds, congestion: 0 }),
-    treasuryUsdcBalance: async () => (world.tick(), world.balances.usdcOf(treasury)),
+    treasuryTokenBalance: async (token) => (onlyUsdc(token), world.tick(), world.balances.usdcOf(treasury)),
     treasuryNativeBalance: async () => (world.tick(), world.balances.nativeOf(treasury)),
     inboundPosition: async () => world.inboundPosition(),
     listInboundTransfers: async (position) => world.inboundAfter(position, SIMULATED_INBOUND_PAGE_TRANSFERS),

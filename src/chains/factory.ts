@@ -1,7 +1,7 @@
 // Builds the adapter of each configured chain (CHAINS) from its settings.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { ChainSettings, Config } from '../config.js';
+import { ConfigError, envName, type ChainSettings, type Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { Metrics } from '../metrics/registry.js';
 import { instrumentAdapter } from './instrumented.js';
@@ -46,6 +46,11 @@ async function simulated(config: Config, settings: ChainSettings, pool: Pool, cl
 }
 
 async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger, networks: NetworkClaims): Promise<ChainAdapter> {
+  const others = settings.tokens.filter((t) => t.token !== 'usdc').map((t) => t.token);
+  // Ethereum-family nodes pay every token (one transfer a transaction beyond USDC); Solana's Token-2022 is not done yet.
+  if (others.length > 0 && settings.family === 'solana') {
+    throw new ConfigError(`${envName(settings.name)}_TOKENS`, `${others.join(', ')}: Solana with a node (ADAPTER=rpc) pays only usdc so far; simulated chains and EVM chains with a node pay every token`);
+  }
   if (settings.family === 'solana') {
     const { createSolanaAdapter } = await import('./solana/adapter.js');
     const signer = await createSolanaSigner(config, settings, log);
@@ -67,6 +72,7 @@ async function rpcAdapter(config: Config, settings: ChainSettings, log: Logger, 
       chain: settings,
       rpcUrl: settings.rpcUrl!,
       usdcAddress: settings.usdcAddress!,
+      tokens: Object.fromEntries(settings.tokens.filter((t) => t.token !== 'usdc').map((t) => [t.token, t.address!])),
       batchContract: settings.batchContract,
       networks,
       signer,

@@ -13,7 +13,7 @@ const CHAIN_CALLS = [
   'getStatuses',
   'head',
   'probe',
-  'treasuryUsdcBalance',
+  'treasuryTokenBalance',
   'treasuryNativeBalance',
   'inboundPosition',
   'listInboundTransfers',

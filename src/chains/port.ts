@@ -5,6 +5,7 @@
 // the database (decision 29), which is why signing gets the caller's transaction.
 import type { Queryable } from '../db/pool.js';
 import type { Chain, FailureReason, NativeCurrency, SignedTransfer, TxStatus } from '../domain/chain.js';
+import type { Token, TokenCurrency } from '../domain/token.js';
 
 export { FAILURE_REASONS, type Chain, type FailureReason, type SignedTransfer, type TxStatus } from '../domain/chain.js';
 
@@ -30,6 +31,11 @@ export interface TransferRequest {
   /** Recipient address on this chain, already validated. */
   to: string;
   amountMicros: bigint;
+  /**
+   * The token it pays, one of the chain's NAME_TOKENS; absent: usdc, as before tokens were configured. A transaction
+   * pays one token (an on-chain batch too).
+   */
+  token?: Token;
 }
 
 export interface FeeEstimate {
@@ -69,11 +75,12 @@ export interface HealthProbe {
 export interface InboundTransfer {
   /** With `index`, the transfer's stable identity on its chain. */
   txId: string;
-  /** Ethereum: the USDC Transfer log's index, -1 for the transaction's ETH value. Solana: 0 USDC, 1 SOL. */
+  /** Ethereum: the token Transfer log's index, -1 for the transaction's ETH value. Solana: 0 USDC, 1 SOL. */
   index: number;
   from: string;
-  currency: 'USDC' | 'native';
-  /** USDC micro-units, wei or lamports; positive. */
+  /** A configured token's ledger currency, or the chain's native currency. */
+  currency: TokenCurrency | 'native';
+  /** Token micro-units, wei or lamports; positive. */
   amountUnits: bigint;
 }
 
@@ -104,8 +111,8 @@ export interface TreasuryTransaction {
   nonce: number | null;
   /** Landed but failed (reverted): it paid nothing, only its fee. */
   failed: boolean;
-  /** USDC it moved out of the treasury, in the order it paid them: recipient address and micro-units. */
-  transfers: { to: string; amountMicros: bigint }[];
+  /** Tokens it moved out of the treasury, in the order it paid them: recipient address, micro-units and token. */
+  transfers: { to: string; amountMicros: bigint; token: Token }[];
   /** Solana: the memo it carries (a payment id, or `batch:` and a hash). */
   memo: string | null;
   /**
@@ -142,7 +149,8 @@ export interface ChainAdapter {
 
   treasuryAddress(): string;
   isValidAddress(address: string): boolean;
-  estimateFee(): Promise<FeeEstimate>;
+  /** The fee of one transfer of `token` (default usdc): tokens cost different gas on EVM chains. */
+  estimateFee(token?: Token): Promise<FeeEstimate>;
   /**
    * Reads from the chain what the requested transfers need (fees, gas, a recent blockhash, the account's pending nonce)
    * and validates them, in one call for the batch an execution step holds. The answer is one per request, in order:
@@ -182,8 +190,8 @@ export interface ChainAdapter {
    */
   head(): Promise<string>;
   probe(): Promise<HealthProbe>;
-  /** On-chain USDC balance of the treasury, in micro-units, for reconciliation. */
-  treasuryUsdcBalance(): Promise<bigint>;
+  /** On-chain balance of the treasury in `token` (one of the chain's NAME_TOKENS), in micro-units, for reconciliation. */
+  treasuryTokenBalance(token: Token): Promise<bigint>;
   /** On-chain native balance of the treasury (wei, lamports), for fees. */
   treasuryNativeBalance(): Promise<bigint>;
   /**
@@ -230,4 +238,12 @@ export function adapterOf(adapters: ChainAdapters, chain: Chain): ChainAdapter {
   const adapter = adapters[chain];
   if (adapter === undefined) throw new ChainError('internal_error', 'rejected', `${chain} is not in CHAINS`, { details: chain });
   return adapter;
+}
+
+/**
+ * The node adapters pay and read USDC only so far (issue 40 item 3): the factory refuses other tokens on them at
+ * start-up, and this refuses a call that names one anyway.
+ */
+export function onlyUsdc(token: Token): void {
+  if (token !== 'usdc') throw new ChainError('internal_error', 'rejected', `this adapter does not pay ${token} yet`, { details: token });
 }

@@ -1,6 +1,6 @@
 // The operator CLI. Each command is a small function; exit codes: 0 ok, 1 failure, 2 usage.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, tokensOfConfig, type Config } from '../config.js';
 import { createMerchant, merchantInputProblem } from '../core/merchants/merchants.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
@@ -90,7 +90,7 @@ const USAGE = `usage: stableroute <command>
                              recipient and amount; --payment names them in its order): they settle, never paid again
   books foreign --chain C (--tx TX_ID | --nonce N) --reason TEXT [--json]
                              declare it paid none of our payments; takes two different operators
-  treasury withdraw --chain C --to ADDRESS --usdc N [--idempotency-key KEY] [--json]
+  treasury withdraw --chain C --to ADDRESS --usdc N [--token T] [--idempotency-key KEY] [--json]
                              send treasury USDC out (reserved from available funds, then signed and
                              confirmed like a payout by the workers); prints the withdrawal id
   simulate transfer --chain C --from ADDRESS --to ADDRESS [--usdc N] [--native N] [--json]
@@ -328,7 +328,7 @@ commands.intents = async (args, config) => {
 commands.reconcile = async (args, config) => {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
   return withContext(config, async (ctx) => {
-    const report = await reconcile(ctx.pool, ctx.adapters);
+    const report = await reconcile(ctx.pool, ctx.adapters, tokensOfConfig(ctx.config));
     if (values.json) out(JSON.stringify(report));
     else {
       for (const r of report) {

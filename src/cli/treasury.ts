@@ -7,7 +7,7 @@ import type { CliHelpers } from './policies.js';
 import { refusable, usage } from './exits.js';
 import { cliAudit, recordingRefusals } from './actor.js';
 
-const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--idempotency-key KEY] [--json]\n';
+const USAGE = 'usage: stableroute treasury withdraw --chain ethereum|solana --to ADDRESS --usdc N [--token usdc|usdt|pyusd] [--idempotency-key KEY] [--json]\n';
 
 export async function treasuryCommand(args: string[], config: Config, helpers: Pick<CliHelpers, 'withContext' | 'out'>): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -17,6 +17,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
       chain: { type: 'string' },
       to: { type: 'string' },
       usdc: { type: 'string' },
+      token: { type: 'string' },
       'idempotency-key': { type: 'string' },
       json: { type: 'boolean', default: false },
     },
@@ -25,12 +26,13 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
     return usage(USAGE);
   }
   return helpers.withContext(config, async (ctx) => {
-    const audit = cliAudit('withdrawal.create', [], { chain: values.chain, to: values.to, amount_usdc: values.usdc, idempotency_key: values['idempotency-key'] });
+    const audit = cliAudit('withdrawal.create', [], { chain: values.chain, to: values.to, amount_usdc: values.usdc, token: values.token, idempotency_key: values['idempotency-key'] });
     return refusable(async () => {
       const result = await recordingRefusals(ctx, audit, () => createWithdrawal(ctx, {
         chain: values.chain!,
         to: values.to!,
         amountUsdc: values.usdc!,
+        token: values.token,
         idempotencyKey: values['idempotency-key'],
         audit,
       }));
@@ -39,7 +41,7 @@ export async function treasuryCommand(args: string[], config: Config, helpers: P
       else {
         helpers.out(view.id);
         process.stderr.write(
-          `${result.replayed ? 'already accepted' : 'accepted'}: ${view.amount_usdc} USDC on ${view.chain} to ${view.to}, reserved; ` +
+          `${result.replayed ? 'already accepted' : 'accepted'}: ${view.amount_usdc} ${view.token.toUpperCase()} on ${view.chain} to ${view.to}, reserved; ` +
             'the workers sign and send it (GET /admin/withdrawals/' + view.id + ')\n',
         );
       }

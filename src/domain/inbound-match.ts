@@ -25,7 +25,8 @@ export function classifyInbound(input: { currency: 'USDC' | 'native'; candidates
 /** Why an operator may not attach this transfer to this payment; null when it may (decision 126). */
 export function attachRefusal(input: {
   transfer: { chain: string; currency: string; from: string; amount: bigint; paymentIntentId: string | null };
-  intent: { chain: string; status: string; destination: string; amountMicros: bigint };
+  /** `currency`: the ledger currency of the token the payout paid (USDC when absent). */
+  intent: { chain: string; status: string; destination: string; amountMicros: bigint; currency?: string };
   intentRefundedBy: string | null;
 }): string | null {
   const { transfer, intent } = input;
@@ -33,7 +34,8 @@ export function attachRefusal(input: {
   if (input.intentRefundedBy !== null) return `the payment was already refunded by transfer ${input.intentRefundedBy}`;
   if (intent.status !== 'settled') return `the payment is ${intent.status}; only a settled payout can be refunded`;
   if (transfer.chain !== intent.chain) return `the transfer is on ${transfer.chain}, the payout on ${intent.chain}`;
-  if (transfer.currency !== 'USDC') return `the transfer moved ${transfer.currency}, not USDC`;
+  const paid = intent.currency ?? 'USDC';
+  if (transfer.currency !== paid) return `the transfer moved ${transfer.currency}, not ${paid}`;
   const sameSender = sameAddress(intent.chain, transfer.from, intent.destination);
   if (!sameSender) return `the transfer came from ${transfer.from}, not from the payout's destination ${intent.destination}`;
   if (transfer.amount > intent.amountMicros) return 'the transfer is larger than the payout';

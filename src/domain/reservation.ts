@@ -6,6 +6,7 @@
 // 80).
 import { formatUsdc } from '../money.js';
 import type { Chain } from './chain.js';
+import { currencyOf, potOf, type Token } from './token.js';
 import type { ErrorCode } from './errors.js';
 
 export interface ReservationRequest {
@@ -22,6 +23,8 @@ export interface QuoteFacts {
   amountMicros: bigint;
   expiresAt: Date;
   chain: Chain;
+  /** The token it pays (issue 40): its funds are the treasury's in that token on that chain. */
+  token: Token;
   destination: string;
 }
 
@@ -48,8 +51,8 @@ export interface BatchFacts {
   /** Intents already stored, by `${merchantId}\u0000${idempotencyKey}`. */
   existing: ReadonlyMap<string, ExistingIntent>;
   quotes: ReadonlyMap<string, QuoteFacts>;
-  /** Available USDC per chain, read under the treasury row's lock. */
-  available: ReadonlyMap<Chain, bigint>;
+  /** Available funds per (chain, token), keyed by potOf, read under the treasury rows' locks. */
+  available: ReadonlyMap<string, bigint>;
   now: Date;
   /**
    * The spending policy of a request that may be reserved, given what this batch already reserved for its merchant,
@@ -110,18 +113,19 @@ export function decideReservations(requests: readonly ReservationRequest[], fact
       decisions.push({ kind: 'refuse', refusal: spending });
       continue;
     }
-    const available = left.get(quote.chain) ?? 0n;
+    const pot = potOf(quote.chain, quote.token);
+    const available = left.get(pot) ?? 0n;
     if (available < quote.amountMicros) {
       decisions.push(
         refuse(
           'INSUFFICIENT_BALANCE',
-          `treasury on ${quote.chain} has ${formatUsdc(available)} USDC available, ${formatUsdc(quote.amountMicros)} needed`,
+          `treasury on ${quote.chain} has ${formatUsdc(available)} ${currencyOf(quote.token)} available, ${formatUsdc(quote.amountMicros)} needed`,
         ),
       );
       continue;
     }
     claimed.set(key, { index, quoteId: request.quoteId });
-    left.set(quote.chain, available - quote.amountMicros);
+    left.set(pot, available - quote.amountMicros);
     reservedBy.set(request.merchantId, (reservedBy.get(request.merchantId) ?? 0n) + quote.amountMicros);
     if (spending.approvalAboveMicros === null) sentBy.set(request.merchantId, (sentBy.get(request.merchantId) ?? 0n) + quote.amountMicros);
     decisions.push({ kind: 'reserve', quote, position: created++, approvalAboveMicros: spending.approvalAboveMicros });

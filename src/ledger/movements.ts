@@ -1,5 +1,6 @@
 // Pure double-entry movements. Each returns postings that sum to zero per currency; the store refuses anything else.
 import type { Chain } from '../domain/chain.js';
+import type { TokenCurrency } from '../domain/token.js';
 
 export type AccountKind =
   | 'treasury_available' // USDC the treasury can spend
@@ -27,7 +28,8 @@ export interface Movement {
   postings: Posting[];
 }
 
-const USDC = 'USDC';
+/** The token a movement books when its caller names none: the spec's USDC. */
+const USDC: TokenCurrency = 'USDC';
 
 function pair(from: AccountKind, to: AccountKind, currency: string, amount: bigint): Posting[] {
   if (amount <= 0n) throw new RangeError(`ledger amount must be positive, got ${amount}`);
@@ -38,31 +40,32 @@ function pair(from: AccountKind, to: AccountKind, currency: string, amount: bigi
 }
 
 export const movements = {
-  fundUsdc: (chain: Chain, micros: bigint): Movement => ({
+  /** A token's funding (the treasury's opening, a deposit), in `currency` (a TokenCurrency; USDC when unnamed). */
+  fundUsdc: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
     type: 'funding',
     chain,
-    postings: pair('funding', 'treasury_available', USDC, micros),
+    postings: pair('funding', 'treasury_available', currency, micros),
   }),
   fundNative: (chain: Chain, currency: string, units: bigint): Movement => ({
     type: 'funding',
     chain,
     postings: pair('funding', 'treasury_native', currency, units),
   }),
-  reserve: (chain: Chain, micros: bigint): Movement => ({
+  reserve: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
     type: 'reserve',
     chain,
-    postings: pair('treasury_available', 'treasury_reserved', USDC, micros),
+    postings: pair('treasury_available', 'treasury_reserved', currency, micros),
   }),
-  debit: (chain: Chain, micros: bigint): Movement => ({
+  debit: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
     type: 'debit',
     chain,
-    postings: pair('treasury_reserved', 'treasury_in_flight', USDC, micros),
+    postings: pair('treasury_reserved', 'treasury_in_flight', currency, micros),
   }),
   /** A final transfer leaves the treasury: to a recipient (payouts) or to the operator's withdrawal address. */
-  settle: (chain: Chain, micros: bigint, to: 'payouts' | 'withdrawals' = 'payouts'): Movement => ({
+  settle: (chain: Chain, micros: bigint, to: 'payouts' | 'withdrawals' = 'payouts', currency: TokenCurrency = USDC): Movement => ({
     type: 'settle',
     chain,
-    postings: pair('treasury_in_flight', to, USDC, micros),
+    postings: pair('treasury_in_flight', to, currency, micros),
   }),
   fee: (chain: Chain, currency: string, units: bigint): Movement => ({
     type: 'fee',
@@ -70,21 +73,21 @@ export const movements = {
     postings: pair('treasury_native', 'network_fees', currency, units),
   }),
   /** Returns reserved funds to available, from wherever they sit (before or after the debit). */
-  release: (chain: Chain, micros: bigint, from: 'treasury_reserved' | 'treasury_in_flight'): Movement => ({
+  release: (chain: Chain, micros: bigint, from: 'treasury_reserved' | 'treasury_in_flight', currency: TokenCurrency = USDC): Movement => ({
     type: 'release',
     chain,
-    postings: pair(from, 'treasury_available', USDC, micros),
+    postings: pair(from, 'treasury_available', currency, micros),
   }),
   /** Takes a deposit booked as funding back out of available, when an operator re-classifies it as a refund. */
-  reverseFunding: (chain: Chain, micros: bigint): Movement => ({
+  reverseFunding: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
     type: 'funding',
     chain,
-    postings: pair('treasury_available', 'funding', USDC, micros),
+    postings: pair('treasury_available', 'funding', currency, micros),
   }),
-  refund: (chain: Chain, micros: bigint): Movement => ({
+  refund: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
     type: 'refund',
     chain,
-    postings: pair('payouts', 'treasury_available', USDC, micros),
+    postings: pair('payouts', 'treasury_available', currency, micros),
   }),
 };
 

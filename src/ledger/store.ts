@@ -1,5 +1,6 @@
 // The ledger's SQL: post a movement inside the caller's transaction, read balances.
 import type { Chain } from '../domain/chain.js';
+import { currencyOf, potOf, tokenOfCurrency, type Token, type TokenCurrency } from '../domain/token.js';
 import { notifyFactChanged } from '../db/notify.js';
 import type { Queryable } from '../db/pool.js';
 import { isBalanced, NON_NEGATIVE, type AccountKind, type Movement } from './movements.js';
@@ -102,14 +103,32 @@ export async function postMany(db: Queryable, entries: readonly { movement: Move
   return ids.map(Number);
 }
 
-/** Locks the `treasury_available` USDC accounts of `chains` (in chain order) and returns their balances. */
-export async function lockAvailable(db: Queryable, chains: readonly Chain[]): Promise<Map<Chain, bigint>> {
-  const { rows } = await db.query<{ chain: Chain; balance: string }>(
-    `SELECT chain, balance::text FROM ledger_accounts
-      WHERE chain = ANY($1) AND currency = 'USDC' AND kind = 'treasury_available' AND stripe = 0 ORDER BY chain FOR UPDATE`,
-    [[...chains].sort()],
+/**
+ * Locks the `treasury_available` accounts of `pots` (each a chain and a token; in chain, then currency order) and
+ * returns their balances keyed by potOf.
+ */
+export async function lockAvailable(db: Queryable, pots: readonly { chain: Chain; token: Token }[]): Promise<Map<string, bigint>> {
+  const { rows } = await db.query<{ chain: Chain; currency: string; balance: string }>(
+    `SELECT a.chain, a.currency, a.balance::text FROM ledger_accounts a
+       JOIN unnest($1::text[], $2::text[]) AS p(chain, currency) ON p.chain = a.chain AND p.currency = a.currency
+      WHERE a.kind = 'treasury_available' AND a.stripe = 0 ORDER BY a.chain, a.currency FOR UPDATE OF a`,
+    [pots.map((p) => p.chain), pots.map((p) => currencyOf(p.token))],
   );
-  return new Map(chains.map((chain) => [chain, BigInt(rows.find((r) => r.chain === chain)?.balance ?? '0')]));
+  return new Map(pots.map(({ chain, token }) => [potOf(chain, token), BigInt(rows.find((r) => r.chain === chain && r.currency === currencyOf(token))?.balance ?? '0')]));
+}
+
+/** Available funds of every (chain, token) the ledger books, keyed by potOf: what a quote naming tokens scores. */
+export async function treasuryTokenAvailable(db: Queryable): Promise<Map<string, bigint>> {
+  const { rows } = await db.query<{ chain: Chain; currency: string; balance: string }>(
+    `SELECT chain, currency, SUM(balance)::text AS balance FROM ledger_accounts
+      WHERE kind = 'treasury_available' AND currency IN ('USDC', 'USDT', 'PYUSD') GROUP BY chain, currency`,
+  );
+  const available = new Map<string, bigint>();
+  for (const row of rows) {
+    const token = tokenOfCurrency(row.currency);
+    if (token !== null) available.set(potOf(row.chain, token), BigInt(row.balance));
+  }
+  return available;
 }
 
 export interface TreasuryBalance {
@@ -124,18 +143,19 @@ export interface TreasuryBalance {
   nativeUnits: bigint;
 }
 
-/** The USDC of each treasury, and the native currency it holds for fees, as the ledger books them. */
-export async function treasuryBalances(db: Queryable): Promise<TreasuryBalance[]> {
+/** The USDC (or `currency`, another token's) of each treasury, and the native currency it holds for fees, as the ledger books them. */
+export async function treasuryBalances(db: Queryable, currency: TokenCurrency = 'USDC'): Promise<TreasuryBalance[]> {
   const { rows } = await db.query<{ chain: Chain; address: string; available: string; reserved: string; in_flight: string; native: string }>(
     `SELECT t.chain, t.address,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind = 'treasury_available'), 0)::text AS available,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind IN ('treasury_reserved', 'treasury_in_flight')), 0)::text AS reserved,
-            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = 'USDC' AND a.kind = 'treasury_in_flight'), 0)::text AS in_flight,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = $1 AND a.kind = 'treasury_available'), 0)::text AS available,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = $1 AND a.kind IN ('treasury_reserved', 'treasury_in_flight')), 0)::text AS reserved,
+            COALESCE(SUM(a.balance) FILTER (WHERE a.currency = $1 AND a.kind = 'treasury_in_flight'), 0)::text AS in_flight,
             COALESCE(SUM(a.balance) FILTER (WHERE a.currency = t.native_currency AND a.kind = 'treasury_native'), 0)::text AS native
        FROM treasuries t
-       LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency IN ('USDC', t.native_currency)
+       LEFT JOIN ledger_accounts a ON a.chain = t.chain AND a.currency IN ($1, t.native_currency)
       GROUP BY t.chain, t.address
       ORDER BY t.chain`,
+    [currency],
   );
   return rows.map((r) => ({
     chain: r.chain,

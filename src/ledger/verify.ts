@@ -91,7 +91,9 @@ async function runChecks(db: Queryable): Promise<LedgerReport> {
       await db.query(
         `WITH amounts AS (
            SELECT t.payment_intent_id AS id, t.type, COUNT(DISTINCT t.id) AS n, SUM(p.amount) AS total
-             FROM ledger_transactions t JOIN ledger_postings p ON p.transaction_id = t.id AND p.amount > 0 AND p.currency = 'USDC'
+             FROM ledger_transactions t JOIN payment_intents i ON i.id = t.payment_intent_id
+             -- The payment's own token (issue 40): a USDT payment books USDT, whose currency code is its token's.
+             JOIN ledger_postings p ON p.transaction_id = t.id AND p.amount > 0 AND p.currency = upper(i.token)
             WHERE t.payment_intent_id IS NOT NULL GROUP BY t.payment_intent_id, t.type)
          SELECT pi.id, pi.status FROM payment_intents pi
            LEFT JOIN amounts r ON r.id = pi.id AND r.type = 'reserve'

@@ -3,6 +3,7 @@
 import type { Chain } from '../domain/chain.js';
 import type { HealthStatus } from '../domain/health.js';
 import type { Priority } from '../domain/priority.js';
+import { DEFAULT_TOKEN, type Token } from '../domain/token.js';
 import { snapshotWithinBounds } from './snapshot-bounds.js';
 
 export interface HealthSnapshot {
@@ -15,6 +16,11 @@ export interface HealthSnapshot {
 
 export interface RouteInput {
   chain: Chain;
+  /**
+   * The token this route pays, when the quote named the tokens it accepts (issue 40): the snapshot's fee is then the
+   * token's own, the balance the treasury's in it. Absent: USDC, and the route names no token (the spec's shape).
+   */
+  token?: Token;
   snapshot: HealthSnapshot;
   availableMicros: bigint;
   destination: string | null;
@@ -29,6 +35,7 @@ export type DisqualificationReason = 'no_destination' | 'invalid_chain_health' |
 
 export interface ScoringDetail {
   chain: Chain;
+  token?: Token;
   fee_score: number;
   latency_score: number;
   reliability_score: number;
@@ -39,6 +46,7 @@ export interface ScoringDetail {
 
 export interface CandidateRoute {
   chain: Chain;
+  token?: Token;
   estimated_fee_usd: number;
   estimated_settlement_seconds: number;
   reliability_score: number;
@@ -49,6 +57,8 @@ export interface RouteDecision {
   details: ScoringDetail[];
   candidates: CandidateRoute[];
   recommended: Chain | null;
+  /** The recommended route's token (USDC when the routes name none). */
+  recommendedToken: Token;
 }
 
 export const WEIGHTS: Record<Priority, { fee: number; latency: number; reliability: number }> = {
@@ -100,6 +110,7 @@ export function scoreRoutes(amountMicros: bigint, priority: Priority, inputs: re
     const reason = disqualification(input, amountMicros);
     return {
       chain: input.chain,
+      ...tokenOf(input),
       fee_score: fee,
       latency_score: latency,
       reliability_score: reliability,
@@ -114,6 +125,7 @@ export function scoreRoutes(amountMicros: bigint, priority: Priority, inputs: re
     .map(
       ({ input, detail }): CandidateRoute => ({
         chain: input.chain,
+        ...tokenOf(input),
         estimated_fee_usd: input.snapshot.estimated_fee_usd,
         estimated_settlement_seconds: input.snapshot.avg_confirmation_seconds,
         reliability_score: detail.reliability_score,
@@ -127,5 +139,10 @@ export function scoreRoutes(amountMicros: bigint, priority: Priority, inputs: re
         a.estimated_fee_usd - b.estimated_fee_usd ||
         a.estimated_settlement_seconds - b.estimated_settlement_seconds,
     );
-  return { details, candidates, recommended: candidates[0]?.chain ?? null };
+  return { details, candidates, recommended: candidates[0]?.chain ?? null, recommendedToken: candidates[0]?.token ?? DEFAULT_TOKEN };
+}
+
+/** A route's `token` field, only when the quote named tokens: the spec's routes have none. */
+function tokenOf(input: RouteInput): { token?: Token } {
+  return input.token === undefined ? {} : { token: input.token };
 }

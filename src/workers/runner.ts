@@ -15,6 +15,7 @@ import { startConfirmationWorker } from './confirmation.js';
 import { startQueuePoller } from './execution.js';
 import { every, RUN_AGAIN } from './periodic.js';
 import { startWebhookWorker } from './webhooks.js';
+import { tokensOfConfig } from '../config.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -54,7 +55,7 @@ export async function startWorkers(ctx: AppContext): Promise<Workers> {
   const reconciliation = every(
     'reconciliation',
     ctx.config.reconcileIntervalSeconds,
-    () => runReconciliation({ ...ctx, log: log.child({ worker: 'reconciliation' }) }),
+    () => runReconciliation({ ...ctx, tokensOf: tokensOfConfig(ctx.config), log: log.child({ worker: 'reconciliation' }) }),
     log,
   );
   // Operator alerts to OPERATOR_WEBHOOK_URL (decision 120).

@@ -84,7 +84,7 @@ describe('GET /admin/exports/payments.csv', () => {
     expect(res.body.endsWith('\r\n')).toBe(true);
     expect(res.body.replaceAll('\r\n', '')).not.toMatch(/[\r\n]/);
     expect(res.body.split('\r\n')[0]).toBe(
-      'payment_id,kind,merchant_id,merchant_name,chain,destination_address,amount_usdc,status,failure_reason,created_at,settled_at,updated_at,tx_id,fee,fee_currency,quote_id,idempotency_key',
+      'payment_id,kind,merchant_id,merchant_name,chain,destination_address,amount_usdc,status,failure_reason,created_at,settled_at,updated_at,tx_id,fee,fee_currency,quote_id,idempotency_key,token',
     );
     const rows = rowsOf(res.body);
     expect(rows.map((r) => r.payment_id)).toEqual(Object.values(ids));
@@ -147,7 +147,7 @@ describe('GET /admin/exports/payments.csv', () => {
 describe('GET /admin/exports/ledger.csv', () => {
   it('has one row per posting, and its totals per account and currency are the balances ledger verify proves', async () => {
     const rows = await csv('/admin/exports/ledger.csv');
-    expect(Object.keys(rows[0]!)).toEqual(['posting_id', 'transaction_id', 'created_at', 'type', 'chain', 'account', 'currency', 'amount', 'payment_id', 'payment_kind', 'merchant_id', 'payment_status']);
+    expect(Object.keys(rows[0]!)).toEqual(['posting_id', 'transaction_id', 'created_at', 'type', 'chain', 'account', 'currency', 'amount', 'payment_id', 'payment_kind', 'merchant_id', 'payment_status', 'token']);
     expect(rows.length).toBe((await t.db.pool.query('SELECT COUNT(*)::int AS n FROM ledger_postings')).rows[0].n);
     const report = await verifyLedger(t.db.pool);
     expect(report.problems).toEqual([]);

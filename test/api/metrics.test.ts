@@ -114,16 +114,16 @@ describe('metrics registries', () => {
       head: async () => {
         throw new Error('connection refused');
       },
-      treasuryUsdcBalance: async () => 5n,
+      treasuryTokenBalance: async () => 5n,
     } as unknown as ChainAdapter;
     const adapter = instrumentAdapter(failing, metrics);
     await expect(adapter.head()).rejects.toThrow('connection refused');
-    expect(await adapter.treasuryUsdcBalance()).toBe(5n);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(5n);
     expect(adapter.treasuryAddress()).toBe('0xabc');
     expect(adapter.prepareReplacement).toBeUndefined();
     const text = await metrics.registry.metrics();
     expect(text).toContain('stableroute_chain_rpc_errors_total{chain="ethereum",adapter="rpc",method="head"} 1');
-    expect(text).toContain('stableroute_chain_rpc_duration_seconds_count{chain="ethereum",adapter="rpc",method="treasuryUsdcBalance"} 1');
+    expect(text).toContain('stableroute_chain_rpc_duration_seconds_count{chain="ethereum",adapter="rpc",method="treasuryTokenBalance"} 1');
     expect(text).not.toContain('method="treasuryAddress"');
   });
 });

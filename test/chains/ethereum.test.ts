@@ -295,14 +295,14 @@ describe('ethereum adapter: fees and health', () => {
   });
 
   it('reads the treasury USDC balance from the token', async () => {
-    expect(await adapter.treasuryUsdcBalance()).toBe(await usdcBalance(devnet.treasuryAddress));
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(await usdcBalance(devnet.treasuryAddress));
   });
 });
 
 describe('ethereum adapter: transfers', () => {
   it('signs, broadcasts and reaches final after enough blocks, moving exactly the amount', async () => {
     const recipient = freshAddress();
-    const treasuryBefore = await adapter.treasuryUsdcBalance();
+    const treasuryBefore = await adapter.treasuryTokenBalance('usdc');
     const signed = await sign(transfer(recipient, 12_345_678n));
 
     expect(signed.txId).toMatch(/^0x[0-9a-f]{64}$/);
@@ -326,7 +326,7 @@ describe('ethereum adapter: transfers', () => {
     const included = await reader.getBlock({ blockNumber: (await reader.getTransactionReceipt({ hash: signed.txId as Hex })).blockNumber });
     expect((status as { finalAt: Date }).finalAt.getTime()).toBeGreaterThanOrEqual(Number(included.timestamp) * 1000);
     expect(await usdcBalance(recipient)).toBe(12_345_678n);
-    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - 12_345_678n);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(treasuryBefore - 12_345_678n);
   });
 
   it('still reports a transfer final, without saying when, from a node that refuses the block read', async () => {
@@ -663,7 +663,7 @@ describe('ethereum adapter: node unreachable', () => {
       ['prepareTransfers', () => prepareOne(silent, transfer(freshAddress(), 1n))],
       ['prepareReplacement', () => silent.prepareReplacement!([request], signed)],
       ['estimateFee', () => silent.estimateFee()],
-      ['treasuryUsdcBalance', () => silent.treasuryUsdcBalance()],
+      ['treasuryTokenBalance', () => silent.treasuryTokenBalance('usdc')],
       ['treasuryNativeBalance', () => silent.treasuryNativeBalance()],
     ];
     for (const [name, call] of calls) {
@@ -723,7 +723,7 @@ describe('ethereum adapter: transfers the token refuses', () => {
   // transfer that only starts failing after signing (state changed in between) is mined, reverts, pays its fee,
   // and is reported as failed/reverted once final.
   it('refuses at signing a transfer above the treasury USDC balance, without taking a nonce', async () => {
-    const balance = await adapter.treasuryUsdcBalance();
+    const balance = await adapter.treasuryTokenBalance('usdc');
     const nonceBefore = await storedNextNonce();
     const error = await expectChainError(sign(transfer(freshAddress(), balance + 1n)));
     expect(error).toMatchObject({ reason: 'insufficient_funds', outcome: 'rejected' });
@@ -732,7 +732,7 @@ describe('ethereum adapter: transfers the token refuses', () => {
   });
 
   it('reports a transfer that reverts on chain as failed/reverted with the fee it paid', async () => {
-    const balance = await adapter.treasuryUsdcBalance();
+    const balance = await adapter.treasuryTokenBalance('usdc');
     const drain = freshAddress();
     const late = freshAddress();
     const [drainTx, lateTx] = await withMiningPaused(async () => {
@@ -755,6 +755,6 @@ describe('ethereum adapter: transfers the token refuses', () => {
     expect(await statusOf(adapter, drainTx)).toMatchObject({ state: 'final' });
     expect(await usdcBalance(drain)).toBe(balance);
     expect(await usdcBalance(late)).toBe(0n);
-    expect(await adapter.treasuryUsdcBalance()).toBe(0n);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(0n);
   });
 });

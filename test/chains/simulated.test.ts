@@ -309,3 +309,36 @@ async function waitForLockWait(t: TestContext, holderPid: number): Promise<void>
     10,
   );
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// (c) tokens (issue 40)
+
+describe('a simulated chain pays each configured token', () => {
+  it('a transaction moves one token: USDT and USDC requests prepared together go out apart, each balance per token', async () => {
+    const t = await context({ ETHEREUM_TOKENS: 'usdc,usdt', SIM_CONFIRM_SECONDS: '4' });
+    const adapter = t.ctx.adapters.ethereum!;
+    const requests = [
+      { paymentIntentId: 'pi_tok_a', to: ETH_ADDRESS, amountMicros: 1_000_000n, token: 'usdt' as const },
+      { paymentIntentId: 'pi_tok_b', to: ETH_ADDRESS, amountMicros: 2_000_000n },
+      { paymentIntentId: 'pi_tok_c', to: ETH_ADDRESS, amountMicros: 3_000_000n, token: 'usdt' as const },
+    ];
+    const prepared = await adapter.prepareTransfers(requests);
+    expect(prepared[0]).toBe(prepared[2]);
+    expect(prepared[1]).not.toBe(prepared[0]);
+    // Tether's transfer costs more gas than Circle's: so do its fees.
+    expect((await adapter.estimateFee('usdt')).feeNative).toBeGreaterThan((await adapter.estimateFee()).feeNative);
+    const once = [prepared[0], prepared[1]].map((p) => {
+      if (p === undefined || p instanceof ChainError) throw new Error('the simulated chain refused to prepare');
+      return p;
+    });
+    const signed = await withTransaction(t.db.pool, async (tx) => adapter.signAll!(tx, once));
+    for (const s of signed) expect(await send(adapter, s)).toBeNull();
+    expect(JSON.parse(signed[0]!.rawTx)).toMatchObject({ token: 'usdt' });
+    expect(JSON.parse(signed[1]!.rawTx)).not.toHaveProperty('token');
+    t.clock.advance(10_000);
+    expect(await adapter.getStatuses(signed)).toMatchObject([{ state: 'final' }, { state: 'final' }]);
+    // Every token opens with SIM_TREASURY_USDC (decision 236).
+    expect(await adapter.treasuryTokenBalance('usdt')).toBe(1000_000_000n - 4_000_000n);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(1000_000_000n - 2_000_000n);
+  });
+});

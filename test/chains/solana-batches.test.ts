@@ -140,7 +140,7 @@ describe('one transaction pays several payouts', () => {
     const recipients = freshRecipients(12);
     await withTokenAccounts(recipients);
     const requests = payouts(recipients);
-    const [before, treasuryBefore] = await Promise.all([balances(recipients), adapter.treasuryUsdcBalance()]);
+    const [before, treasuryBefore] = await Promise.all([balances(recipients), adapter.treasuryTokenBalance('usdc')]);
 
     const answers = await adapter.prepareTransfers(requests);
     const transactions = transactionsOf(answers);
@@ -155,7 +155,7 @@ describe('one transaction pays several payouts', () => {
     const after = await balances(recipients);
     expect(after.map((b, k) => b - before[k]!)).toEqual(requests.map((r) => r.amountMicros));
     const sum = requests.reduce((s, r) => s + r.amountMicros, 0n);
-    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - sum);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(treasuryBefore - sum);
     const transaction = await landed(signed!);
     expect(transaction.meta?.fee).toBe(5000n); // one signature for twelve payouts
     expect(transaction.meta?.computeUnitsConsumed).toBeLessThanOrEqual(BigInt(meta.computeUnitLimit));
@@ -171,7 +171,7 @@ describe('one transaction pays several payouts', () => {
     const fresh = freshRecipients(3);
     const recipients = [existing[0]!, fresh[0]!, existing[1]!, fresh[1]!, fresh[2]!, existing[2]!];
     const requests = payouts(recipients);
-    const [before, treasuryBefore] = await Promise.all([balances(recipients), adapter.treasuryUsdcBalance()]);
+    const [before, treasuryBefore] = await Promise.all([balances(recipients), adapter.treasuryTokenBalance('usdc')]);
 
     const transactions = transactionsOf(await adapter.prepareTransfers(requests));
     expect(transactions.size).toBe(1);
@@ -182,7 +182,7 @@ describe('one transaction pays several payouts', () => {
 
     const after = await balances(recipients);
     expect(after.map((b, k) => b - before[k]!)).toEqual(requests.map((r) => r.amountMicros));
-    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - requests.reduce((s, r) => s + r.amountMicros, 0n));
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(treasuryBefore - requests.reduce((s, r) => s + r.amountMicros, 0n));
     // The transaction's native cost: its one fee and the rent of the three accounts it created.
     const rent = await rpc.getMinimumBalanceForRentExemption(TOKEN_ACCOUNT_BYTES).send();
     expect(await statusOf(adapter, signed!)).toEqual({ state: 'final', feeNative: 5000n + 3n * rent });
@@ -193,7 +193,7 @@ describe('one transaction pays several payouts', () => {
     await withTokenAccounts(existing);
     const fresh = freshRecipients(SOLANA_BATCH_TRANSFERS_MAX);
     const requests = payouts([...existing, ...fresh]);
-    const [before, treasuryBefore] = await Promise.all([balances([...existing, ...fresh]), adapter.treasuryUsdcBalance()]);
+    const [before, treasuryBefore] = await Promise.all([balances([...existing, ...fresh]), adapter.treasuryTokenBalance('usdc')]);
 
     const transactions = transactionsOf(await adapter.prepareTransfers(requests));
     const places = [...transactions.values()];
@@ -215,7 +215,7 @@ describe('one transaction pays several payouts', () => {
 
     const after = await balances([...existing, ...fresh]);
     expect(after.map((b, k) => b - before[k]!)).toEqual(requests.map((r) => r.amountMicros));
-    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - requests.reduce((s, r) => s + r.amountMicros, 0n));
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(treasuryBefore - requests.reduce((s, r) => s + r.amountMicros, 0n));
   });
 });
 
@@ -254,7 +254,7 @@ describe('refusals inside a batch', () => {
   it('names the payout whose instruction failed a batch; the reason stays the instruction’s', async () => {
     const recipients = freshRecipients(3);
     await withTokenAccounts(recipients);
-    const treasuryUsdc = await adapter.treasuryUsdcBalance();
+    const treasuryUsdc = await adapter.treasuryTokenBalance('usdc');
     const requests = payouts(recipients, (k) => (k === 1 ? treasuryUsdc + 1n : 1_000n));
     const [signed] = await signAll(transactionsOf(await adapter.prepareTransfers(requests)).keys());
     const meta = decodeMeta(signed!);

@@ -107,7 +107,7 @@ async function freePort(): Promise<number> {
 describe('paying out', () => {
   it('pays a new recipient: included, then final; its new token account holds exactly the amount', async () => {
     const recipient = freshRecipient();
-    const treasuryBefore = await adapter.treasuryUsdcBalance();
+    const treasuryBefore = await adapter.treasuryTokenBalance('usdc');
     const signed = await sign(transfer(recipient, 1_500_000n));
 
     expect(signed.meta.createdAta).toBe(true);
@@ -134,7 +134,7 @@ describe('paying out', () => {
     expect(status).toEqual({ state: 'final', feeNative: (landed?.meta?.fee ?? 0n) + (await rentOfTokenAccount()) });
 
     expect(await usdcOf(recipient)).toBe(1_500_000n);
-    expect(await adapter.treasuryUsdcBalance()).toBe(treasuryBefore - 1_500_000n);
+    expect(await adapter.treasuryTokenBalance('usdc')).toBe(treasuryBefore - 1_500_000n);
     const pre = landed?.meta?.preTokenBalances ?? [];
     const post = landed?.meta?.postTokenBalances ?? [];
     expect(pre.find((b) => b.owner === recipient)).toBeUndefined(); // the account did not exist before
@@ -209,7 +209,7 @@ describe('expiry', () => {
 
 describe('refusals and failures', () => {
   it('refuses a transfer above the treasury balance: insufficient_funds, nothing lands, no fee', async () => {
-    const treasuryUsdc = await adapter.treasuryUsdcBalance();
+    const treasuryUsdc = await adapter.treasuryTokenBalance('usdc');
     const lamportsBefore = (await rpc.getBalance(devnet.treasuryAddress as Address).send()).value;
     const signed = await sign(transfer(freshRecipient(), treasuryUsdc + 1n));
 
@@ -227,7 +227,7 @@ describe('refusals and failures', () => {
   });
 
   it('reports a failure that landed (sent without preflight) once final, with the fee it cost', async () => {
-    const treasuryUsdc = await adapter.treasuryUsdcBalance();
+    const treasuryUsdc = await adapter.treasuryTokenBalance('usdc');
     const recipient = freshRecipient();
     const first = await sign(transfer(recipient, 1n)); // give the recipient a token account: no rent below
     await adapter.broadcast(first);

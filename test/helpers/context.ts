@@ -52,7 +52,7 @@ export async function createTestContext(env: Record<string, string> = {}, option
   const screener = await createScreener(config, clock, log);
   screener.reportListTo({ pool: db.pool, clock, log, config });
   const ctx: AppContext = { config, pool: db.pool, clock, log, adapters, boss, metrics, groupCommits, screener };
-  await ensureTreasuries(db.pool, adapters, clock.now());
+  await ensureTreasuries(db.pool, adapters, clock.now(), (chain) => config.chains[chain]?.tokens.map((t) => t.token) ?? []);
   if (!config.production) await ensureTestMerchant(db.pool, config.devMerchantWebhookUrl, clock.now());
   const app = await buildApp(ctx, { merchant: true, admin: options.admin ?? true, readiness: { ready: true } });
   return {

@@ -39,7 +39,7 @@ describe('the core against the simulated chain world', () => {
       );
       const paid = w.sim.landedTransfers().filter((l) => l.chain === chain).reduce((sum, l) => sum + l.amountMicros, 0n);
       expect(paid).toBe(BigInt(rows[0]!.n));
-      expect(await adapter.treasuryUsdcBalance()).toBe(1_000_000_000_000n - paid);
+      expect(await adapter.treasuryTokenBalance('usdc')).toBe(1_000_000_000_000n - paid);
     }
   });
 

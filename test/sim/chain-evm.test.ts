@@ -54,7 +54,7 @@ describe('the simulated EVM chain', () => {
   it('mines a sent transfer in the next block, final at depth, moving USDC and the fee', async () => {
     const { clock, sim, eth } = world();
     const to = recipient();
-    const before = await eth.treasuryUsdcBalance();
+    const before = await eth.treasuryTokenBalance('usdc');
     const signed = await signOne(eth, [request('pi_a', 5_000_000n, to)]);
     expect(signed.meta.nonce).toBe(0);
     expect(await stateOf(eth, signed)).toEqual({ state: 'unknown' });
@@ -66,7 +66,7 @@ describe('the simulated EVM chain', () => {
     blocks(clock, sim, FINALITY_BLOCKS - 1);
     expect(await stateOf(eth, signed)).toMatchObject({ state: 'final', feeNative: 650_000n * 10n ** 9n });
     expect(sim.landedTransfers()).toMatchObject([{ paymentId: 'pi_a', state: 'final' }]);
-    expect(await eth.treasuryUsdcBalance()).toBe(before - 5_000_000n);
+    expect(await eth.treasuryTokenBalance('usdc')).toBe(before - 5_000_000n);
     expect(sim.balanceOf('ethereum', to).usdcMicros).toBe(5_000_000n);
     // Sending the same bytes again is harmless: nothing lands twice.
     await eth.broadcast(signed);
@@ -251,7 +251,7 @@ describe('the simulated EVM chain faults, through the port', () => {
 
   it('chain.batch_reverted_by_recipient: the batch reverts whole, its fee paid, and the frozen recipient is refused after', async () => {
     const { clock, sim, faults, eth } = world();
-    const before = await eth.treasuryUsdcBalance();
+    const before = await eth.treasuryTokenBalance('usdc');
     const batch = [request('pi_b1'), request('pi_b2')];
     const signed = await signOne(eth, batch);
     await eth.broadcast(signed);
@@ -259,7 +259,7 @@ describe('the simulated EVM chain faults, through the port', () => {
     blocks(clock, sim, FINALITY_BLOCKS);
     expect(await stateOf(eth, signed)).toMatchObject({ state: 'failed', reason: 'reverted' });
     expect(sim.landedTransfers()).toEqual([]);
-    expect(await eth.treasuryUsdcBalance()).toBe(before);
+    expect(await eth.treasuryTokenBalance('usdc')).toBe(before);
     const answers = await eth.prepareTransfers(batch);
     expect(answers.filter((a) => a instanceof ChainError)).toMatchObject([{ reason: 'reverted', outcome: 'rejected' }]);
   });

@@ -181,14 +181,14 @@ describe('the simulated Solana chain faults, through the port', () => {
 
   it('chain.batch_reverted_by_recipient: the batch fails whole with its fee paid', async () => {
     const { clock, sim, faults, sol } = world();
-    const before = await sol.treasuryUsdcBalance();
+    const before = await sol.treasuryTokenBalance('usdc');
     const nativeBefore = await sol.treasuryNativeBalance();
     const signed = await signOne(sol, [request('pi_1'), request('pi_2'), request('pi_3')]);
     await sol.broadcast(signed);
     faults.arm('chain.batch_reverted_by_recipient');
     slots(clock, sim, FINALITY_BLOCKS + 1);
     expect(await stateOf(sol, signed)).toMatchObject({ state: 'failed', reason: 'reverted' });
-    expect(await sol.treasuryUsdcBalance()).toBe(before);
+    expect(await sol.treasuryTokenBalance('usdc')).toBe(before);
     expect(await sol.treasuryNativeBalance()).toBeLessThan(nativeBefore);
     expect(sim.landedTransfers()).toEqual([]);
   });

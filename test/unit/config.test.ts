@@ -2,6 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createAdapters } from '../../src/chains/factory.js';
+import { ManualClock } from '../../src/clock.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { refusal } from '../helpers/config.js';
 
@@ -197,5 +200,52 @@ describe('CHAINS and the per-chain settings', () => {
     expect(() => loadConfig({ ...base, BASE_BATCH_CONTRACT: 'batch' })).toThrow(/^BASE_BATCH_CONTRACT: expected an EVM contract address/);
     expect(() => loadConfig({ ETHEREUM_BATCH_CONTRACT: contract })).toThrow(/^ETHEREUM_BATCH_CONTRACT: is read only for an EVM chain with a node/);
     expect(() => loadConfig({ SOLANA_BATCH_CONTRACT: contract })).toThrow(/^SOLANA_BATCH_CONTRACT: is read only for an EVM chain with a node/);
+  });
+
+  it('NAME_TOKENS: usdc by default; presets, overrides and start-up errors per chain and token (issue 40)', () => {
+    expect(loadConfig({}).chains.ethereum!.tokens).toEqual([
+      { token: 'usdc', currency: 'USDC', address: null, addressVariable: 'ETHEREUM_USDC_ADDRESS', decimals: 6, solanaProgram: 'spl-token', transferGas: 55_900n },
+    ]);
+    expect(loadConfig({}).chains.solana!.tokens.map((t) => t.token)).toEqual(['usdc']);
+    const usdt = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+    const mint = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
+    const sim = loadConfig({ ETHEREUM_TOKENS: 'usdc, USDT,pyusd', ETHEREUM_USDT_ADDRESS: usdt, SOLANA_TOKENS: 'pyusd,usdc', SOLANA_USDC_MINT: mint });
+    expect(sim.chains.ethereum!.tokens.map((t) => [t.token, t.currency, t.address])).toEqual([['usdc', 'USDC', null], ['usdt', 'USDT', usdt], ['pyusd', 'PYUSD', null]]);
+    expect(sim.chains.ethereum!.tokens[1]!.transferGas).toBeGreaterThan(sim.chains.ethereum!.tokens[0]!.transferGas);
+    expect(sim.chains.solana!.tokens.map((t) => [t.token, t.solanaProgram, t.addressVariable])).toEqual([['pyusd', 'token-2022', 'SOLANA_PYUSD_MINT'], ['usdc', 'spl-token', 'SOLANA_USDC_MINT']]);
+    // The NAME_USDC_* names keep working.
+    expect(sim.chains.solana!.usdcAddress).toBe(mint);
+    expect(sim.chains.solana!.tokens[1]!.address).toBe(mint);
+
+    for (const [value, message] of [['usdc,eurc', /^ETHEREUM_TOKENS: "eurc" is not a token \(presets: usdc, usdt, pyusd\)/], ['usdt,usdt', /^ETHEREUM_TOKENS: names usdt twice/], [' , ', /^ETHEREUM_TOKENS: names no token/]] as const) {
+      expect(() => loadConfig({ ETHEREUM_TOKENS: value })).toThrow(message);
+    }
+    expect(() => loadConfig({ ETHEREUM_TOKENS: 'usdc,usdt', ETHEREUM_USDT_ADDRESS: 'tether' })).toThrow(/^ETHEREUM_USDT_ADDRESS: expected a token contract address/);
+    expect(() => loadConfig({ SOLANA_TOKENS: 'usdt', SOLANA_USDT_MINT: '0xdAC17F958D2ee523a2206206994597C13D831ec7' })).toThrow(/^SOLANA_USDT_MINT: expected a mint address/);
+
+    // With a node: the variable, else in production the mainnet preset; a chain without one needs the variable.
+    const node = { ETHEREUM_ADAPTER: 'rpc', ETHEREUM_RPC_URL: 'http://127.0.0.1:8545', ETHEREUM_USDC_ADDRESS: usdt, ETHEREUM_TREASURY_KEY: `0x${'11'.repeat(32)}`, ETHEREUM_TOKENS: 'usdc,usdt,pyusd' };
+    expect(() => loadConfig(node)).toThrow(/^ETHEREUM_USDT_ADDRESS: is required with ETHEREUM_ADAPTER=rpc and usdt in ETHEREUM_TOKENS \(outside production/);
+    expect(loadConfig({ ...node, ETHEREUM_USDT_ADDRESS: usdt, ETHEREUM_PYUSD_ADDRESS: usdt }).chains.ethereum!.tokens.map((t) => t.address)).toEqual([usdt, usdt, usdt]);
+    const production = { NODE_ENV: 'production', API_KEY_SALT: STRONG_SALT, WEBHOOK_SIGNING_SECRET: STRONG_WEBHOOK_SECRET, AUDIT_KEY: STRONG_AUDIT_KEY };
+    expect(loadConfig({ ...production, ...node }).chains.ethereum!.tokens.map((t) => t.address)).toEqual([
+      usdt, '0xdAC17F958D2ee523a2206206994597C13D831ec7', '0x6c3ea9036406852006290770BEdFcAbA0e23A0e8',
+    ]);
+    const base = { CHAINS: 'ethereum,solana,base', BASE_ADAPTER: 'rpc', BASE_RPC_URL: 'http://127.0.0.1:8545', BASE_USDC_ADDRESS: usdt, BASE_TREASURY_KEY: `0x${'11'.repeat(32)}`, BASE_TOKENS: 'usdc,pyusd' };
+    expect(() => loadConfig({ ...production, ...base })).toThrow(/^BASE_PYUSD_ADDRESS: is required with BASE_ADAPTER=rpc and pyusd in BASE_TOKENS \(no preset for pyusd on base\)/);
+  });
+
+  it('Solana with a node listing another token than usdc stops start-up, naming SOLANA_TOKENS, before any node is asked', async () => {
+    const config = loadConfig({
+      CHAINS: 'solana',
+      SOLANA_ADAPTER: 'rpc',
+      SOLANA_RPC_URL: 'http://127.0.0.1:1',
+      SOLANA_USDC_MINT: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+      SOLANA_TREASURY_KEY: '4wBqpZM9xaSheZzJSMawUKKwhdpChKbZ5eu5ky4Vigw',
+      SOLANA_TOKENS: 'usdc,pyusd',
+      SOLANA_PYUSD_MINT: '2b1kV6DkPAnxd5ixfnxCpjxmKwqjjaYmCZfHsFu24GXo',
+    });
+    const creating = createAdapters(config, undefined as never, new ManualClock('2026-03-01T12:00:00.000Z'), pino({ level: 'silent' }));
+    await expect(creating).rejects.toThrow(/^SOLANA_TOKENS: pyusd: Solana with a node \(ADAPTER=rpc\) pays only usdc so far/);
   });
 });

@@ -1,4 +1,5 @@
 // The reservation decision of a batch, as a table: arrival order, funds per chain, idempotency, quotes, checks.
+import { potOf } from '../../src/domain/token.js';
 import { describe, expect, it } from 'vitest';
 import { decideReservations, keyOf, type BatchFacts, type QuoteFacts, type ReservationRequest } from '../../src/domain/reservation.js';
 
@@ -10,6 +11,7 @@ const quote = (id: string, amountMicros: bigint, chain: 'ethereum' | 'solana' = 
   amountMicros,
   expiresAt: later,
   chain,
+  token: 'usdc',
   destination: 'dest',
 });
 const req = (quoteId: string, idempotencyKey: string, merchantId = 'mer_a'): ReservationRequest => ({ merchantId, quoteId, idempotencyKey });
@@ -23,8 +25,8 @@ const facts = (over: Partial<BatchFacts> = {}): BatchFacts => ({
     ['qold', { ...quote('qold', 1n), expiresAt: now }],
   ]),
   available: new Map([
-    ['solana', 35n],
-    ['ethereum', 30n],
+    [potOf('solana', 'usdc'), 35n],
+    [potOf('ethereum', 'usdc'), 30n],
   ]),
   now,
   ...over,

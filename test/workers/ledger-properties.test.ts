@@ -446,7 +446,7 @@ async function checkInvariants(run: Run): Promise<void> {
     // Counted per payment, not per transfer: its amount once, whether the chain never got its transfer (the last
     // send's outcome unknown, out of attempts) or holds one or more of its transfers not final.
     const handSettled = [...facts.values()].filter((f) => f.chain === chain && run.handSettled.has(f.id) && !f.transfers.some(landed));
-    const onChain = await t.ctx.adapters[chain]!.treasuryUsdcBalance();
+    const onChain = await t.ctx.adapters[chain]!.treasuryTokenBalance('usdc');
     const sum = (xs: { micros: bigint }[]) => xs.reduce((s, x) => s + x.micros, 0n);
     expect(onChain, where).toBe(avail + reserved + inFlight - sum(landedOpen) + sum(handSettled));
   }

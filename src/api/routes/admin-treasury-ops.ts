@@ -54,6 +54,7 @@ const withdrawalSchema = {
     chain: chainSchema,
     to: { type: 'string' },
     amount_usdc: { type: 'string' },
+    token: { type: 'string' },
     status: { type: 'string' },
     idempotency_key: { type: 'string' },
     tx_id: { type: ['string', 'null'] },
@@ -116,13 +117,13 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
     },
   );
 
-  app.post<{ Body: { chain: string; to: string; amount_usdc: string; idempotency_key?: string } }>(
+  app.post<{ Body: { chain: string; to: string; amount_usdc: string; token?: string; idempotency_key?: string } }>(
     '/admin/withdrawals',
     {
       schema: {
         tags: ['admin'],
         summary:
-          'Withdraw treasury USDC to an address: reserved from available funds now, then signed once and confirmed like a payout. ' +
+          'Withdraw treasury USDC (or `token`: one of the chain\'s NAME_TOKENS) to an address: reserved from available funds now, then signed once and confirmed like a payout. ' +
           'The same idempotency_key answers the first withdrawal (200)',
         body: {
           type: 'object',
@@ -132,12 +133,13 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
             chain: { type: 'string', maxLength: 32 },
             to: { type: 'string', minLength: 1, maxLength: 128 },
             amount_usdc: { type: 'string', minLength: 1, maxLength: 40 },
+            token: { type: 'string', minLength: 1, maxLength: 16 },
             idempotency_key: idempotencyKeySchema,
           },
         },
         response: { 200: withdrawalSchema, 201: withdrawalSchema, 400: errorRef, 409: errorRef, 422: errorRef },
       },
-      config: { validationCodes: { '': 'INVALID_REQUEST', chain: 'INVALID_CHAIN', to: 'INVALID_DESTINATION', amount_usdc: 'INVALID_AMOUNT', idempotency_key: 'INVALID_IDEMPOTENCY_KEY' } },
+      config: { validationCodes: { '': 'INVALID_REQUEST', chain: 'INVALID_CHAIN', to: 'INVALID_DESTINATION', amount_usdc: 'INVALID_AMOUNT', token: 'INVALID_TOKEN', idempotency_key: 'INVALID_IDEMPOTENCY_KEY' } },
     },
     async (request, reply) => {
       if (request.body.idempotency_key !== undefined) checkIdempotencyKey(request.body.idempotency_key);
@@ -145,6 +147,7 @@ export function adminTreasuryOpsRoutes(app: FastifyInstance, ctx: AppContext): v
         chain: request.body.chain,
         to: request.body.to,
         amountUsdc: request.body.amount_usdc,
+        token: request.body.token,
         idempotencyKey: request.body.idempotency_key,
         audit: auditEntryOf(request),
       });

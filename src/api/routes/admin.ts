@@ -12,6 +12,7 @@ import { arrayOf, chainSchema, errorRef, healthSnapshotSchema, idParams, payment
 import { webhookEventSchema } from '../schemas/operator.js';
 import { depositSchema } from '../schemas/deposits.js';
 import { chainHealthBody } from '../schemas/chain-health.js';
+import { tokensOfConfig } from '../../config.js';
 
 export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(
@@ -96,7 +97,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       },
     },
-    async () => reconcile(ctx.pool, ctx.adapters),
+    async () => reconcile(ctx.pool, ctx.adapters, tokensOfConfig(ctx.config)),
   );
 
   app.get<{ Querystring: { status?: WebhookEventStatus | 'all'; limit?: string; before?: string } }>(

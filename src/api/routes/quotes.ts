@@ -6,7 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import { usdcFromJsonNumber } from '../../money.js';
 import type { Priority } from '../../domain/priority.js';
 import { merchantOf } from '../auth.js';
-import { amountUsdSchema, candidateRouteSchema, destinationSchemaFor, errorRef, timestamp } from '../schemas/common.js';
+import { amountUsdSchema, candidateRouteSchema, destinationSchemaFor, errorRef, timestamp, tokenSchema } from '../schemas/common.js';
 import type { Chain } from '../../domain/chain.js';
 
 export interface QuoteBody {
@@ -14,6 +14,8 @@ export interface QuoteBody {
   /** `<chain>_address` for each configured chain (the spec's ethereum_address and solana_address). */
   destination: Record<string, string | undefined>;
   priority: Priority;
+  /** The tokens the recipient accepts (issue 40); absent: USDC, as the spec's clients ask. */
+  tokens?: string[];
 }
 
 /** The request of a service paying out on `chains`: a destination field per chain, at least one of them given. */
@@ -26,6 +28,7 @@ export function quoteBodySchemaFor(chains: readonly Chain[]) {
       amount_usd: amountUsdSchema,
       destination: { ...destination, anyOf: chains.map((chain) => ({ required: [`${chain}_address`] })) },
       priority: { type: 'string', enum: ['low_fee', 'fast', 'reliable'] },
+      tokens: { type: 'array', minItems: 1, maxItems: 8, items: { type: 'string', maxLength: 16 } },
     },
   } as const;
 }
@@ -43,6 +46,7 @@ export const quoteSchema = {
     amount_usd: { type: 'number' },
     candidate_routes: { type: 'array', items: candidateRouteSchema },
     recommended_route: { type: 'string' },
+    recommended_token: tokenSchema,
     expires_at: timestamp,
   },
 } as const;
@@ -67,6 +71,7 @@ export function quoteRoutes(app: FastifyInstance, ctx: AppContext): void {
           'destination:type': 'INVALID_DESTINATION',
           'destination:maxLength': 'INVALID_DESTINATION',
           priority: 'INVALID_PRIORITY',
+          tokens: 'INVALID_TOKEN',
         },
         validationMessages: { MISSING_DESTINATION: missingDestination },
       },
@@ -90,5 +95,5 @@ export function quoteRequestOf(body: QuoteBody, chains: readonly Chain[], missin
     if (address) destinations[chain] = address;
   }
   if (Object.keys(destinations).length === 0) throw new AppError('MISSING_DESTINATION', missingDestination);
-  return { amountMicros, destinations, priority: body.priority };
+  return { amountMicros, destinations, priority: body.priority, ...(body.tokens === undefined ? {} : { tokens: body.tokens }) };
 }

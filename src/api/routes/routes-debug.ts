@@ -4,7 +4,7 @@ import { routeDecision } from '../../core/payments/quotes.js';
 import { AppError } from '../../domain/errors.js';
 import { routeDebugView } from '../views/quotes.js';
 import { merchantOf } from '../auth.js';
-import { candidateRouteSchema, chainSchema, destinationSchemaFor, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp } from '../schemas/common.js';
+import { candidateRouteSchema, chainSchema, destinationSchemaFor, errorRef, healthSnapshotSchema, idParams, scoringDetailSchema, timestamp, tokenSchema } from '../schemas/common.js';
 
 export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: { id: string } }>(
@@ -29,6 +29,7 @@ export function routesDebugRoutes(app: FastifyInstance, ctx: AppContext): void {
                   destination: destinationSchemaFor(ctx.config.chainNames),
                   candidate_routes: { type: 'array', items: candidateRouteSchema },
                   recommended_route: { type: 'string' },
+                  recommended_token: tokenSchema,
                   scoring_details: { type: 'array', items: scoringDetailSchema },
                   created_at: timestamp,
                   expires_at: timestamp,

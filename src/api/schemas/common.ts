@@ -34,6 +34,9 @@ export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 export const errorRef = { $ref: 'Error#' } as const;
 
+/** A route's or a payment's token: present only in a quote whose request named `tokens`, or a payment not in USDC (decision 237). */
+export const tokenSchema = { type: 'string', enum: ['usdc', 'usdt', 'pyusd'] } as const;
+
 export const healthSnapshotSchema = {
   type: 'object',
   properties: {
@@ -53,6 +56,7 @@ export const candidateRouteSchema = {
   type: 'object',
   properties: {
     chain: chainSchema,
+    token: tokenSchema,
     estimated_fee_usd: { type: 'number' },
     estimated_settlement_seconds: { type: 'number' },
     reliability_score: { type: 'number' },
@@ -63,6 +67,7 @@ export const candidateRouteSchema = {
 export const scoringDetailSchema = {
   type: 'object',
   properties: {
+    token: tokenSchema,
     chain: chainSchema,
     fee_score: { type: 'number' },
     latency_score: { type: 'number' },
@@ -117,6 +122,8 @@ export const paymentIntentProperties = {
   amount_usd: { type: 'number' },
   status: { type: 'string' },
   selected_chain: chainSchema,
+  /** Present only when the payment pays a token other than USDC (decision 237). */
+  token: tokenSchema,
   destination_address: { type: 'string' },
 } as const;
 
@@ -128,6 +135,7 @@ export const paymentIntentCreationSchema = {
     status: { type: 'string' },
     amount_usd: { type: 'number' },
     selected_chain: chainSchema,
+    token: tokenSchema,
     destination_address: { type: 'string' },
     created_at: timestamp,
     approval: approvalSchema,

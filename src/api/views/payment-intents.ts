@@ -1,5 +1,6 @@
 // Response shapes of payment intents, attempts and ledger entries (spec: "Returned on creation", "Returned on read"),
 // built from rows. Amounts leave bigint units here, at the edge.
+import { tokenField } from '../../domain/token.js';
 import type { ApprovalRow } from '../../db/queries/approvals.js';
 import type { AttemptRow } from '../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../db/queries/intents.js';
@@ -48,6 +49,7 @@ export function creationView(intent: PaymentIntentRow, approval: ApprovalRow | n
     status: intent.status,
     amount_usd: usdcToNumber(intent.amount_micros),
     selected_chain: intent.selected_chain,
+    ...tokenField(intent),
     destination_address: intent.destination_address,
     created_at: intent.created_at.toISOString(),
     ...withApproval(approval),
@@ -55,13 +57,16 @@ export function creationView(intent: PaymentIntentRow, approval: ApprovalRow | n
 }
 
 /** What every shape of an intent starts with (schemas/common.ts paymentIntentProperties): the merchant's, the operator's. */
-export function intentIdentityView(intent: Pick<PaymentIntentRow, 'id' | 'merchant_id' | 'amount_micros' | 'status' | 'selected_chain' | 'destination_address'>) {
+export function intentIdentityView(
+  intent: Pick<PaymentIntentRow, 'id' | 'merchant_id' | 'amount_micros' | 'status' | 'selected_chain' | 'destination_address'> & Partial<Pick<PaymentIntentRow, 'token'>>,
+) {
   return {
     id: intent.id,
     merchant_id: intent.merchant_id,
     amount_usd: usdcToNumber(intent.amount_micros),
     status: intent.status,
     selected_chain: intent.selected_chain,
+    ...tokenField(intent),
     destination_address: intent.destination_address,
   };
 }

@@ -9,6 +9,8 @@ export function quoteView(q: QuoteRow) {
     amount_usd: usdcToNumber(q.amount_micros),
     candidate_routes: q.candidate_routes,
     recommended_route: q.recommended_route,
+    // Only for a request that named tokens: the spec's quote has exactly its five fields (decision 237).
+    ...(q.tokens === null ? {} : { recommended_token: q.recommended_token }),
     expires_at: q.expires_at.toISOString(),
   };
 }

@@ -16,6 +16,7 @@ export function withdrawalView(record: WithdrawalRecord, currencies: NativeCurre
     chain: intent.selected_chain,
     to: intent.destination_address,
     amount_usdc: formatUsdc(intent.amount_micros),
+    token: intent.token,
     status: intent.status,
     idempotency_key: intent.idempotency_key,
     tx_id: landed?.tx_id ?? null,

@@ -40,6 +40,7 @@ import { ETHEREUM_RPC_BATCH_REQUESTS_MAX, EVM_BATCH_TRANSFERS_MAX } from '../../
 import { createEthereumRpc, timeoutMs, withDeadline } from './rpc.js';
 import { readTransferStatus } from './status.js';
 import { verifyUsdcToken } from './token.js';
+import { currencyOf, DEFAULT_TOKEN, type Token } from '../../domain/token.js';
 import { parseSignedTransfer, PLAIN_TRANSACTION_GAS, signTransaction } from './transaction.js';
 
 export interface EthereumAdapterOptions {
@@ -48,6 +49,8 @@ export interface EthereumAdapterOptions {
     Partial<Pick<ChainSettings, 'feeModel'>>;
   rpcUrl: string;
   usdcAddress: string;
+  /** The other tokens of NAME_TOKENS and their contracts (issue 40); each a 6-decimal ERC-20, paid one transfer a transaction. */
+  tokens?: Partial<Record<Exclude<Token, 'usdc'>, string>>;
   /** Signs for the treasury; closed with the adapter. */
   signer: EthereumSigner;
   /** Bounds each adapter call as a whole, however many requests it makes. */
@@ -73,6 +76,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const account = signerAccount(options.signer);
   const token = tokenAddress(options.usdcAddress);
   const settings = options.chain;
+  // Every token this chain pays, USDC's contract first; a request names its token (absent: usdc).
+  const tokenAddresses = new Map<Token, Address>([
+    ['usdc', token],
+    ...Object.entries(options.tokens ?? {}).map(([name, address]): [Token, Address] => [name as Token, tokenAddress(address)]),
+  ]);
+  const contractOf = (wanted: Token = DEFAULT_TOKEN): Address => {
+    const address = tokenAddresses.get(wanted);
+    if (address === undefined) throw new ChainError('internal_error', 'rejected', `${wanted} is not in ${settings.name.toUpperCase()}_TOKENS`, { details: wanted });
+    return address;
+  };
   const finalityRule: Finality = { rule: settings.finality, confirmations: settings.confirmations };
   if (!Number.isInteger(settings.confirmations) || settings.confirmations < 1) {
     throw new TypeError(`confirmations must be a positive integer, got ${settings.confirmations}`);
@@ -118,7 +131,16 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
     options.networks?.claim({ chain: settings.name, chainId: id, treasury: from, token });
     return id;
   }, (error) => !(error instanceof ConfigError));
-  const tokenVerified = once(() => verifyUsdcToken(rpc, token), (error) => !(error instanceof ConfigError));
+  const tokenVerified = once(
+    async () => {
+      await Promise.all(
+        [...tokenAddresses].map(([name, address]) =>
+          name === 'usdc' ? verifyUsdcToken(rpc, address) : verifyUsdcToken(rpc, address, `${settings.name.toUpperCase()}_${currencyOf(name)}_ADDRESS`, currencyOf(name)),
+        ),
+      );
+    },
+    (error) => !(error instanceof ConfigError),
+  );
   // A batch contract needs the treasury's unlimited approval (decision 188). Checked here to stop start-up; a node that
   // cannot be asked now, or an approval lowered later, leaves each batch's own check to pay one transaction each.
   const batchApproval = async () => {
@@ -136,7 +158,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   }
 
   // The treasury paying itself, or the token contract, moves nothing that the ledger could settle.
-  const ownAddresses = new Set([from.toLowerCase(), token.toLowerCase()]);
+  const ownAddresses = new Set([from.toLowerCase(), ...[...tokenAddresses.values()].map((address) => address.toLowerCase())]);
   const isValidRecipient = (candidate: string) => isWellFormedEthereumAddress(candidate) && !ownAddresses.has(candidate.toLowerCase());
 
   function transferData(request: TransferRequest): Hex {
@@ -202,7 +224,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   const transferGasInput = (request: TransferRequest, data: Hex) => ({
     rpc,
     from,
-    token,
+    token: contractOf(request.token),
     data,
     amountMicros: request.amountMicros,
     onFallback: (error: unknown) => log?.warn({ err: summary(error) }, 'gas estimate failed; using the fixed limit'),
@@ -212,10 +234,11 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
   async function prepareTransfer(request: TransferRequest): Promise<PreparedTransfer> {
     // 1. Validate: an invalid request is our caller's bug or a bad destination, never worth an RPC call.
     const data = transferData(request);
+    const contract = contractOf(request.token);
     // 2. Read the chain. The caller holds no lock while this runs; the nonce is allocated afterwards, under the
     //    nonce lock, from the pending count read here.
     const { id, market, pendingCount, gas: [gas, beyond] } = await readForSigning('preparing the transfer', () =>
-      Promise.all([estimateTransferGas(transferGasInput(request, data)), beyondGas({ to: token, data, gas: TYPICAL_TRANSFER_GAS })]),
+      Promise.all([estimateTransferGas(transferGasInput(request, data)), beyondGas({ to: contract, data, gas: TYPICAL_TRANSFER_GAS })]),
     );
     const fees = marketFees(market);
     return {
@@ -224,7 +247,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       // 3. Sign locally on the nonce the caller allocated. Nothing is sent.
       async sign(_db, nonce) {
         if (nonce === null) throw new ChainError('internal_error', 'rejected', 'an Ethereum transfer needs a nonce');
-        const signed = await signTransaction(account, { chainId: id, nonce, to: token, data, gas, ...fees });
+        const signed = await signTransaction(account, { chainId: id, nonce, to: contract, data, gas, ...fees });
         log?.debug({ txId: signed.txId, nonce, paymentIntentId: request.paymentIntentId }, 'ethereum transfer signed');
         return signed;
       },
@@ -238,7 +261,10 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
    * answered with its own ChainError, and the others go out without it.
    */
   async function prepareTransfers(requests: readonly TransferRequest[]): Promise<(PreparedTransfer | ChainError)[]> {
-    if (batchContract === null || requests.length < 2) return preparedEach(requests, prepareTransfer);
+    // The batch contract pulls USDC (decision 175); another token's payouts go one transaction each (issue 40).
+    if (batchContract === null || requests.length < 2 || requests.some((r) => (r.token ?? DEFAULT_TOKEN) !== DEFAULT_TOKEN)) {
+      return preparedEach(requests, prepareTransfer);
+    }
     const answers: (PreparedTransfer | ChainError)[] = new Array(requests.length);
     const valid: number[] = [];
     requests.forEach((request, k) => {
@@ -382,9 +408,10 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       }
     },
 
-    async treasuryUsdcBalance(): Promise<bigint> {
+    async treasuryTokenBalance(wanted: Token): Promise<bigint> {
+      const contract = contractOf(wanted);
       try {
-        return await within(() => readBalance(rpc, token, from));
+        return await within(() => readBalance(rpc, contract, from));
       } catch (error) {
         throw toChainError(error, { operation: 'USDC balanceOf' });
       }
@@ -403,7 +430,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async listInboundTransfers(position: string): Promise<InboundScan> {
       try {
-        return await within(() => readInboundTransfers({ rpc, token, treasury: from, finality: finalityRule }, position));
+        return await within(() => readInboundTransfers({ rpc, tokens: [...tokenAddresses].map(([name, address]) => ({ address, currency: currencyOf(name) })), treasury: from, finality: finalityRule }, position));
       } catch (error) {
         throw toChainError(error, { operation: 'inbound transfers' });
       }
@@ -411,7 +438,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
 
     async treasuryTransactions(books: BooksLanded): Promise<TreasuryActivity> {
       try {
-        return await within(() => readTreasuryTransactions({ rpc, token, treasury: from }, books));
+        return await within(() => readTreasuryTransactions({ rpc, tokens: [...tokenAddresses].map(([name, address]) => ({ address, token: name })), treasury: from }, books));
       } catch (error) {
         throw toChainError(error, { operation: 'treasury transactions' });
       }
@@ -423,7 +450,7 @@ export async function createEthereumAdapter(options: EthereumAdapterOptions): Pr
       // transfer or batch; the requests are checked against them rather than trusted.
       const tx = parseSignedTransfer(stuck);
       const via = getAddress(tx.to);
-      const single = via === token ? decodeTransfer(tx.data) : null;
+      const single = [...tokenAddresses.values()].includes(via) ? decodeTransfer(tx.data) : null;
       const paid = single ? [single] : via === batchContract ? decodeBatch(tx.data)?.payouts : undefined;
       const same =
         paid !== undefined &&

@@ -2,6 +2,7 @@
 // treasury, and the native value of transactions sent to it, in blocks final by the chain's rule (finality.ts). The position is the last block scanned.
 import { parseAbiItem, type Address } from 'viem';
 import type { InboundScan, InboundTransfer } from '../port.js';
+import type { TokenCurrency } from '../../domain/token.js';
 import { finalHeight, type Finality } from './finality.js';
 import type { EthereumRpc } from './rpc.js';
 
@@ -12,13 +13,15 @@ const INBOUND_BLOCKS_PER_SCAN = 25n;
 
 export interface InboundInput {
   rpc: EthereumRpc;
-  token: Address;
+  /** Each configured token's contract and ledger currency (issue 40): one getLogs reads them all. */
+  tokens: readonly { address: Address; currency: TokenCurrency }[];
   treasury: Address;
   finality: Finality;
 }
 
 export async function readInboundTransfers(input: InboundInput, position: string): Promise<InboundScan> {
-  const { rpc, token, treasury } = input;
+  const { rpc, tokens, treasury } = input;
+  const currencyAt = new Map(tokens.map((t) => [t.address.toLowerCase(), t.currency]));
   const scanned = BigInt(position);
   const latest = await rpc.getBlockNumber();
   const safe = await finalHeight(rpc, input.finality, latest);
@@ -28,17 +31,18 @@ export async function readInboundTransfers(input: InboundInput, position: string
   const numbers: bigint[] = [];
   for (let n = fromBlock; n <= toBlock; n++) numbers.push(n);
   const [logs, blocks] = await Promise.all([
-    rpc.getLogs({ address: token, event: TRANSFER_EVENT, args: { to: treasury }, fromBlock, toBlock }),
+    rpc.getLogs({ address: tokens.map((t) => t.address), event: TRANSFER_EVENT, args: { to: treasury }, fromBlock, toBlock }),
     Promise.all(numbers.map((blockNumber) => rpc.getBlock({ blockNumber, includeTransactions: true }))),
   ]);
   const found: (InboundTransfer & { block: bigint; position: number })[] = [];
   for (const log of logs) {
-    if (log.removed || log.args.value === undefined || log.args.value <= 0n || !log.args.from) continue;
+    const currency = currencyAt.get(log.address.toLowerCase());
+    if (log.removed || log.args.value === undefined || log.args.value <= 0n || !log.args.from || currency === undefined) continue;
     found.push({
       txId: log.transactionHash,
       index: log.logIndex,
       from: log.args.from,
-      currency: 'USDC',
+      currency,
       amountUnits: log.args.value,
       block: log.blockNumber,
       position: log.transactionIndex,

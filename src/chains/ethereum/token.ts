@@ -18,18 +18,18 @@ export const USDC_ADDRESS_SETTING = 'ETHEREUM_USDC_ADDRESS';
 const NOT_A_TOKEN = [ContractFunctionZeroDataError, ContractFunctionRevertedError, AbiDecodingZeroDataError, AbiDecodingDataSizeTooSmallError];
 
 /** Resolves when the token has 6 decimals; rejects with a ConfigError when it provably has not, else with the RPC error. */
-export async function verifyUsdcToken(rpc: EthereumRpc, token: Address): Promise<void> {
+export async function verifyUsdcToken(rpc: EthereumRpc, token: Address, setting: string = USDC_ADDRESS_SETTING, name = 'USDC'): Promise<void> {
   let decimals: number;
   try {
     decimals = await readDecimals(rpc, token);
   } catch (error) {
     if (!provesNotAToken(error)) throw error;
-    throw new ConfigError(USDC_ADDRESS_SETTING, `${token} does not answer decimals() like an ERC-20 token (no contract there?)`);
+    throw new ConfigError(setting, `${token} does not answer decimals() like an ERC-20 token (no contract there?)`);
   }
   if (decimals !== USDC_DECIMALS) {
     throw new ConfigError(
-      USDC_ADDRESS_SETTING,
-      `${token} is a token with ${decimals} decimals; USDC has ${USDC_DECIMALS}, and amounts are sent in micro-units`,
+      setting,
+      `${token} is a token with ${decimals} decimals; ${name} has ${USDC_DECIMALS}, and amounts are sent in micro-units`,
     );
   }
 }

@@ -5,6 +5,7 @@
 // treasury too) since the block of the books' newest landed transaction: every transaction the books lost was signed
 // after that one landed, so its nonce is higher and its block no earlier. A transaction without a Transfer log (a
 // cancel on chain, a reverted one) shows only as a nonce.
+import type { Token } from '../../domain/token.js';
 import { keccak256, parseAbiItem, serializeTransaction, type Address, type Hex, type Transaction } from 'viem';
 import { EVM_BOOKS_CHECK_LOOKBACK_BLOCKS, EVM_LOG_RANGE_BLOCKS } from '../../bounds.js';
 import type { BooksLanded, SignedTransfer, TreasuryActivity, TreasuryTransaction } from '../port.js';
@@ -15,12 +16,14 @@ const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, addres
 
 export interface TreasuryHistoryInput {
   rpc: EthereumRpc;
-  token: Address;
+  /** Each configured token's contract (issue 40): one getLogs reads them all. */
+  tokens: readonly { address: Address; token: Token }[];
   treasury: Address;
 }
 
 export async function readTreasuryTransactions(input: TreasuryHistoryInput, books: BooksLanded): Promise<TreasuryActivity> {
-  const { rpc, token, treasury } = input;
+  const { rpc, tokens, treasury } = input;
+  const tokenAt = new Map(tokens.map((t) => [t.address.toLowerCase(), t.token]));
   const [latestBlock, latest, pending] = await Promise.all([
     rpc.getBlockNumber(),
     rpc.getTransactionCount({ address: treasury, blockTag: 'latest' }),
@@ -43,11 +46,12 @@ export async function readTreasuryTransactions(input: TreasuryHistoryInput, book
   const byTx = new Map<Hex, TreasuryTransaction['transfers']>();
   for (let from = start; from <= latestBlock; from += EVM_LOG_RANGE_BLOCKS) {
     const to = from + EVM_LOG_RANGE_BLOCKS - 1n < latestBlock ? from + EVM_LOG_RANGE_BLOCKS - 1n : latestBlock;
-    const logs = await rpc.getLogs({ address: token, event: TRANSFER_EVENT, args: { from: treasury }, fromBlock: from, toBlock: to });
+    const logs = await rpc.getLogs({ address: tokens.map((t) => t.address), event: TRANSFER_EVENT, args: { from: treasury }, fromBlock: from, toBlock: to });
     for (const log of logs) {
-      if (log.removed || log.args.to === undefined || log.args.value === undefined) continue;
+      const token = tokenAt.get(log.address.toLowerCase());
+      if (log.removed || log.args.to === undefined || log.args.value === undefined || token === undefined) continue;
       const transfers = byTx.get(log.transactionHash) ?? [];
-      transfers.push({ to: log.args.to, amountMicros: log.args.value });
+      transfers.push({ to: log.args.to, amountMicros: log.args.value, token });
       byTx.set(log.transactionHash, transfers);
     }
   }

@@ -10,6 +10,7 @@ import type { ChainSettings } from '../../config.js';
 import { withTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { isWellFormedAddress, sameAddress } from '../../domain/addresses.js';
 import { familyOf } from '../../domain/chain.js';
+import { currencyOf, DEFAULT_TOKEN, TOKEN_PRESETS, type Token, type TokenCurrency } from '../../domain/token.js';
 import { nativeToUsd } from '../../money.js';
 import {
   ChainError,
@@ -36,7 +37,7 @@ export interface SimulatedOptions {
   stuckRate: number;
   /** Seconds to finality for both chains; null: chain-like timings. */
   confirmSeconds: number | null;
-  /** USDC the wallet holds when the network is created (SIM_TREASURY_USDC). */
+  /** Each token's balance when the network is created (SIM_TREASURY_USDC, the same for every token: decision 236). */
   openingUsdcMicros: bigint;
 }
 
@@ -102,7 +103,14 @@ interface SimulatedTransfer {
  * The simulated wire format: what signAll writes and the node reads back. A transaction pays `transfers` (an on-chain
  * batch pays several); bytes signed before batches named their one transfer's fields at the top instead.
  */
-type SimulatedTx = { chain: Chain; from: string; /** This transaction's number in its chain's signing sequence; what the rolls hash. Absent in bytes signed before it. */ chain_sequence?: number } & (
+type SimulatedTx = {
+  chain: Chain;
+  from: string;
+  /** This transaction's number in its chain's signing sequence; what the rolls hash. Absent in bytes signed before it. */
+  chain_sequence?: number;
+  /** The token every transfer of it moves; absent: usdc (so a USDC transaction's bytes and tx id are as before tokens). */
+  token?: Token;
+} & (
   | { transfers: SimulatedTransfer[] }
   | SimulatedTransfer
 );
@@ -128,7 +136,7 @@ interface StatusRow {
 }
 
 const RECORD_SQL =
-  'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at)';
+  'INSERT INTO sim_transactions (tx_id, chain, raw_tx, to_address, amount_micros, fee_native, will_stick, submitted_at, included_at, final_at, token)';
 
 /** What each prepared transaction pays, for its signature (any adapter of the process may sign a batch, src/core/payments/execute/sign.ts). */
 const requests = new WeakMap<PreparedTransfer, readonly TransferRequest[]>();
@@ -173,10 +181,17 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     return { kind: 'refused', reason };
   }
 
-  function feeFor(key: string[], transfers: number): bigint {
-    // +-20% around the base fee, fixed per transaction.
+  function feeFor(key: string[], transfers: number, token: Token): bigint {
+    // +-20% around the token's base fee, fixed per transaction.
+    const base = baseFeeOf(token);
     const jitter = BigInt(Math.floor(roll(seed, ...key, 'fee') * 400)) - 200n;
-    return batchFee(profile.baseFeeNative + (profile.baseFeeNative * jitter) / 1000n, transfers);
+    return batchFee(base + (base * jitter) / 1000n, transfers);
+  }
+
+  /** An EVM token transfer costs its own gas (USDT more than USDC); Solana charges per signature, whatever the token. */
+  function baseFeeOf(token: Token): bigint {
+    if (settings.family !== 'evm' || token === 'usdc') return profile.baseFeeNative;
+    return (profile.baseFeeNative * TOKEN_PRESETS[token].evmTransferGas) / TOKEN_PRESETS.usdc.evmTransferGas;
   }
 
   function txIdFor(rawTx: string): string {
@@ -199,28 +214,33 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     isValidAddress: (candidate) =>
       !sameAddress(chain, candidate, address) && isWellFormedAddress(chain, candidate),
 
-    async estimateFee(): Promise<FeeEstimate> {
-      return {
-        feeNative: profile.baseFeeNative,
-        feeUsd: nativeToUsd(profile.baseFeeNative, settings.nativeDecimals, settings.nativeUsdPrice),
-      };
+    async estimateFee(token: Token = DEFAULT_TOKEN): Promise<FeeEstimate> {
+      const feeNative = baseFeeOf(token);
+      return { feeNative, feeUsd: nativeToUsd(feeNative, settings.nativeDecimals, settings.nativeUsdPrice) };
     },
 
-    // The requests go out in transactions of up to SIMULATED_BATCH_TRANSFERS_MAX, in order: one object at the places of
-    // the requests it pays.
+    // The requests of each token go out in transactions of up to SIMULATED_BATCH_TRANSFERS_MAX, in order (a transaction
+    // moves one token): one object at the places of the requests it pays.
     async prepareTransfers(batch: readonly TransferRequest[]): Promise<PreparedTransfer[]> {
-      const answers: PreparedTransfer[] = [];
-      for (let i = 0; i < batch.length; i += SIMULATED_BATCH_TRANSFERS_MAX) {
-        const paid = batch.slice(i, i + SIMULATED_BATCH_TRANSFERS_MAX);
-        const feeNative = batchFee(profile.baseFeeNative, paid.length);
-        const prepared: PreparedTransfer = {
-          feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, settings.nativeDecimals, settings.nativeUsdPrice) },
-          async sign(tx: Queryable): Promise<SignedTransfer> {
-            return (await signAll(tx, [prepared]))[0]!;
-          },
-        };
-        requests.set(prepared, paid);
-        answers.push(...paid.map(() => prepared));
+      const answers: PreparedTransfer[] = new Array<PreparedTransfer>(batch.length);
+      const places = new Map<Token, number[]>();
+      batch.forEach((request, k) => {
+        const token = request.token ?? DEFAULT_TOKEN;
+        places.set(token, [...(places.get(token) ?? []), k]);
+      });
+      for (const [token, ks] of places) {
+        for (let i = 0; i < ks.length; i += SIMULATED_BATCH_TRANSFERS_MAX) {
+          const paidAt = ks.slice(i, i + SIMULATED_BATCH_TRANSFERS_MAX);
+          const feeNative = batchFee(baseFeeOf(token), paidAt.length);
+          const prepared: PreparedTransfer = {
+            feeEstimate: { feeNative, feeUsd: nativeToUsd(feeNative, settings.nativeDecimals, settings.nativeUsdPrice) },
+            async sign(tx: Queryable): Promise<SignedTransfer> {
+              return (await signAll(tx, [prepared]))[0]!;
+            },
+          };
+          requests.set(prepared, paidAt.map((k) => batch[k]!));
+          for (const k of paidAt) answers[k] = prepared;
+        }
       }
       return answers;
     },
@@ -234,11 +254,11 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       // record): a send that finds no tries row costs one round trip, not three (decision 141).
       const { rows: firstSend } = await db.query<{ inserted: number }>(
         `WITH t AS (
-           INSERT INTO sim_broadcast_tries (tx_id, tries, refused_reason) VALUES ($1, 1, $11::text)
+           INSERT INTO sim_broadcast_tries (tx_id, tries, refused_reason) VALUES ($1, 1, $12::text)
            ON CONFLICT (tx_id) DO NOTHING RETURNING tries
          ), recorded AS (
-           ${RECORD_SQL} SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::boolean, $8::timestamptz, $9::timestamptz, $10::timestamptz
-            WHERE $12::boolean AND EXISTS (SELECT 1 FROM t)
+           ${RECORD_SQL} SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::numeric, $7::boolean, $8::timestamptz, $9::timestamptz, $10::timestamptz, $11::text
+            WHERE $13::boolean AND EXISTS (SELECT 1 FROM t)
            ON CONFLICT (tx_id) DO NOTHING
          )
          SELECT COUNT(*)::int AS inserted FROM t`,
@@ -295,9 +315,9 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       };
     },
 
-    treasuryUsdcBalance: async () => (await walletBalances()).usdcMicros,
+    treasuryTokenBalance: async (token) => (await walletBalances(token)).tokenMicros,
 
-    treasuryNativeBalance: async () => (await walletBalances()).nativeUnits,
+    treasuryNativeBalance: async () => (await walletBalances(DEFAULT_TOKEN)).nativeUnits,
 
     async inboundPosition(): Promise<string> {
       const { rows } = await db.query<{ last: string }>('SELECT last_external_sequence::text AS last FROM sim_wallets WHERE chain = $1', [chain]);
@@ -318,7 +338,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
         tx_id: string;
         from_address: string;
         to_address: string;
-        currency: 'USDC' | 'native';
+        currency: TokenCurrency | 'native';
         amount: string;
       }>(
         `SELECT sequence::text, tx_id, from_address, to_address, currency, amount::text FROM sim_external_transfers
@@ -346,13 +366,13 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
    * The wallet as the network sees it now: its opening balances less what final transfers took (amounts and fees),
    * plus what outside transfers brought in.
    */
-  async function walletBalances(): Promise<{ usdcMicros: bigint; nativeUnits: bigint }> {
+  async function walletBalances(token: Token): Promise<{ tokenMicros: bigint; nativeUnits: bigint }> {
     const { rows } = await db.query<{ usdc: string; native: string }>(
       `WITH sent AS (
-         SELECT COALESCE(SUM(amount_micros), 0) AS usdc, COALESCE(SUM(fee_native), 0) AS native FROM sim_transactions
+         SELECT COALESCE(SUM(amount_micros) FILTER (WHERE token = $5), 0) AS usdc, COALESCE(SUM(fee_native), 0) AS native FROM sim_transactions
           WHERE chain = $1 AND NOT will_stick AND final_at <= $2
        ), received AS (
-         SELECT COALESCE(SUM(amount) FILTER (WHERE currency = 'USDC'), 0) AS usdc,
+         SELECT COALESCE(SUM(amount) FILTER (WHERE currency = $6), 0) AS usdc,
                 COALESCE(SUM(amount) FILTER (WHERE currency = 'native'), 0) AS native
            FROM sim_external_transfers
           WHERE chain = $1 AND CASE WHEN $4 THEN lower(to_address) = lower($3) ELSE to_address = $3 END
@@ -361,9 +381,9 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
               (w.initial_native - sent.native + received.native)::text AS native
          FROM sim_wallets w, sent, received
         WHERE w.chain = $1`,
-      [chain, clock.now(), address, settings.family === 'evm'],
+      [chain, clock.now(), address, settings.family === 'evm', token, currencyOf(token)],
     );
-    return { usdcMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
+    return { tokenMicros: BigInt(rows[0]?.usdc ?? '0'), nativeUnits: BigInt(rows[0]?.native ?? '0') };
   }
 
   /**
@@ -382,11 +402,13 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
     return prepared.map((p, i) => {
       const paid = requests.get(p);
       if (!paid) throw new Error(`a transfer no simulated adapter prepared`);
+      const token = paid[0]?.token ?? DEFAULT_TOKEN;
       const body: SimulatedTx = {
         chain,
         from: address,
         transfers: paid.map((request) => ({ to: request.to, amount: request.amountMicros.toString(), ref: request.paymentIntentId })),
         chain_sequence: first + i,
+        ...(token === DEFAULT_TOKEN ? {} : { token }),
       };
       const rawTx = JSON.stringify(body);
       return { txId: txIdFor(rawTx), rawTx, meta: {} };
@@ -413,7 +435,7 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       if (outcome.kind === 'refused') {
         await tx.query('UPDATE sim_broadcast_tries SET refused_reason = $2 WHERE tx_id = $1', [signed.txId, outcome.reason]);
       } else if (lands(outcome)) {
-        await tx.query(`${RECORD_SQL} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tx_id) DO NOTHING`, recordParams(signed));
+        await tx.query(`${RECORD_SQL} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tx_id) DO NOTHING`, recordParams(signed));
       }
       return { outcome, tries };
     });
@@ -425,7 +447,9 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
 
   /** The chain's record of a transfer it took: when it was sent, when it is included and final. */
   function recordParams(signed: SignedTransfer): unknown[] {
-    const transfers = transfersOf(JSON.parse(signed.rawTx) as SimulatedTx);
+    const body = JSON.parse(signed.rawTx) as SimulatedTx;
+    const transfers = transfersOf(body);
+    const token = body.token ?? DEFAULT_TOKEN;
     const key = rollKey(signed);
     const now = clock.now();
     return [
@@ -434,11 +458,12 @@ export function createSimulatedAdapter(options: SimulatedOptions): SimulatedAdap
       signed.rawTx,
       transfers.length === 1 ? transfers[0]!.to : null,
       transfers.reduce((sum, t) => sum + BigInt(t.amount), 0n).toString(),
-      feeFor(key, transfers.length).toString(),
+      feeFor(key, transfers.length, token).toString(),
       roll(seed, ...key, 'stick') < options.stuckRate,
       now,
       new Date(now.getTime() + includedAfter * 1000),
       new Date(now.getTime() + finalAfter * 1000),
+      token,
     ];
   }
 }

@@ -7,6 +7,7 @@ import { getBase58Decoder } from '@solana/kit';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import { familyOf, type Chain } from '../../domain/chain.js';
 import { sameAddress } from '../../domain/addresses.js';
+import type { TokenCurrency } from '../../domain/token.js';
 
 /** The simulator refuses this transfer; nothing was recorded. */
 export class SimulatedTransferRefused extends Error {
@@ -17,8 +18,8 @@ export interface ExternalTransfer {
   chain: Chain;
   from: string;
   to: string;
-  currency: 'USDC' | 'native';
-  /** USDC micro-units, wei or lamports; positive. */
+  currency: TokenCurrency | 'native';
+  /** Token micro-units, wei or lamports; positive. */
   amountUnits: bigint;
   at: Date;
 }

@@ -6,7 +6,7 @@ import { isAddress, type Address } from '@solana/kit';
 import { findAssociatedTokenPda, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { Logger } from 'pino';
 import { isWellFormedSolanaAddress } from '../../domain/addresses.js';
-import { ChainError, type BooksLanded, type ChainAdapter, type PreparedTransfer, type TransferRequest, type TreasuryActivity } from '../port.js';
+import { ChainError, onlyUsdc, type BooksLanded, type ChainAdapter, type PreparedTransfer, type TransferRequest, type TreasuryActivity } from '../port.js';
 import type { SolanaSigner } from '../signers/port.js';
 import { nativeBalance, tokenAccountBalance } from './balance.js';
 import { broadcastTransfer } from './broadcast.js';
@@ -110,7 +110,7 @@ export function createSolanaAdapter(options: SolanaAdapterOptions): ChainAdapter
         microLamports: await computeUnitPrice(),
         maxMicroLamports: maxPrice,
       })),
-    treasuryUsdcBalance: async () => tokenAccountBalance(client, await treasuryAta()),
+    treasuryTokenBalance: async (token) => (onlyUsdc(token), tokenAccountBalance(client, await treasuryAta())),
     treasuryNativeBalance: async () => nativeBalance(client, key.address),
     inboundPosition: async () => currentPosition({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }),
     listInboundTransfers: async (position) => readInboundTransfers({ client, treasury: key.address, treasuryAta: await treasuryAta(), usdcMint }, position),

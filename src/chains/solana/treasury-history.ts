@@ -112,7 +112,7 @@ async function treasuryTransaction(input: TreasuryHistoryInput, signature: strin
     );
     layout.push({ paymentIntentId: null, recipientAta: destination, createdAta: createAtaIndex >= 0, transferIndex: index, createAtaIndex: createAtaIndex >= 0 ? createAtaIndex : null });
     const owner = owners.get(keys.indexOf(destination)) ?? destination;
-    transfers.push({ to: owner, amountMicros: getTransferCheckedInstructionDataDecoder().decode(data).amount });
+    transfers.push({ to: owner, amountMicros: getTransferCheckedInstructionDataDecoder().decode(data).amount, token: 'usdc' });
   });
   const lifetime = message.lifetimeConstraint as { blockhash?: string };
   return {

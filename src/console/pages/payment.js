@@ -109,7 +109,7 @@ function Approval({ payment, onDone }) {
       ? html`<${ApprovalActions}
           id=${payment.id}
           approval=${a}
-          summary=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)} on ${chainLabel(payment.selected_chain)} to <code>${payment.destination_address}</code></p>`}
+          summary=${html`<p><code>${payment.id}</code> · ${usd(payment.amount_usd)}${payment.token ? ` ${payment.token.toUpperCase()}` : ''} on ${chainLabel(payment.selected_chain)} to <code>${payment.destination_address}</code></p>`}
           onDone=${onDone}
         />`
       : null}
@@ -133,7 +133,7 @@ export function PaymentPage({ id }) {
     <p class="crumbs"><a href=${href('/payments')}>Payments</a> / <span class="mono">${p.id}</span></p>
     <section class="summary panel" data-testid="payment-summary">
       <div class="summary-main">
-        <h1><span class="amount">${usd(p.amount_usd)}</span> <${Status} value=${p.status} /></h1>
+        <h1><span class="amount">${usd(p.amount_usd)}</span>${p.token ? html` <small>${p.token.toUpperCase()}</small>` : ''} <${Status} value=${p.status} /></h1>
         <dl class="facts">
           <dt>Payment</dt><dd class="mono">${p.id}</dd>
           <dt>Chain</dt><dd><${ChainName} chain=${p.selected_chain} /></dd>

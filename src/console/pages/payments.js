@@ -96,7 +96,7 @@ export function PaymentRows({ rows, fresh = new Set(), actions }) {
         (p) => html`<tr key=${p.id} class=${fresh.has(p.id) ? 'fresh' : ''} data-id=${p.id}>
           <td><a href=${href(`/payments/${p.id}`)} class="mono">${p.id}</a></td>
           <td><${Status} value=${p.status} /></td>
-          <td class="num">${usd(p.amount_usd)}</td>
+          <td class="num">${usd(p.amount_usd)}${p.token ? html` <small>${p.token.toUpperCase()}</small>` : ''}</td>
           <td><${ChainName} chain=${p.selected_chain} /></td>
           <td><${Hash} value=${p.destination_address} keep=${6} /></td>
           <td><${Hash} value=${p.tx_id} keep=${6} /></td>

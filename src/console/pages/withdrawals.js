@@ -83,7 +83,7 @@ export function Withdrawals() {
           <tbody>
             ${rows.map(
               (w) => html`<tr key=${w.id} data-id=${w.id}><td><a href=${href(`/payments/${w.id}`)} class="mono">${w.id}</a></td>
-                <td><${ChainName} chain=${w.chain} /></td><td class="num">${decimal(w.amount_usdc)}</td>
+                <td><${ChainName} chain=${w.chain} /></td><td class="num">${decimal(w.amount_usdc)}${w.token && w.token !== 'usdc' ? html` <small>${w.token.toUpperCase()}</small>` : ''}</td>
                 <td class="mono small">${w.to}</td><td><${Status} value=${w.status} /></td><td><${ApprovalCell} approval=${w.approval} /></td><td>${ago(w.created_at)}</td></tr>`,
             )}
           </tbody>

@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/pool.js';
 import { decimalsOf } from '../../ledger/currencies.js';
 import { postingExportWindow, type PostingExportRow, type TransactionCursor } from '../../ledger/posting-export.js';
 import { formatUnits } from '../../money.js';
+import { tokenOfCurrency } from '../../domain/token.js';
 import type { ExportFilter } from './filter.js';
 import type { CsvPage } from './stream.js';
 
@@ -20,6 +21,8 @@ export const LEDGER_COLUMNS = [
   'payment_kind',
   'merchant_id',
   'payment_status',
+  // Last, so the columns before it keep their places (issue 40): the token a posting's currency is, empty for gas.
+  'token',
 ] as const;
 
 function cells(row: PostingExportRow): string[] {
@@ -36,6 +39,7 @@ function cells(row: PostingExportRow): string[] {
     row.payment_kind ?? '',
     row.merchant_id ?? '',
     row.payment_status ?? '',
+    tokenOfCurrency(row.currency) ?? '',
   ];
 }
 

@@ -25,6 +25,8 @@ export const PAYMENT_COLUMNS = [
   'fee_currency',
   'quote_id',
   'idempotency_key',
+  // Last, so the columns before it keep their places (issue 40): the token `amount_usdc` was paid in.
+  'token',
 ] as const;
 
 function cells(row: PaymentExportRow): string[] {
@@ -46,6 +48,7 @@ function cells(row: PaymentExportRow): string[] {
     row.fee_currency,
     row.quote_id,
     row.idempotency_key,
+    row.token,
   ];
 }
 

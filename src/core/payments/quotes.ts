@@ -12,9 +12,10 @@ import { usdToNativeUnits } from '../../domain/gas.js';
 import { readIntent, type PaymentIntentRow } from '../../db/queries/intents.js';
 import { newId } from '../../ids.js';
 import { usdcToNumber } from '../../money.js';
-import { treasuryBalances, type TreasuryBalance } from '../../ledger/store.js';
+import { treasuryBalances, treasuryTokenAvailable, type TreasuryBalance } from '../../ledger/store.js';
 import type { Priority } from '../../domain/priority.js';
-import { scoreRoutes } from '../../routing/score.js';
+import { scoreRoutes, type RouteInput } from '../../routing/score.js';
+import { isToken, potOf, tokenFeeFactor, type Token } from '../../domain/token.js';
 import { type Chain } from '../../domain/chain.js';
 import type { AppContext } from '../context.js';
 import { checkQuoteAmount } from '../merchants/policies.js';
@@ -26,6 +27,8 @@ export interface QuoteRequest {
   amountMicros: bigint;
   destinations: Partial<Record<Chain, string>>;
   priority: Priority;
+  /** The tokens the recipient accepts, as asked (issue 40); absent: the spec's request, which pays USDC. */
+  tokens?: readonly string[];
 }
 
 export type QuoteWriter = GroupCommit<QuoteRow, void>;
@@ -76,11 +79,14 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
           return address === undefined ? [] : [{ chain, address, amountMicros: request.amountMicros }];
         }),
   );
-  const [policy, snapshots, balances, verdicts] = await Promise.all([
+  const namesTokens = requests.some((request) => request.tokens !== undefined);
+  const [policy, snapshots, balances, verdicts, tokenAvailable] = await Promise.all([
     cached('policies', merchantId, () => readPolicy(ctx.pool, merchantId)),
     cached('health', '', () => readLatestSnapshots(ctx.pool, ctx.config)),
     cached('balances', '', () => treasuryBalances(ctx.pool)),
     ctx.screener.screen(recipients.flat()),
+    // Only a quote naming tokens reads the balance of each: the spec's quotes read what they always read.
+    namesTokens ? cached('balances', 'tokens', () => treasuryTokenAvailable(ctx.pool)) : new Map<string, bigint>(),
   ]);
   let next = 0;
   const screened = recipients.map((ofRequest) => screenedChains(ofRequest, verdicts.slice(next, (next += ofRequest.length))));
@@ -88,7 +94,7 @@ export async function decideQuotes(ctx: AppContext, merchantId: string, requests
   return requests.map((request, i) => {
     if (malformed[i]) return { ok: false, error: malformed[i] };
     try {
-      return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances, screened: screened[i]! }, now) };
+      return { ok: true, quote: decideQuote(ctx, merchantId, request, { policy, snapshots, balances, tokenAvailable, screened: screened[i]! }, now) };
     } catch (error) {
       if (error instanceof AppError) return { ok: false, error };
       throw error;
@@ -100,6 +106,8 @@ interface RouteInputs {
   policy: Awaited<ReturnType<typeof readPolicy>>;
   snapshots: SnapshotRow[];
   balances: TreasuryBalance[];
+  /** Available funds per (chain, token), keyed by potOf; read only when a request of the batch names tokens. */
+  tokenAvailable: ReadonlyMap<string, bigint>;
   /** The chains whose named destination sanctions screening refuses. */
   screened: readonly string[];
 }
@@ -117,7 +125,8 @@ function malformedDestination(ctx: AppContext, request: QuoteRequest): AppError 
 
 /** One request's quote from the inputs read for its batch (its destinations well-formed); a refusal throws its AppError. */
 function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest, inputs: RouteInputs, now: Date): QuoteRow {
-  const { policy, snapshots, balances, screened } = inputs;
+  const { policy, snapshots, balances, tokenAvailable, screened } = inputs;
+  const tokens = request.tokens === undefined ? null : acceptedTokens(ctx, request.tokens);
   if (screened.length > 0) {
     throw new AppError('RECIPIENT_SCREENED', `the recipient on ${screened.join(', ')} is refused by sanctions screening`, {
       details: { chains: screened },
@@ -127,16 +136,27 @@ function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest,
   const decision = scoreRoutes(
     request.amountMicros,
     request.priority,
-    ctx.config.chainNames.map((chain) => {
+    ctx.config.chainNames.flatMap((chain): RouteInput[] => {
       const snapshot = snapshots.find((s) => s.chain === chain)!;
       const balance = balances.find((b) => b.chain === chain);
-      return {
-        chain,
-        snapshot,
-        availableMicros: balance?.availableMicros ?? 0n,
-        destination: request.destinations[chain] ?? null,
-        gas: gasInput(ctx, chain, snapshot, balance),
-      };
+      const destination = request.destinations[chain] ?? null;
+      const gas = gasInput(ctx, chain, snapshot, balance);
+      if (tokens === null) return [{ chain, snapshot, availableMicros: balance?.availableMicros ?? 0n, destination, gas }];
+      // One route per token the recipient accepts and the chain pays, in the order asked, each priced by its own gas.
+      const settings = ctx.config.chains[chain]!;
+      return tokens
+        .filter((token) => settings.tokens.some((t) => t.token === token))
+        .map((token) => {
+          const factor = tokenFeeFactor(settings.family, token);
+          return {
+            chain,
+            token,
+            snapshot: { ...snapshot, estimated_fee_usd: roundFeeUsd(snapshot.estimated_fee_usd * factor) },
+            availableMicros: tokenAvailable.get(potOf(chain, token)) ?? 0n,
+            destination,
+            gas: gas && { ...gas, feeUnits: gas.feeUnits === null ? null : (gas.feeUnits * BigInt(Math.round(factor * 1000))) / 1000n },
+          };
+        });
     }),
   );
   if (decision.recommended === null) {
@@ -157,12 +177,33 @@ function decideQuote(ctx: AppContext, merchantId: string, request: QuoteRequest,
     destinations: request.destinations,
     candidate_routes: decision.candidates,
     recommended_route: decision.recommended,
+    tokens,
+    recommended_token: decision.recommendedToken,
     scoring_details: decision.details,
     chain_health: snapshots.map(healthRecord),
     treasury_balances: balances.map(balanceRecord),
     created_at: now,
     expires_at: addSeconds(now, ctx.config.quoteTtlSeconds),
   };
+}
+
+/**
+ * The tokens a request accepts, each one of the presets and configured on some chain; a refusal names the others.
+ * Asked twice, a token counts once.
+ */
+function acceptedTokens(ctx: AppContext, asked: readonly string[]): Token[] {
+  const configured = [...new Set(ctx.config.chainNames.flatMap((chain) => ctx.config.chains[chain]!.tokens.map((t) => t.token)))];
+  const tokens = [...new Set(asked.map((token) => token.toLowerCase()))];
+  const refused = tokens.find((token) => !isToken(token) || !configured.includes(token));
+  if (refused !== undefined || tokens.length === 0) {
+    throw new AppError('INVALID_TOKEN', `tokens must name at least one of ${configured.join(', ')}${refused === undefined ? '' : `; "${refused}" is not paid here`}`);
+  }
+  return tokens as Token[];
+}
+
+/** A token's fee in USD as a quote shows fees: to the micro-dollar. */
+function roundFeeUsd(usd: number): number {
+  return Math.round(usd * 1e6) / 1e6;
 }
 
 /** What a quote records of a chain's health snapshot (the admin views show a snapshot the same way). */

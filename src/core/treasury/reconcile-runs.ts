@@ -3,6 +3,7 @@
 // on chain only once it has lasted RECONCILE_SURPLUS_GRACE_SECONDS), which resolves once the chain agrees again
 // (`ok`, or short by no more than what has landed on chain and is not settled yet, decision 117). An `error` (chain
 // unreachable) says nothing either way and leaves the alert as it is.
+import type { Token } from '../../domain/token.js';
 import { tryAdvisoryXactLock, withTransaction, type Queryable } from '../../db/pool.js';
 import {
   readAnyReconciliationRunSince,
@@ -23,6 +24,8 @@ const LOCK = 7_340_214_141; // 141: its decision's number before issue 26 (now 1
 const SAME_PERIOD_SHARE = 0.9;
 
 export type ReconcileDeps = Pick<AppContext, 'pool' | 'adapters' | 'clock' | 'log'> & {
+  /** Each chain's NAME_TOKENS (tokensOfConfig); absent: USDC only. */
+  tokensOf?: (chain: string) => readonly Token[];
   config: Pick<AppContext['config'], 'operatorWebhookUrl' | 'reconcileIntervalSeconds' | 'reconcileSurplusGraceSeconds'>;
 };
 
@@ -35,7 +38,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
   // Another worker process already ran this period: do not ask the chains for nothing (checked again under the lock).
   if (await readAnyReconciliationRunSince(deps.pool, periodStart())) return null;
   // The chains are asked before the transaction: no lock is held while a node answers.
-  const results = await reconcile(deps.pool, deps.adapters);
+  const results = await reconcile(deps.pool, deps.adapters, deps.tokensOf);
   return withTransaction(deps.pool, async (tx) => {
     if (!(await tryAdvisoryXactLock(tx, LOCK))) return null;
     const now = deps.clock.now();
@@ -44,6 +47,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
       tx,
       results.map((r) => ({
         chain: r.chain,
+        token: r.token ?? 'usdc',
         status: r.status,
         address: r.address,
         ledger_usdc: r.ledger_usdc,
@@ -65,7 +69,7 @@ export async function runReconciliation(deps: ReconcileDeps): Promise<ChainRecon
         }
         const message =
           r.error ??
-          `${r.chain} treasury ledger books ${r.ledger_usdc} USDC (${r.in_flight_usdc} in flight${r.landed_usdc === null ? '' : `, ${r.landed_usdc} landed`}) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;
+          `${r.chain} treasury ledger books ${r.ledger_usdc} ${r.token === undefined ? 'USDC' : r.token.toUpperCase()} (${r.in_flight_usdc} in flight${r.landed_usdc === null ? '' : `, ${r.landed_usdc} landed`}) but the chain holds ${r.on_chain_usdc} (difference ${r.difference_usdc})`;
         await raiseAlert(tx, deps, { kind: 'reconciliation_mismatch', chain: r.chain, message }, now);
       } else if (r.status === 'ok' || r.status === 'in_flight') {
         await resolveAlert(tx, deps, 'reconciliation_mismatch', r.chain, now);

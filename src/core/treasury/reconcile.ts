@@ -3,6 +3,7 @@
 // explained by transfers the chain reports included or final, never by transfers only signed or pending (decision
 // 117). The chain is asked about the transfers in flight only when a shortfall needs explaining, in batched calls, and
 // never while a transaction is open.
+import { currencyOf, DEFAULT_TOKEN, type Token } from '../../domain/token.js';
 import { sameAddress } from '../../domain/addresses.js';
 import { type Chain } from '../../domain/chain.js';
 import { adapterOf, type ChainAdapter, type ChainAdapters } from '../../chains/port.js';
@@ -16,6 +17,8 @@ import { RECONCILE_STATUS_PAGE_TRANSFERS } from '../../bounds.js';
 
 export interface ChainReconciliation {
   chain: Chain;
+  /** The token compared, when not USDC (whose rows keep their shape); its amounts are in the `_usdc` fields. */
+  token?: Token;
   /** The live treasury: the wallet the adapter pays from, whose on-chain balance is compared. */
   address: string;
   adapter: 'simulated' | 'rpc';
@@ -38,22 +41,37 @@ export interface ChainReconciliation {
 
 type Wallet = { balance: bigint } | { error: string };
 
-export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<ChainReconciliation[]> {
+/**
+ * Every (chain, token) the books hold (issue 40), each token on its own: USDC's rows as before, another token's naming
+ * it. `tokensOf`: a chain's NAME_TOKENS.
+ */
+export async function reconcile(pool: Pool, adapters: ChainAdapters, tokensOf: (chain: Chain) => readonly Token[] = () => [DEFAULT_TOKEN]): Promise<ChainReconciliation[]> {
+  const tokens = [...new Set(Object.keys(adapters).flatMap((chain) => tokensOf(chain)))];
+  const results: ChainReconciliation[] = [];
+  for (const token of tokens) {
+    const holding = Object.fromEntries(Object.entries(adapters).filter(([chain]) => tokensOf(chain).includes(token)));
+    const rows = await reconcileToken(pool, holding, token);
+    results.push(...(token === DEFAULT_TOKEN ? rows : rows.map((row) => ({ ...row, token }))));
+  }
+  return results;
+}
+
+async function reconcileToken(pool: Pool, adapters: ChainAdapters, token: Token): Promise<ChainReconciliation[]> {
   // 1. The wallets, before the books: a transfer settled in between is then gone from both. Read the other way round,
   // it would be gone from the wallet, still in the books' holdings, and no longer in flight to explain it.
   const wallets = new Map<Chain, Wallet>(
-    await Promise.all(Object.entries(adapters).map(async ([chain, adapter]): Promise<[Chain, Wallet]> => [chain, await walletOf(adapter)])),
+    await Promise.all(Object.entries(adapters).map(async ([chain, adapter]): Promise<[Chain, Wallet]> => [chain, await walletOf(adapter, token)])),
   );
   // 2. The books, and the transfers in flight of each chain whose shortfall they may explain, on one snapshot: the
   // holdings and the list of what is in flight agree with each other.
   const { balances, transfers } = await withReadSnapshot(pool, async (tx) => {
-    const rows = await treasuryBalances(tx);
+    const rows = await treasuryBalances(tx, currencyOf(token));
     const explain = rows.filter((row) => {
       const wallet = wallets.get(row.chain);
       if (!wallet || 'error' in wallet || !sameAddress(row.chain, row.address, adapterOf(adapters, row.chain).treasuryAddress())) return false;
       return needsLandedTransfers(wallet.balance - holdingsOf(row), row.inFlightMicros);
     });
-    return { balances: rows, transfers: await listInFlightTransfers(tx, explain.map((row) => row.chain), OPEN_STATUSES) };
+    return { balances: rows, transfers: await listInFlightTransfers(tx, explain.map((row) => row.chain), OPEN_STATUSES, token) };
   });
   // 3. Per chain, what the wallet says against the books; the chain asked about its transfers in flight where needed.
   const results: ChainReconciliation[] = [];
@@ -65,9 +83,9 @@ export async function reconcile(pool: Pool, adapters: ChainAdapters): Promise<Ch
   return results;
 }
 
-async function walletOf(adapter: ChainAdapter): Promise<Wallet> {
+async function walletOf(adapter: ChainAdapter, token: Token): Promise<Wallet> {
   try {
-    return { balance: await adapter.treasuryUsdcBalance() };
+    return { balance: await adapter.treasuryTokenBalance(token) };
   } catch (error) {
     return { error: String(error) };
   }

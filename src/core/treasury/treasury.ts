@@ -3,7 +3,8 @@
 import type { ChainAdapter, ChainAdapters } from '../../chains/port.js';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import { insertDepositPosition } from '../../db/queries/deposits.js';
-import { insertTreasury, lockTreasury, countOpenPayments, readTreasuryAddress } from '../../db/queries/treasuries.js';
+import { insertTreasury, insertTreasuryToken, lockTreasury, countOpenPayments, readTreasuryAddress, readTreasuryTokens } from '../../db/queries/treasuries.js';
+import { currencyOf, DEFAULT_TOKEN, type Token } from '../../domain/token.js';
 import { sameAddress } from '../../domain/addresses.js';
 import type { Chain } from '../../domain/chain.js';
 import { movements } from '../../ledger/movements.js';
@@ -23,9 +24,18 @@ import { TREASURY_SNAPSHOT_TRIES_MAX } from '../../bounds.js';
 export async function refuseRemovedChains(pool: Pool, configured: readonly Chain[]): Promise<{ chain: Chain; nativeUnits: bigint }[]> {
   const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
   const open = await countOpenPayments(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
+  // The other tokens' holdings count too (issue 40): a chain still holding USDT cannot leave either.
+  const others = await Promise.all((['USDT', 'PYUSD'] as const).map(async (currency) => ({ currency, balances: await treasuryBalances(pool, currency) })));
   for (const balance of removed) {
     const usdc = holdingsOf(balance);
     const payments = open.get(balance.chain) ?? 0;
+    const held = others.flatMap(({ currency, balances }) => {
+      const row = balances.find((b) => b.chain === balance.chain);
+      return row && holdingsOf(row) !== 0n ? [`${formatUsdc(holdingsOf(row))} ${currency}`] : [];
+    });
+    if (held.length > 0) {
+      throw new ConfigError('CHAINS', `${balance.chain} is not listed (CHAINS=${configured.join(',')}), but this database still holds ${held.join(', ')} on it: list it again, or withdraw them first (treasury withdraw --token).`);
+    }
     if (usdc === 0n && payments === 0) continue;
     throw new ConfigError(
       'CHAINS',
@@ -60,22 +70,27 @@ export class TreasuryMismatchError extends Error {
  * books say how much gas is left on every adapter (decision 17). Throws TreasuryMismatchError when a chain's row names
  * another wallet than its adapter's.
  */
-export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date): Promise<void> {
+export async function ensureTreasuries(pool: Pool, adapters: ChainAdapters, at: Date, tokensOf: (chain: Chain) => readonly Token[] = () => [DEFAULT_TOKEN]): Promise<void> {
   for (const [chain, adapter] of Object.entries(adapters)) {
+    const tokens = tokensOf(chain);
     const existing = await readTreasuryAddress(pool, chain);
     if (existing !== null) {
       checkTreasury(chain, existing, adapter);
       await bookNativeOpeningOnce(pool, adapter, at);
+      await bookTokenOpeningsOnce(pool, adapter, tokens, at);
       continue;
     }
     // Asked before the transaction: no lock is held while the node answers.
-    const { position, opening, openingNative } = await openingSnapshot(adapter);
+    const { position, opening, openingNative } = await openingSnapshot(adapter, tokens);
     await withTransaction(pool, async (tx) => {
       const created = await insertTreasury(tx, { chain, address: adapter.treasuryAddress(), nativeCurrency: adapter.nativeCurrency, at });
       if (!created) return;
       // The deposit scanner books what arrives after the opening balance, never what it already holds (decision 122).
       await insertDepositPosition(tx, chain, position, at);
-      if (opening > 0n) await postMany(tx, [{ movement: movements.fundUsdc(chain, opening), context: { at } }]);
+      for (const [k, token] of tokens.entries()) {
+        await insertTreasuryToken(tx, chain, token, at);
+        if (opening[k]! > 0n) await postMany(tx, [{ movement: movements.fundUsdc(chain, opening[k]!, currencyOf(token)), context: { at } }]);
+      }
       if (openingNative > 0n) await postMany(tx, [{ movement: movements.fundNative(chain, adapter.nativeCurrency, openingNative), context: { at } }]);
     });
     // Another process may have won the INSERT with another key.
@@ -108,14 +123,36 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
 }
 
 /**
+ * A token added to NAME_TOKENS after its treasury was created (decision 238): what the wallet holds of it is booked as
+ * funding once, by the start whose row for it wins; from then on deposits fund it. A node that does not answer does
+ * not stop the start: the booking is tried again at the next one.
+ */
+async function bookTokenOpeningsOnce(pool: Pool, adapter: ChainAdapter, tokens: readonly Token[], at: Date): Promise<void> {
+  const held = await readTreasuryTokens(pool, adapter.chain);
+  for (const token of tokens.filter((t) => !held.includes(t))) {
+    let onChain: bigint;
+    try {
+      onChain = await adapter.treasuryTokenBalance(token);
+    } catch {
+      return;
+    }
+    await withTransaction(pool, async (tx) => {
+      await lockTreasury(tx, adapter.chain);
+      if (!(await insertTreasuryToken(tx, adapter.chain, token, at))) return;
+      if (onChain > 0n) await postMany(tx, [{ movement: movements.fundUsdc(adapter.chain, onChain, currencyOf(token)), context: { at } }]);
+    });
+  }
+}
+
+/**
  * The opening balances and the deposit position they include: the position is read before and after the balances,
  * and a transfer landing in between shows as a moved position, so the reading is taken again. Equal positions mean
  * the balances hold exactly the transfers up to it: none is booked twice (in the opening and by the scanner) or never.
  */
-async function openingSnapshot(adapter: ChainAdapter): Promise<{ position: string; opening: bigint; openingNative: bigint }> {
+async function openingSnapshot(adapter: ChainAdapter, tokens: readonly Token[]): Promise<{ position: string; opening: bigint[]; openingNative: bigint }> {
   for (let attempt = 1; ; attempt++) {
     const position = await adapter.inboundPosition();
-    const opening = await adapter.treasuryUsdcBalance();
+    const opening = await Promise.all(tokens.map((token) => adapter.treasuryTokenBalance(token)));
     const openingNative = await adapter.treasuryNativeBalance();
     if (attempt >= TREASURY_SNAPSHOT_TRIES_MAX || (await adapter.inboundPosition()) === position) return { position, opening, openingNative };
   }

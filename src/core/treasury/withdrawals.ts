@@ -25,6 +25,7 @@ import { lockAvailable, postMany } from '../../ledger/store.js';
 import { AmountError, formatUsdc, MAX_AMOUNT_MICROS, parseUsdc } from '../../money.js';
 import { appendAudit, type AuditEntry } from '../operators/audit.js';
 import type { AppContext } from '../context.js';
+import { currencyOf, DEFAULT_TOKEN, isToken, potOf, type Token } from '../../domain/token.js';
 
 export { OPERATOR_MERCHANT_ID };
 
@@ -36,6 +37,8 @@ export interface WithdrawalRequest {
   to: string;
   /** Decimal USDC, e.g. "12.5"; at most 6 decimals. */
   amountUsdc: string;
+  /** The token withdrawn, one of the chain's NAME_TOKENS (`--token`, the admin API's `token`); default usdc. */
+  token?: string;
   /** Makes a retried request safe: the same key answers the first withdrawal. Generated when absent. */
   idempotencyKey?: string;
   /** Who asks (its actor is the requester four-eyes keeps from approving it), recorded in the same transaction. */
@@ -54,7 +57,10 @@ export interface CreateWithdrawalResult extends WithdrawalRecord {
 }
 
 /** Checks the request without touching the database: a refusal changes nothing. */
-export function parseWithdrawal(ctx: Pick<AppContext, 'adapters'>, request: WithdrawalRequest): { chain: Chain; to: string; amountMicros: bigint } {
+export function parseWithdrawal(
+  ctx: Pick<AppContext, 'adapters' | 'config'>,
+  request: WithdrawalRequest,
+): { chain: Chain; to: string; amountMicros: bigint; token: Token } {
   const chains = Object.keys(ctx.adapters);
   if (!isChainIn(chains, request.chain)) throw new AppError('INVALID_CHAIN', `unknown chain "${request.chain}": expected one of ${chains.join(', ')}`);
   const chain = request.chain;
@@ -66,7 +72,12 @@ export function parseWithdrawal(ctx: Pick<AppContext, 'adapters'>, request: With
   if (amountMicros === null || amountMicros <= 0n || amountMicros > MAX_AMOUNT_MICROS) {
     throw new AppError('INVALID_AMOUNT', `amount must be a positive USDC amount with at most 6 decimals, got "${request.amountUsdc}"`);
   }
-  return { chain, to, amountMicros };
+  const token = request.token?.trim().toLowerCase() ?? DEFAULT_TOKEN;
+  const configured = ctx.config.chains[chain]?.tokens.map((t) => t.token) ?? [DEFAULT_TOKEN];
+  if (!isToken(token) || !configured.includes(token)) {
+    throw new AppError('INVALID_TOKEN', `unknown token "${request.token}" on ${chain}: expected one of ${configured.join(', ')} (${chain.toUpperCase()}_TOKENS)`);
+  }
+  return { chain, to, amountMicros, token };
 }
 
 function usdcAmount(text: string): bigint | null {
@@ -80,7 +91,7 @@ function usdcAmount(text: string): bigint | null {
 
 export async function createWithdrawal(ctx: AppContext, request: WithdrawalRequest): Promise<CreateWithdrawalResult> {
   const threshold = ctx.config.withdrawalApprovalAboveMicros;
-  const { chain, to, amountMicros } = parseWithdrawal(ctx, request);
+  const { chain, to, amountMicros, token } = parseWithdrawal(ctx, request);
   const [verdict] = await ctx.screener.screen([{ chain, address: to, amountMicros }]);
   if (verdict!.hit) throw new AppError('RECIPIENT_SCREENED', `the ${chain} recipient is refused by sanctions screening`, { details: { chains: [chain] } });
   const idempotencyKey = request.idempotencyKey ?? `withdrawal-${randomUUID()}`;
@@ -90,7 +101,7 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
     await advisoryXactLockText(tx, JSON.stringify([OPERATOR_MERCHANT_ID, idempotencyKey]));
     const [existing] = await readIntentsByKeys(tx, [{ merchantId: OPERATOR_MERCHANT_ID, idempotencyKey }]);
     if (existing) {
-      const same = existing.selected_chain === chain && existing.destination_address === to && existing.amount_micros === amountMicros;
+      const same = existing.selected_chain === chain && existing.destination_address === to && existing.amount_micros === amountMicros && existing.token === token;
       if (!same) throw new AppError('IDEMPOTENCY_KEY_REUSED', `idempotency key "${idempotencyKey}" was used for another withdrawal`);
       return { intent: existing, replayed: true, approval: await readApproval(tx, existing.id) };
     }
@@ -104,12 +115,12 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       const since = new Date(now.getTime() - ctx.config.withdrawalApprovalWindowSeconds * 1000);
       leftWithoutApproval = await readVolumeWithoutApproval(tx, OPERATOR_MERCHANT_ID, since, RELEASED_STATUSES);
     }
-    const available = (await lockAvailable(tx, [chain])).get(chain) ?? 0n;
+    const available = (await lockAvailable(tx, [{ chain, token }])).get(potOf(chain, token)) ?? 0n;
     // 2. Decide.
     if (amountMicros > available) {
       throw new AppError(
         'INSUFFICIENT_BALANCE',
-        `the ${chain} treasury has ${formatUsdc(available)} USDC available (funds reserved for payments excluded); cannot withdraw ${formatUsdc(amountMicros)}`,
+        `the ${chain} treasury has ${formatUsdc(available)} ${currencyOf(token)} available (funds reserved for payments excluded); cannot withdraw ${formatUsdc(amountMicros)}`,
       );
     }
     // 3. Persist: an internal quote (every intent names the quote it came from), the intent, its reservation, its job.
@@ -121,6 +132,8 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       destinations: { [chain]: to },
       candidate_routes: [],
       recommended_route: chain,
+      tokens: null,
+      recommended_token: token,
       scoring_details: [],
       chain_health: [],
       treasury_balances: [],
@@ -139,10 +152,11 @@ export async function createWithdrawal(ctx: AppContext, request: WithdrawalReque
       created_at: now,
       updated_at: now,
       kind: 'withdrawal',
+      token,
     };
     await insertQuotes(tx, [quote]);
     await insertCreatedIntents(tx, [intent], now);
-    await postMany(tx, [{ movement: movements.reserve(chain, amountMicros), context: { paymentIntentId: intent.id, at: now } }]);
+    await postMany(tx, [{ movement: movements.reserve(chain, amountMicros, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at: now } }]);
     // Above the four-eyes threshold (with what left without approval in the window) the withdrawal waits, reserved,
     // for an approver other than its requester; the approval queues its execution (core/operators/transitions/approve.ts).
     const held = withdrawalNeedsApproval(threshold, amountMicros, leftWithoutApproval);

@@ -1,4 +1,5 @@
 // Payment-attempt queries: one row per signed transaction, persisted before it is sent.
+import type { Token } from '../../domain/token.js';
 import { signedOf, type Chain, type FailureReason, type SignedTransfer } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
 import type { AttemptPurpose } from '../../domain/transfer-verdict.js';
@@ -147,15 +148,20 @@ export interface InFlightTransfer {
  * from the intents' status index, so its cost follows what is open, not the history. Nothing is locked.
  */
 // Transfers only: a cancel on chain (decision 63) moves no USDC, so its landing explains no shortfall.
-export async function listInFlightTransfers(db: Queryable, chains: readonly Chain[], openIntentStatuses: readonly PaymentStatus[]): Promise<InFlightTransfer[]> {
+export async function listInFlightTransfers(
+  db: Queryable,
+  chains: readonly Chain[],
+  openIntentStatuses: readonly PaymentStatus[],
+  token: Token = 'usdc',
+): Promise<InFlightTransfer[]> {
   if (chains.length === 0) return [];
   const { rows } = await db.query<{ chain: Chain; payment_intent_id: string; amount_micros: string; tx_id: string; signed_tx: string; chain_meta: SignedTransfer['meta'] }>(
     `SELECT a.chain, a.payment_intent_id, i.amount_micros::text, a.tx_id, a.signed_tx, a.chain_meta
        FROM payment_intents i JOIN payment_attempts a ON a.payment_intent_id = i.id
       WHERE i.status = ANY($2::text[]) AND i.selected_chain = ANY($1::text[]) AND a.status IN ('signed', 'broadcasted', 'replaced')
-        AND a.purpose = 'transfer'
+        AND a.purpose = 'transfer' AND i.token = $3
       ORDER BY a.id`,
-    [chains, openIntentStatuses],
+    [chains, openIntentStatuses, token],
   );
   return rows.map((r) => ({
     chain: r.chain,

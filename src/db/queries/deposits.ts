@@ -1,4 +1,5 @@
 // Inbound transfers and the deposit scanner's positions: every statement on inbound_transfers and deposit_cursors.
+import type { Token } from '../../domain/token.js';
 import { familyOf, type Chain } from '../../domain/chain.js';
 import type { InboundMatchStatus } from '../../domain/inbound-match.js';
 import type { Queryable } from '../pool.js';
@@ -126,26 +127,35 @@ export async function insertInbound(db: Queryable, rows: readonly NewInboundTran
  * each: more than one is ambiguous either way. Withdrawals are not payouts (decision 121): USDC coming back from a
  * withdrawal's address is funding.
  */
-export async function listRefundCandidates(db: Queryable, chain: Chain, asks: readonly { address: string; amountMicros: bigint }[]): Promise<Map<string, string[]>> {
+export async function listRefundCandidates(
+  db: Queryable,
+  chain: Chain,
+  asks: readonly { address: string; amountMicros: bigint; token: Token }[],
+): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
   if (asks.length === 0) return found;
-  const { rows } = await db.query<{ address: string; amount: string; id: string }>(
-    `SELECT q.address, q.amount::text AS amount, c.id
-       FROM unnest($2::text[], $3::bigint[]) AS q(address, amount)
+  const { rows } = await db.query<{ address: string; amount: string; token: Token; id: string }>(
+    `SELECT q.address, q.amount::text AS amount, q.token, c.id
+       FROM unnest($2::text[], $3::bigint[], $5::text[]) AS q(address, amount, token)
        CROSS JOIN LATERAL (
          SELECT pi.id FROM payment_intents pi
           WHERE lower(pi.destination_address) = lower(q.address) AND ($4 OR pi.destination_address = q.address)
-            AND pi.selected_chain = $1 AND pi.status = 'settled' AND pi.kind = 'payout' AND pi.amount_micros = q.amount
+            AND pi.selected_chain = $1 AND pi.status = 'settled' AND pi.kind = 'payout' AND pi.amount_micros = q.amount AND pi.token = q.token
             AND NOT EXISTS (SELECT 1 FROM inbound_transfers r WHERE r.payment_intent_id = pi.id)
           ORDER BY pi.id LIMIT 2) c
       ORDER BY c.id`,
-    [chain, asks.map((a) => a.address), asks.map((a) => a.amountMicros.toString()), familyOf(chain) === 'evm'],
+    [chain, asks.map((a) => a.address), asks.map((a) => a.amountMicros.toString()), familyOf(chain) === 'evm', asks.map((a) => a.token)],
   );
   for (const row of rows) {
-    const key = `${row.address}:${row.amount}`;
+    const key = refundAskKey(row.address, BigInt(row.amount), row.token);
     found.set(key, [...(found.get(key) ?? []), row.id]);
   }
   return found;
+}
+
+/** How listRefundCandidates keys its answer: a return pays back the same amount of the same token. */
+export function refundAskKey(address: string, amountMicros: bigint, token: Token): string {
+  return `${address}:${amountMicros}:${token}`;
 }
 
 /** Which of these addresses received a settled payout on `chain`: a USDC transfer from one may be a return. */

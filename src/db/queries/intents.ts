@@ -2,6 +2,7 @@
 // transitions.ts.
 import type { Chain } from '../../domain/chain.js';
 import type { PaymentStatus } from '../../domain/payment-intent.js';
+import type { Token } from '../../domain/token.js';
 import type { Queryable } from '../pool.js';
 
 export interface PaymentIntentRow {
@@ -17,12 +18,14 @@ export interface PaymentIntentRow {
   updated_at: Date;
   /** A merchant's payout, or the operator's withdrawal of treasury funds (decision 121). */
   kind: IntentKind;
+  /** The token it pays (issue 40); `usdc` for every payment made before tokens were configured. */
+  token: Token;
 }
 
 export type IntentKind = 'payout' | 'withdrawal';
 
 const COLUMNS =
-  'id, merchant_id, quote_id, idempotency_key, amount_micros::text, status, selected_chain, destination_address, created_at, updated_at, kind';
+  'id, merchant_id, quote_id, idempotency_key, amount_micros::text, status, selected_chain, destination_address, created_at, updated_at, kind, token';
 
 type RawRow = Omit<PaymentIntentRow, 'amount_micros'> & { amount_micros: string };
 const toRow = (r: RawRow): PaymentIntentRow => ({ ...r, amount_micros: BigInt(r.amount_micros) });

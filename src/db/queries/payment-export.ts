@@ -45,6 +45,8 @@ export interface PaymentExportRow {
   fee_currency: string;
   quote_id: string;
   idempotency_key: string;
+  /** The token it pays (issue 40). */
+  token: string;
 }
 
 type RawRow = Omit<PaymentExportRow, 'amount_micros' | 'fee_units'> & { amount_micros: string; fee_units: string };
@@ -65,7 +67,7 @@ export async function listPaymentExportRows(db: Queryable, filter: PaymentExport
   if (after !== null) where.push(`(i.created_at, i.id) > (${param(after.createdAt)}::timestamptz, ${param(after.id)})`);
   const { rows } = await db.query<RawRow>(
     `SELECT i.id, i.kind, i.merchant_id, m.name AS merchant_name, i.selected_chain AS chain, i.destination_address,
-            i.amount_micros::text AS amount_micros, i.status, i.quote_id, i.idempotency_key,
+            i.amount_micros::text AS amount_micros, i.status, i.quote_id, i.idempotency_key, i.token,
             ${ISO_UTC_SQL('i.created_at')} AS created_at, ${ISO_UTC_SQL('i.updated_at')} AS updated_at,
             ${ISO_UTC_SQL('h.settled_at')} AS settled_at, h.failure_reason,
             (SELECT a.tx_id FROM payment_attempts a WHERE a.payment_intent_id = i.id AND a.purpose = 'transfer'

@@ -1,4 +1,5 @@
 import type { Chain } from '../../domain/chain.js';
+import type { Token } from '../../domain/token.js';
 import type { Priority } from '../../domain/priority.js';
 import type { CandidateRoute, ScoringDetail } from '../../routing/score.js';
 import type { Queryable } from '../pool.js';
@@ -35,6 +36,9 @@ export interface QuoteRow {
   destinations: Partial<Record<Chain, string>>;
   candidate_routes: CandidateRoute[];
   recommended_route: Chain;
+  /** The tokens the request accepted (issue 40); null: it named none, and pays USDC as the spec's quotes do. */
+  tokens: Token[] | null;
+  recommended_token: Token;
   scoring_details: ScoringDetail[];
   chain_health: QuoteHealthRecord[];
   treasury_balances: QuoteBalanceRecord[];
@@ -55,9 +59,14 @@ export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], o
   const lazy = options.lazyFlush ? `, (SELECT set_config('synchronous_commit', 'off', true)) AS lazy` : '';
   await db.query(
     `INSERT INTO quotes (id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route,
-       scoring_details, chain_health, treasury_balances, created_at, expires_at, traceparent)
-     SELECT q.* FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
-                            $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[], $13::text[]) AS q${lazy}`,
+       scoring_details, chain_health, treasury_balances, created_at, expires_at, traceparent, tokens, recommended_token)
+     SELECT q.id, q.merchant_id, q.amount_micros, q.priority, q.destinations, q.candidate_routes, q.recommended_route,
+            q.scoring_details, q.chain_health, q.treasury_balances, q.created_at, q.expires_at, q.traceparent,
+            CASE WHEN q.tokens IS NULL THEN NULL ELSE string_to_array(q.tokens, ',') END, q.recommended_token
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::jsonb[], $6::jsonb[], $7::text[], $8::jsonb[],
+                   $9::jsonb[], $10::jsonb[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[], $15::text[])
+         AS q(id, merchant_id, amount_micros, priority, destinations, candidate_routes, recommended_route, scoring_details,
+              chain_health, treasury_balances, created_at, expires_at, traceparent, tokens, recommended_token)${lazy}`,
     [
       quotes.map((q) => q.id),
       quotes.map((q) => q.merchant_id),
@@ -72,6 +81,8 @@ export async function insertQuotes(db: Queryable, quotes: readonly QuoteRow[], o
       quotes.map((q) => q.created_at),
       quotes.map((q) => q.expires_at),
       quotes.map((q) => q.traceparent ?? null),
+      quotes.map((q) => q.tokens?.join(',') ?? null),
+      quotes.map((q) => q.recommended_token),
     ],
   );
 }
@@ -83,6 +94,7 @@ export interface QuoteTerms {
   amount_micros: bigint;
   expires_at: Date;
   recommended_route: Chain;
+  recommended_token: Token;
   /** The destination on the recommended chain; null only for a quote stored without one (never written so). */
   destination: string | null;
 }
@@ -94,7 +106,7 @@ export interface QuoteTerms {
 export async function readQuoteTerms(db: Queryable, ids: readonly string[]): Promise<QuoteTerms[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query<Omit<QuoteTerms, 'amount_micros'> & { amount_micros: string }>(
-    `SELECT id, merchant_id, amount_micros::text, expires_at, recommended_route, destinations ->> recommended_route AS destination
+    `SELECT id, merchant_id, amount_micros::text, expires_at, recommended_route, recommended_token, destinations ->> recommended_route AS destination
        FROM quotes WHERE id = ANY($1)`,
     [ids],
   );
@@ -104,7 +116,7 @@ export async function readQuoteTerms(db: Queryable, ids: readonly string[]): Pro
 export async function readQuote(db: Queryable, id: string): Promise<QuoteRow | null> {
   const { rows } = await db.query<Omit<QuoteRow, 'amount_micros'> & { amount_micros: string }>(
     `SELECT id, merchant_id, amount_micros::text, priority, destinations, candidate_routes, recommended_route,
-            scoring_details, chain_health, treasury_balances, created_at, expires_at FROM quotes WHERE id = $1`,
+            scoring_details, chain_health, treasury_balances, created_at, expires_at, tokens, recommended_token FROM quotes WHERE id = $1`,
     [id],
   );
   const row = rows[0];

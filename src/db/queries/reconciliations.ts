@@ -15,11 +15,12 @@ export interface ReconciliationRunRow {
   created_at: Date;
 }
 
-export async function insertReconciliationRuns(db: Queryable, runs: readonly Omit<ReconciliationRunRow, 'id'>[]): Promise<void> {
+/** `token`: the token a run compared (issue 40); usdc when absent. */
+export async function insertReconciliationRuns(db: Queryable, runs: readonly (Omit<ReconciliationRunRow, 'id'> & { token?: string })[]): Promise<void> {
   if (runs.length === 0) return;
   await db.query(
-    `INSERT INTO reconciliation_runs (chain, status, address, ledger_usdc, in_flight_usdc, on_chain_usdc, difference_usdc, error, created_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])`,
+    `INSERT INTO reconciliation_runs (chain, status, address, ledger_usdc, in_flight_usdc, on_chain_usdc, difference_usdc, error, created_at, token)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::text[])`,
     [
       runs.map((r) => r.chain),
       runs.map((r) => r.status),
@@ -30,6 +31,7 @@ export async function insertReconciliationRuns(db: Queryable, runs: readonly Omi
       runs.map((r) => r.difference_usdc),
       runs.map((r) => r.error),
       runs.map((r) => r.created_at),
+      runs.map((r) => r.token ?? 'usdc'),
     ],
   );
 }

@@ -42,9 +42,9 @@ export async function insertCreatedIntents(db: Queryable, rows: readonly Payment
   const { rows: written } = await db.query<{ notices: string[]; first_event: string | null }>(
     `WITH r AS (
        INSERT INTO payment_intents (id, merchant_id, quote_id, idempotency_key, amount_micros, status, selected_chain,
-         destination_address, created_at, updated_at, kind)
+         destination_address, created_at, updated_at, kind, token)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                            $9::timestamptz[], $10::timestamptz[], $11::text[])
+                            $9::timestamptz[], $10::timestamptz[], $11::text[], $13::text[])
        RETURNING id, status, selected_chain, merchant_id, updated_at
      ), history AS (
        INSERT INTO payment_intent_transitions (payment_intent_id, from_status, to_status, reason, created_at)
@@ -52,7 +52,7 @@ export async function insertCreatedIntents(db: Queryable, rows: readonly Payment
          FROM unnest($1::text[], $3::text[], $7::text[]) WITH ORDINALITY AS i(id, quote_id, chain, k)
         CROSS JOIN (VALUES (1, NULL, 'created'), (2, 'created', 'quoted'), (3, 'quoted', 'route_selected')) AS s(n, from_status, to_status)
         ORDER BY i.k, s.n
-     )${events.length > 0 ? `, event AS (${eventsInsertSql(13)})` : ''}
+     )${events.length > 0 ? `, event AS (${eventsInsertSql(14)})` : ''}
      SELECT (SELECT array_agg(${NOTICE_SQL('NULL')}) FROM r) AS notices,
             ${events.length > 0 ? '(SELECT MIN(id) FROM event)' : 'NULL'} AS first_event`,
     [
@@ -68,6 +68,7 @@ export async function insertCreatedIntents(db: Queryable, rows: readonly Payment
       rows.map((r) => r.updated_at),
       rows.map((r) => r.kind),
       at,
+      rows.map((r) => r.token),
       ...(events.length > 0 ? eventsInsertParams(eventIds, events) : []),
     ],
   );

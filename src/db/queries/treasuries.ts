@@ -1,4 +1,5 @@
 // The treasury wallet of each chain: one row per chain, written once, read at every start.
+import type { Token } from '../../domain/token.js';
 import type { Chain } from '../../domain/chain.js';
 import type { Queryable } from '../pool.js';
 
@@ -13,6 +14,18 @@ export async function insertTreasury(
     [treasury.chain, treasury.address, treasury.nativeCurrency, treasury.at],
   );
   return rowCount === 1;
+}
+
+/** Records that the books hold `token` on `chain`; false when they already did (its opening is booked). */
+export async function insertTreasuryToken(db: Queryable, chain: Chain, token: Token, at: Date): Promise<boolean> {
+  const { rowCount } = await db.query('INSERT INTO treasury_tokens (chain, token, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [chain, token, at]);
+  return rowCount === 1;
+}
+
+/** The tokens the books of `chain` hold. */
+export async function readTreasuryTokens(db: Queryable, chain: Chain): Promise<Token[]> {
+  const { rows } = await db.query<{ token: Token }>('SELECT token FROM treasury_tokens WHERE chain = $1 ORDER BY token', [chain]);
+  return rows.map((r) => r.token);
 }
 
 export async function readTreasuryAddress(db: Queryable, chain: Chain): Promise<string | null> {

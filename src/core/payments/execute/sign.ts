@@ -20,6 +20,7 @@ import { CHANGED } from '../outcomes/changed.js';
 import { clearToSign, signAttempts, transactionsOf } from '../outcomes/sign-attempts.js';
 import { lockForRecheck } from './recheck.js';
 import type { ExecutionDeps, ExecutionRun } from './run.js';
+import { currencyOf } from '../../../domain/token.js';
 
 export interface ToSign {
   run: ExecutionRun;
@@ -77,7 +78,7 @@ export async function signTransfers(deps: ExecutionDeps, items: readonly ToSign[
             tx,
             ready
               .filter((r) => !debited.has(r.intent.id))
-              .map((r) => ({ movement: movements.debit(chain, r.intent.amount_micros), context: { paymentIntentId: r.intent.id, at: now } })),
+              .map((r) => ({ movement: movements.debit(chain, r.intent.amount_micros, currencyOf(r.intent.token)), context: { paymentIntentId: r.intent.id, at: now } })),
           );
           const answers: (Signed | typeof CHANGED | typeof HELD)[][] = batch.map((group) => group.map(() => CHANGED));
           ready.forEach((r, n) => (answers[r.g]![r.i] = { intent: r.intent, attemptId: attempts[n]!.id, transfer: attempts[n]!.signed }));

@@ -1,4 +1,5 @@
 // The merchant's view of a status change: one payment.* event in the outbox, written in the transaction of the change.
+import { tokenField } from '../../../domain/token.js';
 import type { Queryable } from '../../../db/pool.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
 import { insertEvents, type EventType, type NewEvent } from '../../../db/queries/outbox.js';
@@ -16,6 +17,7 @@ export function paymentEventOf(intent: PaymentIntentRow, type: EventType, at: Da
     {
       amount_usd: usdcToNumber(intent.amount_micros),
       selected_chain: intent.selected_chain,
+      ...tokenField(intent),
       destination_address: intent.destination_address,
       status: intent.status,
     },

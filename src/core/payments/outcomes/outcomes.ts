@@ -14,6 +14,7 @@ import { intentsWithDebit, postMany, type PostingContext } from '../../../ledger
 import { unitsToNumber } from '../../../money.js';
 import { moveAndTell, paymentEventOf } from './events.js';
 import { applyStatusChanges } from './status-changes.js';
+import { currencyOf } from '../../../domain/token.js';
 
 /** The movement booking a native fee the chain charged; none for a transfer that paid nothing. */
 function feeMovements(currencies: NativeCurrencies, intent: PaymentIntentRow, feeNative: bigint): Movement[] {
@@ -29,7 +30,7 @@ export async function postFee(tx: Queryable, currencies: NativeCurrencies, inten
 /** Returns the reservation to available from wherever it sits: reserved before the debit, in flight after it. */
 export async function releaseReservation(tx: Queryable, intent: PaymentIntentRow, at: Date): Promise<void> {
   const from = (await intentsWithDebit(tx, [intent.id])).has(intent.id) ? 'treasury_in_flight' : 'treasury_reserved';
-  await postMany(tx, [{ movement: movements.release(intent.selected_chain, intent.amount_micros, from), context: { paymentIntentId: intent.id, at } }]);
+  await postMany(tx, [{ movement: movements.release(intent.selected_chain, intent.amount_micros, from, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at } }]);
 }
 
 /** failed: the reservation returns to available, and the merchant hears payment.failed. */
@@ -93,7 +94,7 @@ export function settlementOf(
   // The amount leaving and the fee, in one posting.
   const to = intent.kind === 'withdrawal' ? 'withdrawals' : 'payouts';
   const context = { paymentIntentId: intent.id, at };
-  const entries = [movements.settle(intent.selected_chain, intent.amount_micros, to), ...feeMovements(currencies, intent, feeNative)].map((movement) => ({ movement, context }));
+  const entries = [movements.settle(intent.selected_chain, intent.amount_micros, to, currencyOf(intent.token)), ...feeMovements(currencies, intent, feeNative)].map((movement) => ({ movement, context }));
   return { change: { intent, to: 'settled', event }, entries };
 }
 

@@ -1,7 +1,7 @@
 // Signing prepared transactions and storing them as attempts, in the caller's transaction: the nonce (on chains that
 // have them), the signed bytes and the attempt row commit together, before anything is sent. One function for one
 // transaction (an operator's replacement or cancel) or a batch (an execution's signatures, src/core/payments/execute/sign.ts).
-import type { ChainAdapter, PreparedTransfer } from '../../../chains/port.js';
+import type { ChainAdapter, PreparedTransfer, TransferRequest } from '../../../chains/port.js';
 import type { Queryable } from '../../../db/pool.js';
 import { insertAttempts, type AttemptPurpose, type NewAttempt } from '../../../db/queries/attempts.js';
 import type { PaymentIntentRow } from '../../../db/queries/intents.js';
@@ -101,6 +101,6 @@ export async function signAttempts(
   return attempts;
 }
 
-export function transferRequestOf(intent: PaymentIntentRow) {
-  return { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros };
+export function transferRequestOf(intent: PaymentIntentRow): TransferRequest {
+  return { paymentIntentId: intent.id, to: intent.destination_address, amountMicros: intent.amount_micros, token: intent.token };
 }

@@ -8,7 +8,6 @@ import { readIntentsByKeys, type PaymentIntentRow } from '../../../db/queries/in
 import { insertCreatedIntents } from '../../../db/queries/transitions.js';
 import { readApproval, insertApprovals, type ApprovalRow } from '../../../db/queries/approvals.js';
 import { readQuoteTerms, type QuoteTerms } from '../../../db/queries/quotes.js';
-import type { Chain } from '../../../domain/chain.js';
 import { AppError } from '../../../domain/errors.js';
 import { paymentEventOf } from '../outcomes/events.js';
 import { batchHold, decideReservations, keyOf, type QuoteFacts, type ReservationRequest } from '../../../domain/reservation.js';
@@ -20,6 +19,7 @@ import type { AppContext } from '../../context.js';
 import { loadSpending } from '../../merchants/policies.js';
 import { tracer } from '../../../tracing/tracer.js';
 import { traceCreatedPayments } from '../payment-traces.js';
+import { currencyOf, potOf } from '../../../domain/token.js';
 
 export type { ReservationRequest };
 
@@ -44,6 +44,7 @@ function quoteFacts(quote: QuoteTerms): QuoteFacts {
     amountMicros: quote.amount_micros,
     expiresAt: quote.expires_at,
     chain: quote.recommended_route,
+    token: quote.recommended_token,
     destination,
   };
 }
@@ -105,8 +106,8 @@ export async function reserveInTransaction(
     payable.map((r) => ({ merchantId: r.merchantId, chain: facts.get(r.quoteId)!.chain, destination: facts.get(r.quoteId)!.destination })),
     now,
   );
-  const chains = [...new Set([...facts.values()].map((q) => q.chain))] as Chain[];
-  const available = await lockAvailable(tx, chains);
+  const pots = new Map([...facts.values()].map((q) => [potOf(q.chain, q.token), { chain: q.chain, token: q.token }]));
+  const available = await lockAvailable(tx, [...pots.values()]);
 
   // 2. Decide, in arrival order.
   const existing = new Map(stored.map((i) => [keyOf(i.merchant_id, i.idempotency_key), i]));
@@ -144,6 +145,7 @@ export async function reserveInTransaction(
       created_at: now,
       updated_at: now,
       kind: 'payout',
+      token: decision.quote.token,
     });
   }
   // Above its approval threshold a payment's funds are reserved now, but its execution job is queued only by the
@@ -174,7 +176,7 @@ export async function reserveInTransaction(
   );
   await postMany(
     tx,
-    created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros), context: { paymentIntentId: intent.id, at: now } })),
+    created.map((intent) => ({ movement: movements.reserve(intent.selected_chain, intent.amount_micros, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at: now } })),
   );
   if (tracer().enabled) await traceCreatedPayments(tx, created.map((intent, i) => ({ intent, traceparent: createdFrom[i]!.traceparent ?? null })));
 

@@ -33,6 +33,7 @@ import { intentsWithDebit, postMany } from '../../../ledger/store.js';
 import type { AppContext } from '../../context.js';
 import { moveAndTell } from '../../payments/outcomes/events.js';
 import { namedOnly, type FourEyesConfig } from '../../operators/transitions/four-eyes.js';
+import { currencyOf } from '../../../domain/token.js';
 
 /** Holds listed by GET /admin/books and `books list`: the open ones first, then the latest lifted. */
 const HOLDS_LISTED_MAX = 20;
@@ -124,7 +125,7 @@ export async function attachUnknownTransaction(
     const debited = await intentsWithDebit(tx, chosen.payments);
     await postMany(
       tx,
-      paid.filter((p) => !debited.has(p.id)).map((p) => ({ movement: movements.debit(chain, p.amount_micros), context: { paymentIntentId: p.id, at: now } })),
+      paid.filter((p) => !debited.has(p.id)).map((p) => ({ movement: movements.debit(chain, p.amount_micros, currencyOf(p.token)), context: { paymentIntentId: p.id, at: now } })),
     );
     // retrying reaches broadcasted through broadcasting, as a signature takes it there.
     await moveAndTell(tx, paid.filter((p) => p.status === 'retrying').map((intent) => ({ intent, to: 'broadcasting', type: 'payment.broadcasting' })), now);

@@ -3,6 +3,7 @@
 // operator's word: same chain, from the payout's destination, no more than the payout, not attached before. Booked
 // with balanced postings (the refund, and the funding taken back), in the transaction that holds the intent's row
 // lock, so the scanner's automatic match and a concurrent attach can never both refund one payment.
+import { currencyOf } from '../../../domain/token.js';
 import { audited, type AuditEntry } from '../../operators/audit.js';
 import { readInboundByTx, readInboundOfIntent, markAttached } from '../../../db/queries/deposits.js';
 import { lockIntents } from '../../../db/queries/intents.js';
@@ -40,7 +41,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock' | 'con
       transfer,
       refusal: attachRefusal({
         transfer: { chain: transfer.chain, currency: transfer.currency, from: transfer.from_address, amount: transfer.amount, paymentIntentId: transfer.payment_intent_id },
-        intent: { chain: intent.selected_chain, status: intent.status, destination: intent.destination_address, amountMicros: intent.amount_micros },
+        intent: { chain: intent.selected_chain, status: intent.status, destination: intent.destination_address, amountMicros: intent.amount_micros, currency: currencyOf(intent.token) },
         intentRefundedBy: refunded ? refunded.tx_id : null,
       }),
     }));
@@ -49,7 +50,7 @@ export async function attachRefund(ctx: Pick<AppContext, 'pool' | 'clock' | 'con
     const { transfer } = chosen;
     // The transfer was booked as funding: take that back out of available as it is booked as the refund.
     const refundId = await bookRefund(tx, intent, { amount: transfer.amount, txId: transfer.tx_id, from: transfer.from_address }, at);
-    const reversalId = (await postMany(tx, [{ movement: movements.reverseFunding(intent.selected_chain, transfer.amount), context: { at } }]))[0]!;
+    const reversalId = (await postMany(tx, [{ movement: movements.reverseFunding(intent.selected_chain, transfer.amount, currencyOf(intent.token)), context: { at } }]))[0]!;
     if (!(await markAttached(tx, transfer.id, { paymentIntentId: intent.id, refundTransactionId: refundId, reversalTransactionId: reversalId, at }))) {
       throw new AppError('INVALID_STATE', `transfer ${txId} was attached meanwhile`);
     }

@@ -3,9 +3,10 @@
 // transaction, a page of transfers at a time: the facts of the whole page are read in one query each, the decisions
 // taken in the page's order, the fundings written in one posting and one insert. The unique key (chain, tx id, index)
 // refuses a second booking of the same transfer.
+import { currencyOf, DEFAULT_TOKEN, tokenOfCurrency } from '../../../domain/token.js';
 import type { InboundTransfer } from '../../../chains/port.js';
 import type { Queryable } from '../../../db/pool.js';
-import { readBookedInbound, readInboundOfIntent, insertInbound, readPaidAddresses, listRefundCandidates, type NewInboundTransfer } from '../../../db/queries/deposits.js';
+import { readBookedInbound, readInboundOfIntent, insertInbound, readPaidAddresses, listRefundCandidates, refundAskKey, type NewInboundTransfer } from '../../../db/queries/deposits.js';
 import { lockIntents, type PaymentIntentRow } from '../../../db/queries/intents.js';
 import type { Chain, NativeCurrency } from '../../../domain/chain.js';
 import { classifyInbound, type InboundBooking } from '../../../domain/inbound-match.js';
@@ -27,8 +28,12 @@ export async function bookInbound(
   // 1. Load: which are booked already, and for USDC the payouts each could return.
   const key = (t: { txId: string; index: number }) => `${t.txId}:${t.index}`;
   const seen = await readBookedInbound(tx, chain, transfers);
-  const usdc = transfers.filter((t) => t.currency === 'USDC');
-  const asks = new Map(usdc.map((t) => [`${t.from}:${t.amountUnits}`, { address: t.from, amountMicros: t.amountUnits }]));
+  // Every token's transfer may return a payout of that token (issue 40); native currency only funds gas.
+  const usdc = transfers.flatMap((t) => {
+    const token = t.currency === 'native' ? null : tokenOfCurrency(t.currency);
+    return token === null ? [] : [{ ...t, token }];
+  });
+  const asks = new Map(usdc.map((t) => [refundAskKey(t.from, t.amountUnits, t.token), { address: t.from, amountMicros: t.amountUnits, token: t.token }]));
   const candidates = await listRefundCandidates(tx, chain, [...asks.values()]);
   const paid = await readPaidAddresses(tx, chain, [...new Set(usdc.map((t) => t.from))]);
 
@@ -38,7 +43,8 @@ export async function bookInbound(
     if (seen.has(key(transfer))) return { kind: 'already_booked' };
     seen.add(key(transfer));
     if (transfer.currency === 'native') return classifyInbound({ currency: 'native', candidates: [], senderWasPaid: false });
-    const open = (candidates.get(`${transfer.from}:${transfer.amountUnits}`) ?? []).filter((id) => !refunded.has(id));
+    const token = tokenOfCurrency(transfer.currency) ?? DEFAULT_TOKEN;
+    const open = (candidates.get(refundAskKey(transfer.from, transfer.amountUnits, token)) ?? []).filter((id) => !refunded.has(id));
     const booking = classifyInbound({ currency: 'USDC', candidates: open, senderWasPaid: open.length > 0 || paid.has(transfer.from) });
     if (booking.kind === 'refund') refunded.add(booking.paymentIntentId);
     return booking;
@@ -70,7 +76,8 @@ export async function bookInbound(
   const fundingIds = await postMany(
     tx,
     fundings.map(({ transfer }) => ({
-      movement: transfer.currency === 'USDC' ? movements.fundUsdc(chain, transfer.amountUnits) : movements.fundNative(chain, nativeCurrency, transfer.amountUnits),
+      movement:
+        transfer.currency === 'native' ? movements.fundNative(chain, nativeCurrency, transfer.amountUnits) : movements.fundUsdc(chain, transfer.amountUnits, transfer.currency),
       context: { at },
     })),
   );
@@ -91,7 +98,7 @@ export async function bookRefund(
   transfer: { amount: bigint; txId: string; from: string },
   at: Date,
 ): Promise<number> {
-  const refundId = (await postMany(tx, [{ movement: movements.refund(intent.selected_chain, transfer.amount), context: { paymentIntentId: intent.id, at } }]))[0]!;
+  const refundId = (await postMany(tx, [{ movement: movements.refund(intent.selected_chain, transfer.amount, currencyOf(intent.token)), context: { paymentIntentId: intent.id, at } }]))[0]!;
   await emitPaymentEvent(tx, intent, 'payment.refunded', at, {
     refund: { amount_usd: usdcToNumber(transfer.amount), tx_id: transfer.txId, from_address: transfer.from },
   });
@@ -104,7 +111,7 @@ function identity(chain: Chain, nativeCurrency: NativeCurrency, transfer: Inboun
     txId: transfer.txId,
     index: transfer.index,
     from: transfer.from,
-    currency: transfer.currency === 'USDC' ? 'USDC' : nativeCurrency,
+    currency: transfer.currency === 'native' ? nativeCurrency : transfer.currency,
     amount: transfer.amountUnits,
   };
 }
