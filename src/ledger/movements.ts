@@ -3,9 +3,9 @@ import type { Chain } from '../domain/chain.js';
 import type { TokenCurrency } from '../domain/token.js';
 
 export type AccountKind =
-  | 'treasury_available' // USDC the treasury can spend
-  | 'treasury_reserved' // USDC promised to payment intents not yet broadcast
-  | 'treasury_in_flight' // USDC in signed/broadcast transfers not yet final (still in the wallet on chain)
+  | 'treasury_available' // a token the treasury can spend
+  | 'treasury_reserved' // a token promised to payment intents not yet broadcast
+  | 'treasury_in_flight' // a token in signed/broadcast transfers not yet final (still in the wallet on chain)
   | 'payouts' // outside: what recipients received
   | 'withdrawals' // outside: what the operator withdrew from the treasury (decision 121)
   | 'funding' // outside: what the operator deposited
@@ -28,9 +28,6 @@ export interface Movement {
   postings: Posting[];
 }
 
-/** The token a movement books when its caller names none: the spec's USDC. */
-const USDC: TokenCurrency = 'USDC';
-
 function pair(from: AccountKind, to: AccountKind, currency: string, amount: bigint): Posting[] {
   if (amount <= 0n) throw new RangeError(`ledger amount must be positive, got ${amount}`);
   return [
@@ -40,8 +37,8 @@ function pair(from: AccountKind, to: AccountKind, currency: string, amount: bigi
 }
 
 export const movements = {
-  /** A token's funding (the treasury's opening, a deposit), in `currency` (a TokenCurrency; USDC when unnamed). */
-  fundUsdc: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
+  /** A token's funding (the treasury's opening, a deposit), in `currency` (a TokenCurrency: every caller names it, so no token's movement is booked as USDC by omission). */
+  fundUsdc: (chain: Chain, micros: bigint, currency: TokenCurrency): Movement => ({
     type: 'funding',
     chain,
     postings: pair('funding', 'treasury_available', currency, micros),
@@ -51,18 +48,18 @@ export const movements = {
     chain,
     postings: pair('funding', 'treasury_native', currency, units),
   }),
-  reserve: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
+  reserve: (chain: Chain, micros: bigint, currency: TokenCurrency): Movement => ({
     type: 'reserve',
     chain,
     postings: pair('treasury_available', 'treasury_reserved', currency, micros),
   }),
-  debit: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
+  debit: (chain: Chain, micros: bigint, currency: TokenCurrency): Movement => ({
     type: 'debit',
     chain,
     postings: pair('treasury_reserved', 'treasury_in_flight', currency, micros),
   }),
   /** A final transfer leaves the treasury: to a recipient (payouts) or to the operator's withdrawal address. */
-  settle: (chain: Chain, micros: bigint, to: 'payouts' | 'withdrawals' = 'payouts', currency: TokenCurrency = USDC): Movement => ({
+  settle: (chain: Chain, micros: bigint, to: 'payouts' | 'withdrawals', currency: TokenCurrency): Movement => ({
     type: 'settle',
     chain,
     postings: pair('treasury_in_flight', to, currency, micros),
@@ -73,18 +70,18 @@ export const movements = {
     postings: pair('treasury_native', 'network_fees', currency, units),
   }),
   /** Returns reserved funds to available, from wherever they sit (before or after the debit). */
-  release: (chain: Chain, micros: bigint, from: 'treasury_reserved' | 'treasury_in_flight', currency: TokenCurrency = USDC): Movement => ({
+  release: (chain: Chain, micros: bigint, from: 'treasury_reserved' | 'treasury_in_flight', currency: TokenCurrency): Movement => ({
     type: 'release',
     chain,
     postings: pair(from, 'treasury_available', currency, micros),
   }),
   /** Takes a deposit booked as funding back out of available, when an operator re-classifies it as a refund. */
-  reverseFunding: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
+  reverseFunding: (chain: Chain, micros: bigint, currency: TokenCurrency): Movement => ({
     type: 'funding',
     chain,
     postings: pair('treasury_available', 'funding', currency, micros),
   }),
-  refund: (chain: Chain, micros: bigint, currency: TokenCurrency = USDC): Movement => ({
+  refund: (chain: Chain, micros: bigint, currency: TokenCurrency): Movement => ({
     type: 'refund',
     chain,
     postings: pair('payouts', 'treasury_available', currency, micros),

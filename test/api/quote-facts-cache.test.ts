@@ -87,7 +87,7 @@ describe('NoticeCache', () => {
     const balances = counter();
     const before = await cache.get('balances', balances.key, balances.load);
     await withTransaction(db.pool, async (tx) => {
-      await postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n), context: { at: AT } }]);
+      await postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n, 'USDC'), context: { at: AT } }]);
       throw new Error('roll back');
     }).catch(() => undefined);
     // The notice of a later, committed change arrives after any the rollback could have sent: the rollback sent none.
@@ -97,7 +97,7 @@ describe('NoticeCache', () => {
     await refreshed('health', health, healthBefore);
     expect(await cache.get('balances', balances.key, balances.load)).toBe(before);
 
-    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n), context: { at: AT } }]));
+    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.fundUsdc('ethereum', 5_000_000n, 'USDC'), context: { at: AT } }]));
     expect(await refreshed('balances', balances, before)).toBe(before + 1);
   });
 

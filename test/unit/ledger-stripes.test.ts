@@ -24,9 +24,9 @@ function ids(): { a: string; b: string; sameAsA: string } {
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.fundUsdc('solana', 100_000_000n), context: { at: AT } }]));
+  await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.fundUsdc('solana', 100_000_000n, 'USDC'), context: { at: AT } }]));
   // Reserved funds for the debits below to move.
-  await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.reserve('solana', 10_000_000n), context: { paymentIntentId: 'pi_setup', at: AT } }]));
+  await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.reserve('solana', 10_000_000n, 'USDC'), context: { paymentIntentId: 'pi_setup', at: AT } }]));
 });
 afterAll(async () => db.drop());
 
@@ -35,11 +35,11 @@ async function whileHeld(first: string, second: string, waitMs: number): Promise
   const holder = await db.pool.connect();
   try {
     await holder.query('BEGIN');
-    await postMany(holder, [{ movement: movements.reserve('solana', 1_000_000n), context: { paymentIntentId: first, at: AT } }]);
+    await postMany(holder, [{ movement: movements.reserve('solana', 1_000_000n, 'USDC'), context: { paymentIntentId: first, at: AT } }]);
     // Only the striped accounts: the reserve above also holds treasury_available, which every reservation needs.
     return await withTransaction(db.pool, async (tx) => {
       await tx.query(`SET LOCAL lock_timeout = '${waitMs}ms'`);
-      await postMany(tx, [{ movement: movements.debit('solana', 1n), context: { paymentIntentId: second, at: AT } }]);
+      await postMany(tx, [{ movement: movements.debit('solana', 1n, 'USDC'), context: { paymentIntentId: second, at: AT } }]);
       throw Object.assign(new Error('roll back'), { done: true });
     }).catch((error: { code?: string; done?: boolean }) => {
       if (error.done) return 'done' as const;
@@ -65,10 +65,10 @@ describe('striped ledger accounts', () => {
     const holder = await db.pool.connect();
     try {
       await holder.query('BEGIN');
-      await postMany(holder, [{ movement: movements.reserve('solana', 1_000_000n), context: { paymentIntentId: a, at: AT } }]);
+      await postMany(holder, [{ movement: movements.reserve('solana', 1_000_000n, 'USDC'), context: { paymentIntentId: a, at: AT } }]);
       const second = withTransaction(db.pool, async (tx) => {
         await tx.query(`SET LOCAL lock_timeout = '200ms'`);
-        await postMany(tx, [{ movement: movements.reserve('solana', 1_000_000n), context: { paymentIntentId: b, at: AT } }]);
+        await postMany(tx, [{ movement: movements.reserve('solana', 1_000_000n, 'USDC'), context: { paymentIntentId: b, at: AT } }]);
       });
       await expect(second).rejects.toMatchObject({ code: '55P03' });
     } finally {
@@ -81,9 +81,9 @@ describe('striped ledger accounts', () => {
 
   it('checks an account on its total over every stripe, and verify proves each stripe', async () => {
     const { a, b } = ids();
-    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.reserve('solana', 5_000_000n), context: { paymentIntentId: a, at: AT } }]));
+    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.reserve('solana', 5_000_000n, 'USDC'), context: { paymentIntentId: a, at: AT } }]));
     // Released from another stripe: that row goes negative, the account's total does not.
-    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 3_000_000n, 'treasury_reserved'), context: { paymentIntentId: b, at: AT } }]));
+    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 3_000_000n, 'treasury_reserved', 'USDC'), context: { paymentIntentId: b, at: AT } }]));
     const { rows } = await db.pool.query<{ stripe: number; balance: string }>(
       "SELECT stripe, balance::text FROM ledger_accounts WHERE chain = 'solana' AND kind = 'treasury_reserved' AND stripe IN ($1, $2) ORDER BY stripe",
       [stripeOf(a), stripeOf(b)],
@@ -97,9 +97,9 @@ describe('striped ledger accounts', () => {
     expect((await verifyLedger(db.pool)).problems).toEqual([]);
 
     // More than the account holds in total is refused, from whichever stripe.
-    const overdrawn = withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 12_000_001n, 'treasury_reserved'), context: { paymentIntentId: b, at: AT } }]));
+    const overdrawn = withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 12_000_001n, 'treasury_reserved', 'USDC'), context: { paymentIntentId: b, at: AT } }]));
     await expect(overdrawn).rejects.toBeInstanceOf(LedgerInvariantError);
-    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 12_000_000n, 'treasury_reserved'), context: { paymentIntentId: a, at: AT } }]));
+    await withTransaction(db.pool, (tx) => postMany(tx, [{ movement: movements.release('solana', 12_000_000n, 'treasury_reserved', 'USDC'), context: { paymentIntentId: a, at: AT } }]));
     expect((await verifyLedger(db.pool)).problems).toEqual([]);
   });
 });

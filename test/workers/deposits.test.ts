@@ -269,7 +269,7 @@ describe('ledger verify sees inbound transfers', () => {
     const id = await settledPayment(3);
     const client = await t.db.pool.connect();
     try {
-      await postMany(client, [{ movement: movements.refund('solana', 3_000_000n), context: { paymentIntentId: id, at: t.clock.now() } }]);
+      await postMany(client, [{ movement: movements.refund('solana', 3_000_000n, 'USDC'), context: { paymentIntentId: id, at: t.clock.now() } }]);
     } finally {
       client.release();
     }
