@@ -3,6 +3,7 @@
 // names no token is the spec's, field for field.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMerchant } from '../../src/core/merchants/merchants.js';
+import { ensureTreasuries } from '../../src/core/treasury/treasury.js';
 import { updateMerchantPolicy } from '../../src/core/merchants/policies.js';
 import { reconcile } from '../../src/core/treasury/reconcile.js';
 import { tokensOfConfig } from '../../src/config.js';
@@ -142,6 +143,16 @@ describe('policies stay per payment, in USD across tokens (issue 40 item 4)', ()
     const over = await pay(0.01, ['usdt', 'usdc'], 'limit-over');
     expect(over.statusCode).toBe(422);
     expect(over.json().code).toBe('POLICY_DAILY_LIMIT_EXCEEDED');
+  });
+
+  it('a token added to a funded treasury refuses the start: its recent deposits would be booked twice (decision 238)', async () => {
+    // Ethereum's books hold usdc and usdt; its simulated wallet holds PYUSD too, which the books never held.
+    await expect(ensureTreasuries(t.db.pool, t.ctx.adapters, t.clock.now(), () => ['usdc', 'usdt', 'pyusd'])).rejects.toThrow(
+      /ETHEREUM_TOKENS: pyusd is listed for ethereum, whose treasury already holds 1000(\.0+)? PYUSD/,
+    );
+    const { rows } = await t.db.pool.query("SELECT COUNT(*)::int AS n FROM ledger_accounts WHERE chain = 'ethereum' AND currency = 'PYUSD'");
+    expect(rows[0].n).toBe(0);
+    expect((await verifyLedger(t.db.pool)).ok).toBe(true);
   });
 });
 

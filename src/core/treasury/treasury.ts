@@ -11,7 +11,7 @@ import { movements } from '../../ledger/movements.js';
 import { hasNativeFunding, treasuryNativeBalances } from '../../ledger/native-balances.js';
 import { holdingsOf, postMany, treasuryBalances } from '../../ledger/store.js';
 import { OPEN_STATUSES } from '../../domain/payment-intent.js';
-import { ConfigError } from '../../config.js';
+import { ConfigError, envName } from '../../config.js';
 import { formatUsdc } from '../../money.js';
 import { TREASURY_SNAPSHOT_TRIES_MAX } from '../../bounds.js';
 
@@ -123,9 +123,11 @@ async function bookNativeOpeningOnce(pool: Pool, adapter: ChainAdapter, at: Date
 }
 
 /**
- * A token added to NAME_TOKENS after its treasury was created (decision 238): what the wallet holds of it is booked as
- * funding once, by the start whose row for it wins; from then on deposits fund it. A node that does not answer does
- * not stop the start: the booking is tried again at the next one.
+ * A token added to NAME_TOKENS after its treasury was created (decision 238): the books start holding it only while
+ * the wallet holds none of it. A wallet that already holds some refuses the start: its balance includes deposits the
+ * scanner has not reached yet (those within the confirmation depth, or behind a lagging scan), which the scanner would
+ * book again after an opening taken from that balance. A node that does not answer does not stop the start: the row
+ * is tried again at the next one.
  */
 async function bookTokenOpeningsOnce(pool: Pool, adapter: ChainAdapter, tokens: readonly Token[], at: Date): Promise<void> {
   const held = await readTreasuryTokens(pool, adapter.chain);
@@ -136,10 +138,17 @@ async function bookTokenOpeningsOnce(pool: Pool, adapter: ChainAdapter, tokens: 
     } catch {
       return;
     }
+    if (onChain > 0n) {
+      throw new ConfigError(
+        `${envName(adapter.chain)}_TOKENS`,
+        `${token} is listed for ${adapter.chain}, whose treasury already holds ${formatUsdc(onChain)} ${currencyOf(token)} that these books never held. ` +
+          `A token joins an existing treasury while its wallet holds none of it (its recent deposits would otherwise be booked twice): ` +
+          `move that ${currencyOf(token)} out, start with ${token} listed, then fund it.`,
+      );
+    }
     await withTransaction(pool, async (tx) => {
       await lockTreasury(tx, adapter.chain);
-      if (!(await insertTreasuryToken(tx, adapter.chain, token, at))) return;
-      if (onChain > 0n) await postMany(tx, [{ movement: movements.fundUsdc(adapter.chain, onChain, currencyOf(token)), context: { at } }]);
+      await insertTreasuryToken(tx, adapter.chain, token, at);
     });
   }
 }
