@@ -1,6 +1,6 @@
 // The ledger's SQL: post a movement inside the caller's transaction, read balances.
 import type { Chain } from '../domain/chain.js';
-import { currencyOf, potOf, tokenOfCurrency, type Token, type TokenCurrency } from '../domain/token.js';
+import { currencyOf, potOf, tokenOfCurrency, TOKENS, type Token, type TokenCurrency } from '../domain/token.js';
 import { notifyFactChanged } from '../db/notify.js';
 import type { Queryable } from '../db/pool.js';
 import { isBalanced, NON_NEGATIVE, type AccountKind, type Movement } from './movements.js';
@@ -121,7 +121,8 @@ export async function lockAvailable(db: Queryable, pots: readonly { chain: Chain
 export async function treasuryTokenAvailable(db: Queryable): Promise<Map<string, bigint>> {
   const { rows } = await db.query<{ chain: Chain; currency: string; balance: string }>(
     `SELECT chain, currency, SUM(balance)::text AS balance FROM ledger_accounts
-      WHERE kind = 'treasury_available' AND currency IN ('USDC', 'USDT', 'PYUSD') GROUP BY chain, currency`,
+      WHERE kind = 'treasury_available' AND currency = ANY($1::text[]) GROUP BY chain, currency`,
+    [TOKENS.map(currencyOf)],
   );
   const available = new Map<string, bigint>();
   for (const row of rows) {

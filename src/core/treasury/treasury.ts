@@ -4,7 +4,7 @@ import type { ChainAdapter, ChainAdapters } from '../../chains/port.js';
 import { withTransaction, type Pool } from '../../db/pool.js';
 import { insertDepositPosition } from '../../db/queries/deposits.js';
 import { insertTreasury, insertTreasuryToken, lockTreasury, countOpenPayments, readTreasuryAddress, readTreasuryTokens } from '../../db/queries/treasuries.js';
-import { currencyOf, DEFAULT_TOKEN, type Token } from '../../domain/token.js';
+import { currencyOf, DEFAULT_TOKEN, TOKENS, type Token } from '../../domain/token.js';
 import { sameAddress } from '../../domain/addresses.js';
 import type { Chain } from '../../domain/chain.js';
 import { movements } from '../../ledger/movements.js';
@@ -25,7 +25,7 @@ export async function refuseRemovedChains(pool: Pool, configured: readonly Chain
   const removed = (await treasuryBalances(pool)).filter((balance) => !configured.includes(balance.chain));
   const open = await countOpenPayments(pool, removed.map((balance) => balance.chain), OPEN_STATUSES);
   // The other tokens' holdings count too (issue 40): a chain still holding USDT cannot leave either.
-  const others = await Promise.all((['USDT', 'PYUSD'] as const).map(async (currency) => ({ currency, balances: await treasuryBalances(pool, currency) })));
+  const others = await Promise.all(TOKENS.filter((token) => token !== DEFAULT_TOKEN).map(currencyOf).map(async (currency) => ({ currency, balances: await treasuryBalances(pool, currency) })));
   for (const balance of removed) {
     const usdc = holdingsOf(balance);
     const payments = open.get(balance.chain) ?? 0;
